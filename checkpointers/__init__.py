@@ -1,0 +1,39 @@
+"""LangGraph checkpoint savers for PostgreSQL and Redis.
+
+The savers live in :mod:`checkpointers.postgres` and :mod:`checkpointers.redis`;
+importing this package imports neither driver.
+"""
+
+from checkpointers._errors import (
+    CheckpointerError,
+    CorruptCheckpointError,
+    InvalidConfigError,
+    LayoutVersionError,
+    StorageUnavailableError,
+)
+from checkpointers._serde import default_serde
+from checkpointers._waits import (
+    WAIT_KEY,
+    DecisionStore,
+    WaitEntry,
+    WaitIndex,
+    WaitInfo,
+    extract_wait,
+    wait_marker,
+)
+
+__all__ = [
+    "WAIT_KEY",
+    "CheckpointerError",
+    "CorruptCheckpointError",
+    "DecisionStore",
+    "InvalidConfigError",
+    "LayoutVersionError",
+    "StorageUnavailableError",
+    "WaitEntry",
+    "WaitIndex",
+    "WaitInfo",
+    "default_serde",
+    "extract_wait",
+    "wait_marker",
+]

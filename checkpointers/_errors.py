@@ -1,0 +1,91 @@
+"""Exceptions raised by the savers.
+
+Every error a saver raises on purpose derives from :class:`CheckpointerError`.
+Driver errors (psycopg, redis-py) are translated at the boundary into one of
+these, so callers never have to import a driver to catch a saver failure.
+"""
+
+from __future__ import annotations
+
+
+class CheckpointerError(Exception):
+    """Root of every error raised by :mod:`checkpointers`."""
+
+
+class InvalidConfigError(CheckpointerError, ValueError):
+    """A config or argument value the saver cannot store.
+
+    Attributes:
+        field: The name of the offending field (``thread_id``, ``checkpoint_ns``...).
+        reason: Why the value was refused.
+    """
+
+    def __init__(self, *, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"invalid {field}: {reason}")
+
+
+class CorruptCheckpointError(CheckpointerError):
+    """A stored value could not be deserialized.
+
+    Attributes:
+        thread_id: Thread of the checkpoint.
+        checkpoint_ns: Namespace of the checkpoint.
+        checkpoint_id: The checkpoint whose data is unreadable.
+        channel: The channel (or ``"<checkpoint>"``/``"<metadata>"``) that failed.
+        reason: What the deserializer said.
+    """
+
+    def __init__(
+        self,
+        *,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        channel: str,
+        reason: str,
+    ) -> None:
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.checkpoint_id = checkpoint_id
+        self.channel = channel
+        self.reason = reason
+        super().__init__(
+            f"cannot read channel {channel!r} of checkpoint {checkpoint_id!r} "
+            f"(thread {thread_id!r}, namespace {checkpoint_ns!r}): {reason}"
+        )
+
+
+class StorageUnavailableError(CheckpointerError, ConnectionError):
+    """The database could not be reached or dropped the connection mid-call.
+
+    The operation did not complete; nothing half-written is visible. Retrying
+    the call after the server is back is safe.
+
+    Attributes:
+        backend: ``"postgres"`` or ``"redis"``.
+        operation: The saver method that failed.
+    """
+
+    def __init__(self, *, backend: str, operation: str, reason: str) -> None:
+        self.backend = backend
+        self.operation = operation
+        self.reason = reason
+        super().__init__(f"{backend} unavailable during {operation}: {reason}")
+
+
+class LayoutVersionError(CheckpointerError):
+    """The storage layout is newer than this code knows, or was never set up.
+
+    Attributes:
+        found: The layout version found in storage (``None`` if not set up).
+        expected: The newest layout version this code knows.
+    """
+
+    def __init__(self, *, found: int | None, expected: int, hint: str) -> None:
+        self.found = found
+        self.expected = expected
+        super().__init__(
+            f"storage layout version is {found}, this code knows up to {expected}: {hint}"
+        )

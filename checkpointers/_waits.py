@@ -1,0 +1,197 @@
+"""The deadline convention, and the protocols of the savers' fast paths.
+
+The deadline convention
+-----------------------
+An interrupt raised by the helpers in :mod:`interrupts` carries a JSON-able
+value (a ``dict``) with one reserved key, :data:`WAIT_KEY`, whose value says
+what the thread is waiting for::
+
+    {
+        WAIT_KEY: {
+            "kind": "approval",            # or "batch", "recovery"
+            "deadline": "2026-11-29T09:15:00+00:00",  # absolute UTC, ISO 8601, or None
+            "approvers": ["ops"],          # routing labels / user ids, may be empty
+            "escalation_level": 0,         # 0 for the first ask, +1 per escalation
+        },
+        ...                                # the helper's own fields
+    }
+
+A node's ``interrupt(value)`` reaches ``put_writes`` as a write to channel
+``__interrupt__`` holding ``Interrupt(value=..., id=...)``. Our savers index
+every such interrupt whose value carries :data:`WAIT_KEY` when ``put_writes``
+stores it, keyed by ``(thread_id, interrupt id)``, and drop it from the index
+when the thread moves past it (the next ``put`` on that thread and namespace)
+or is deleted. Nothing else about user interrupt values is assumed.
+
+This module is the one place the key and its shape are defined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Protocol, runtime_checkable
+
+WAIT_KEY = "__durable_wait__"
+"""The reserved key of an interrupt value that marks a wait with a deadline."""
+
+WAIT_KINDS = ("approval", "batch", "recovery")
+
+
+@dataclass(frozen=True)
+class WaitInfo:
+    """What a marked interrupt waits for.
+
+    Attributes:
+        kind: ``"approval"``, ``"batch"`` or ``"recovery"``.
+        deadline: Absolute UTC deadline, or ``None`` to wait forever.
+        approvers: Who may answer (labels or user ids); empty means anyone.
+        escalation_level: 0 for the first ask, one more per escalation.
+    """
+
+    kind: str
+    deadline: datetime | None
+    approvers: tuple[str, ...] = ()
+    escalation_level: int = 0
+
+
+def wait_marker(
+    kind: str,
+    deadline: datetime | None,
+    approvers: Iterable[str] = (),
+    escalation_level: int = 0,
+) -> dict[str, Any]:
+    """Build the JSON-able value stored under :data:`WAIT_KEY`.
+
+    Raises:
+        ValueError: unknown kind, or a naive deadline (it must be timezone-aware).
+    """
+    if kind not in WAIT_KINDS:
+        raise ValueError(f"unknown wait kind {kind!r}; expected one of {WAIT_KINDS}")
+    if deadline is not None and deadline.tzinfo is None:
+        raise ValueError("deadline must be timezone-aware (UTC)")
+    return {
+        "kind": kind,
+        "deadline": None if deadline is None else deadline.astimezone(timezone.utc).isoformat(),
+        "approvers": [str(a) for a in approvers],
+        "escalation_level": int(escalation_level),
+    }
+
+
+def extract_wait(value: Any) -> WaitInfo | None:
+    """Return the :class:`WaitInfo` an interrupt value carries, or ``None``.
+
+    ``value`` may be an ``Interrupt`` (its ``.value`` is read) or the raw value.
+    A value without the key, or with a malformed marker, is not a wait: the
+    savers never fail a write because of a user's interrupt value.
+    """
+    value = getattr(value, "value", value)
+    if not isinstance(value, dict):
+        return None
+    marker = value.get(WAIT_KEY)
+    if not isinstance(marker, dict):
+        return None
+    kind = marker.get("kind")
+    if kind not in WAIT_KINDS:
+        return None
+    raw_deadline = marker.get("deadline")
+    deadline: datetime | None = None
+    if raw_deadline is not None:
+        try:
+            deadline = datetime.fromisoformat(str(raw_deadline))
+        except ValueError:
+            return None
+        if deadline.tzinfo is None:
+            deadline = deadline.replace(tzinfo=timezone.utc)
+    approvers = marker.get("approvers") or ()
+    if not isinstance(approvers, (list, tuple)):
+        return None
+    level = marker.get("escalation_level", 0)
+    return WaitInfo(
+        kind=str(kind),
+        deadline=deadline,
+        approvers=tuple(str(a) for a in approvers),
+        escalation_level=int(level) if isinstance(level, int) else 0,
+    )
+
+
+@dataclass(frozen=True)
+class WaitEntry:
+    """One indexed pending interrupt, as a saver's wait index returns it.
+
+    Attributes:
+        thread_id: The waiting thread.
+        checkpoint_ns: Namespace of the task that raised the interrupt.
+        checkpoint_id: The checkpoint the interrupted task ran from.
+        interrupt_id: LangGraph's ``Interrupt.id``.
+        info: The parsed marker.
+        value: The whole interrupt value (the helper's request payload).
+        created_at: When the saver indexed it (UTC).
+        claimed_by: Owner of a live claim, if any.
+    """
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    interrupt_id: str
+    info: WaitInfo
+    value: Any
+    created_at: datetime | None = None
+    claimed_by: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class WaitIndex(Protocol):
+    """Indexed access to pending marked interrupts (implemented by our savers).
+
+    ``interrupts`` uses it when the saver provides it and falls back to a scan
+    through plain ``BaseCheckpointSaver`` calls otherwise.
+    """
+
+    def list_waits(
+        self,
+        *,
+        kind: str | None = None,
+        approver: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[WaitEntry]:
+        """Pending waits, oldest deadline first (``None`` deadlines last)."""
+        ...
+
+    def claim_due_waits(
+        self, *, now: datetime, owner: str, lease: timedelta, limit: int
+    ) -> list[WaitEntry]:
+        """Atomically claim up to ``limit`` waits whose deadline is ``<= now``.
+
+        A wait already claimed by a live lease (claim time + ``lease`` > now) is
+        skipped; an expired claim can be taken over. Each returned entry is
+        claimed by ``owner`` until ``now + lease``.
+        """
+        ...
+
+    def release_wait_claim(self, *, thread_id: str, interrupt_id: str, owner: str) -> None:
+        """Drop ``owner``'s claim (the wait stays indexed if still pending)."""
+        ...
+
+    def wait_counts(self, *, now: datetime) -> tuple[int, int, datetime | None]:
+        """``(waiting, overdue, oldest overdue deadline)`` over all threads."""
+        ...
+
+
+@runtime_checkable
+class DecisionStore(Protocol):
+    """Compare-and-set record of decisions, one per ``(thread_id, key)``."""
+
+    def record_decision(self, *, thread_id: str, key: str, decision: dict[str, Any]) -> dict[str, Any]:
+        """Store ``decision`` unless one exists; return the stored one.
+
+        The caller won the race iff the returned dict equals what it passed.
+        """
+        ...
+
+    def get_decisions(self, *, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The stored decisions among ``keys``."""
+        ...

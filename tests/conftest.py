@@ -1,0 +1,69 @@
+"""Shared fixtures: real servers, one isolated database area per test."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+import redis
+from psycopg import sql
+
+from tests._servers import postgres_url, redis_url
+
+
+def _with_dbname(url: str, dbname: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + dbname, parts.query, parts.fragment))
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> str:
+    """URL of the PostgreSQL server the suite uses (see tests/_servers.py)."""
+    return postgres_url()
+
+
+@pytest.fixture
+def pg_schema(pg_server_url: str) -> Iterator[tuple[str, str]]:
+    """``(url, schema)``: a fresh schema of its own for this test, dropped afterwards."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    yield pg_server_url, schema
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture
+def pg_database(pg_server_url: str) -> Iterator[str]:
+    """URL of a fresh database of its own for this test, dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield _with_dbname(pg_server_url, name)
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+@pytest.fixture(scope="session")
+def redis_server_url() -> str:
+    """URL of the Redis server the suite uses (see tests/_servers.py)."""
+    return redis_url()
+
+
+@pytest.fixture
+def redis_prefix(redis_server_url: str) -> Iterator[tuple[str, str]]:
+    """``(url, prefix)``: a key prefix of its own for this test; its keys are deleted afterwards."""
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    yield redis_server_url, prefix
+    client = redis.Redis.from_url(redis_server_url)
+    try:
+        keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
+        for i in range(0, len(keys), 500):
+            client.delete(*keys[i : i + 500])
+    finally:
+        client.close()
