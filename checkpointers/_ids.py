@@ -23,7 +23,8 @@ def check_id(field: str, value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str):
-        raise InvalidConfigError(field=field, reason=f"expected a string, got {type(value).__name__}")
+        got = type(value).__name__
+        raise InvalidConfigError(field=field, reason=f"expected a string, got {got}")
     if "\x00" in value:
         raise InvalidConfigError(field=field, reason="contains a NUL character (\\u0000)")
     if len(value) > MAX_ID_LENGTH:

@@ -185,7 +185,9 @@ class WaitIndex(Protocol):
 class DecisionStore(Protocol):
     """Compare-and-set record of decisions, one per ``(thread_id, key)``."""
 
-    def record_decision(self, *, thread_id: str, key: str, decision: dict[str, Any]) -> dict[str, Any]:
+    def record_decision(
+        self, *, thread_id: str, key: str, decision: dict[str, Any]
+    ) -> dict[str, Any]:
         """Store ``decision`` unless one exists; return the stored one.
 
         The caller won the race iff the returned dict equals what it passed.

@@ -1,15 +1,49 @@
-"""The ``langgraph-durable`` command line (top floor: nothing imports it)."""
+"""The ``langgraph-durable`` command line (top floor: nothing imports it).
+
+Each subcommand lives in its own ``interrupts/_cli_<name>.py`` module and is
+registered on :data:`main` by importing it at the bottom of this file.
+"""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
+from interrupts._cli_common import CliError
 
-@click.group()
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="langgraph-durable")
 def main() -> None:
-    """Operate LangGraph threads stored by langgraph-durable savers."""
+    """Operate LangGraph threads stored by langgraph-durable savers.
 
+    Every command takes --url (postgresql://, redis:// or rediss://) or the
+    LANGGRAPH_DURABLE_URL environment variable.
+    """
+
+
+def run() -> None:
+    """Entry point: user mistakes become one line on stderr and exit code 1."""
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+# Subcommands register themselves on `main` when imported.
+from interrupts import _cli_setup  # noqa: E402, F401
+
+__all__ = ["CliError", "main", "run"]
 
 if __name__ == "__main__":
-    main()
+    # `python -m interrupts.cli`: use the registered module, not this __main__ copy
+    from interrupts.cli import run as _run
+
+    _run()

@@ -1,0 +1,132 @@
+"""What every ``langgraph-durable`` subcommand shares: the URL, opening a saver,
+loading a user's object, and turning mistakes into one clear line.
+
+A subcommand lives in its own module (``interrupts/_cli_<name>.py``), decorates
+itself with ``@main.command()`` from :mod:`interrupts.cli`, takes ``@url_option``
+and opens storage with :func:`open_saver`. Raise :class:`CliError` for a user
+mistake; :func:`interrupts.cli.main` prints it as one line and exits non-zero.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+URL_ENV = "LANGGRAPH_DURABLE_URL"
+SCHEMES = ("postgresql", "postgres", "redis", "rediss", "unix")
+
+
+class CliError(click.ClickException):
+    """A user mistake or an unreachable server: printed as one line, exit code 1."""
+
+    def show(self, file: Any = None) -> None:
+        """Print the message as a single line on stderr."""
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def url_option(fn: F) -> F:
+    """The ``--url`` option every command takes (or ``LANGGRAPH_DURABLE_URL``)."""
+    return click.option(
+        "--url",
+        envvar=URL_ENV,
+        required=True,
+        help=f"postgresql://, redis:// or rediss:// URL of the storage (or ${URL_ENV}).",
+    )(fn)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``, safe to print or log."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    userinfo = netloc[0].split(":", 1)[0] + ":***"
+    return urlunsplit(parts._replace(netloc=f"{userinfo}@{netloc[1]}"))
+
+
+def backend_of(url: str) -> str:
+    """``"postgres"`` or ``"redis"`` for a storage URL, else :class:`CliError`."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in ("postgresql", "postgres"):
+        return "postgres"
+    if scheme in ("redis", "rediss", "unix"):
+        return "redis"
+    raise CliError(
+        f"unsupported URL {redact_url(url)!r}: expected postgresql://, redis:// or rediss://"
+    )
+
+
+@contextmanager
+def open_saver(url: str, **options: Any) -> Iterator[Any]:
+    """Open the sync saver for ``url`` (already set up), translating connection failures.
+
+    Yields:
+        A ``PostgresSaver`` or ``RedisSaver``.
+    """
+    backend = backend_of(url)
+    try:
+        if backend == "postgres":
+            from checkpointers.postgres import PostgresSaver
+
+            cm: Any = PostgresSaver.from_conn_string(url, **options)
+        else:
+            from checkpointers.redis import RedisSaver
+
+            cm = RedisSaver.from_conn_string(url, **options)
+        with cm as saver:
+            yield saver
+    except CliError:
+        raise
+    except Exception as exc:  # driver errors: one line, never a traceback
+        if _is_connection_error(exc):
+            raise CliError(f"cannot reach {redact_url(url)}: {_first_line(exc)}") from None
+        raise
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    from checkpointers import StorageUnavailableError
+
+    if isinstance(exc, (StorageUnavailableError, ConnectionError, OSError)):
+        return True
+    name = type(exc).__name__
+    module = type(exc).__module__
+    return (module.startswith("psycopg") and name in ("OperationalError", "PoolTimeout")) or (
+        module.startswith("redis") and name in ("ConnectionError", "TimeoutError")
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def load_object(spec: str, *, what: str) -> Any:
+    """Import ``package.module:attr`` (the current directory is importable).
+
+    Raises:
+        CliError: the spec is malformed, the module or attribute is missing.
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise CliError(f"{what} must look like package.module:name, got {spec!r}")
+    if "" not in sys.path:
+        sys.path.insert(0, "")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CliError(f"cannot import {module_name!r} for {what}: {_first_line(exc)}") from None
+    obj = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise CliError(f"{module_name!r} has no {attr!r} ({what})") from None
+    return obj
