@@ -14,7 +14,11 @@ from checkpointers._errors import (
 from checkpointers._serde import default_serde
 from checkpointers._waits import (
     WAIT_KEY,
+    AsyncDecisionStore,
+    AsyncWaitClaims,
+    AsyncWaitIndex,
     DecisionStore,
+    WaitClaims,
     WaitEntry,
     WaitIndex,
     WaitInfo,
@@ -24,12 +28,16 @@ from checkpointers._waits import (
 
 __all__ = [
     "WAIT_KEY",
+    "AsyncDecisionStore",
+    "AsyncWaitClaims",
+    "AsyncWaitIndex",
     "CheckpointerError",
     "CorruptCheckpointError",
     "DecisionStore",
     "InvalidConfigError",
     "LayoutVersionError",
     "StorageUnavailableError",
+    "WaitClaims",
     "WaitEntry",
     "WaitIndex",
     "WaitInfo",

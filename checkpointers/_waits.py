@@ -148,6 +148,16 @@ class WaitIndex(Protocol):
 
     ``interrupts`` uses it when the saver provides it and falls back to a scan
     through plain ``BaseCheckpointSaver`` calls otherwise.
+
+    Index semantics the helpers rely on:
+
+    * one entry per ``(thread_id, interrupt_id)``; a task that raises a new
+      marked interrupt against the same checkpoint (LangGraph then replaces the
+      task's ``__interrupt__`` write: an escalation or a re-ask inside one node
+      does exactly that, with a new ``Interrupt.id``) replaces that task's
+      earlier entries, in the same atomic unit as the write;
+    * the next ``put`` on the thread and namespace drops the entries of older
+      checkpoints; ``delete_thread`` and pruning drop them too.
     """
 
     def list_waits(
@@ -158,42 +168,138 @@ class WaitIndex(Protocol):
         thread_id: str | None = None,
         limit: int | None = None,
     ) -> list[WaitEntry]:
-        """Pending waits, oldest deadline first (``None`` deadlines last)."""
-        ...
+        """Pending waits, oldest deadline first (``None`` deadlines last).
 
-    def claim_due_waits(
-        self, *, now: datetime, owner: str, lease: timedelta, limit: int
-    ) -> list[WaitEntry]:
-        """Atomically claim up to ``limit`` waits whose deadline is ``<= now``.
-
-        A wait already claimed by a live lease (claim time + ``lease`` > now) is
-        skipped; an expired claim can be taken over. Each returned entry is
-        claimed by ``owner`` until ``now + lease``.
+        ``approver`` keeps entries whose ``approvers`` contain it (entries with
+        no approvers are open to anyone and match too).
         """
         ...
 
-    def release_wait_claim(self, *, thread_id: str, interrupt_id: str, owner: str) -> None:
-        """Drop ``owner``'s claim (the wait stays indexed if still pending)."""
+
+@runtime_checkable
+class AsyncWaitIndex(Protocol):
+    """Async twin of :class:`WaitIndex`."""
+
+    async def alist_waits(
+        self,
+        *,
+        kind: str | None = None,
+        approver: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[WaitEntry]:
+        """See :meth:`WaitIndex.list_waits`."""
         ...
 
-    def wait_counts(self, *, now: datetime) -> tuple[int, int, datetime | None]:
-        """``(waiting, overdue, oldest overdue deadline)`` over all threads."""
+
+@runtime_checkable
+class WaitClaims(Protocol):
+    """Claims with leases over indexed waits, for the sweepers.
+
+    A wait is *claimable* when nobody holds a live claim on it (claim time +
+    lease > now), it is not marked done, and either its deadline is ``<= now``
+    or a decision was recorded for it (key ``interrupt_id`` in the
+    :class:`DecisionStore`) at least one lease ago: the process that recorded
+    it died before resuming the thread, and a sweeper finishes the resume.
+    """
+
+    def claim_due_waits(
+        self,
+        *,
+        now: datetime,
+        owner: str,
+        lease: timedelta,
+        limit: int,
+        kinds: Sequence[str] | None = None,
+    ) -> list[WaitEntry]:
+        """Atomically claim up to ``limit`` claimable waits for ``owner``.
+
+        Each returned entry is claimed by ``owner`` until ``now + lease``; an
+        expired claim of another owner is taken over. Concurrent callers get
+        disjoint entries.
+        """
+        ...
+
+    def release_wait_claim(
+        self, *, thread_id: str, interrupt_id: str, owner: str, done: bool = False
+    ) -> None:
+        """Drop ``owner``'s claim; ``done=True`` marks the wait resolved for good."""
+        ...
+
+    def wait_counts(
+        self, *, now: datetime, kinds: Sequence[str] | None = None
+    ) -> tuple[int, int, datetime | None]:
+        """``(waiting, overdue, oldest overdue deadline)`` over all threads.
+
+        *Overdue* waits are past their deadline and not yet resolved.
+        """
+        ...
+
+
+@runtime_checkable
+class AsyncWaitClaims(Protocol):
+    """Async twin of :class:`WaitClaims`."""
+
+    async def aclaim_due_waits(
+        self,
+        *,
+        now: datetime,
+        owner: str,
+        lease: timedelta,
+        limit: int,
+        kinds: Sequence[str] | None = None,
+    ) -> list[WaitEntry]:
+        """See :meth:`WaitClaims.claim_due_waits`."""
+        ...
+
+    async def arelease_wait_claim(
+        self, *, thread_id: str, interrupt_id: str, owner: str, done: bool = False
+    ) -> None:
+        """See :meth:`WaitClaims.release_wait_claim`."""
+        ...
+
+    async def await_counts(
+        self, *, now: datetime, kinds: Sequence[str] | None = None
+    ) -> tuple[int, int, datetime | None]:
+        """See :meth:`WaitClaims.wait_counts`."""
         ...
 
 
 @runtime_checkable
 class DecisionStore(Protocol):
-    """Compare-and-set record of decisions, one per ``(thread_id, key)``."""
+    """Compare-and-set record of decisions, one per ``(thread_id, key)``.
+
+    Keys: an approval's ``interrupt_id``; a batch item's
+    ``f"{interrupt_id}/{item_key}"``. A decision is a JSON-able dict with at
+    least ``decision_id`` (unique per attempt), ``at`` (ISO UTC) and ``by``.
+    """
 
     def record_decision(
         self, *, thread_id: str, key: str, decision: dict[str, Any]
     ) -> dict[str, Any]:
         """Store ``decision`` unless one exists; return the stored one.
 
-        The caller won the race iff the returned dict equals what it passed.
+        The caller won the race iff the returned ``decision_id`` is its own.
         """
         ...
 
     def get_decisions(self, *, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The stored decisions among ``keys``."""
+        ...
+
+
+@runtime_checkable
+class AsyncDecisionStore(Protocol):
+    """Async twin of :class:`DecisionStore`."""
+
+    async def arecord_decision(
+        self, *, thread_id: str, key: str, decision: dict[str, Any]
+    ) -> dict[str, Any]:
+        """See :meth:`DecisionStore.record_decision`."""
+        ...
+
+    async def aget_decisions(
+        self, *, thread_id: str, keys: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """See :meth:`DecisionStore.get_decisions`."""
         ...
