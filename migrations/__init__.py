@@ -1,9 +1,76 @@
 """Schema-version tagging and migration hooks for LangGraph checkpoints.
 
+Every checkpoint a langgraph-durable saver writes records the schema version of
+the code that wrote it (``metadata["schema_version"]``, 0 for checkpoints
+written before tagging or by other savers). A :class:`StateMigrations` passed
+to a saver as ``migrations=`` upgrades older checkpoints on read through a
+chain of pure steps, and :func:`upgrade_all` rewrites them eagerly.
+
 Imports neither psycopg nor redis, nor :mod:`checkpointers`.
 """
 
-SCHEMA_VERSION_KEY = "schema_version"
-"""Metadata key that carries the schema version of the code that wrote a checkpoint."""
+from migrations._bulk import (
+    AsyncMigrationStore,
+    BatchOutcome,
+    CheckpointRef,
+    DryRunVersion,
+    Failure,
+    ItemOutcome,
+    MigrationStore,
+    Progress,
+    UpgradeFn,
+    UpgradeResult,
+    VersionStatus,
+    aupgrade_all,
+    upgrade_all,
+)
+from migrations._chain import StateMigrations, Step, is_state_channel
+from migrations._errors import (
+    MigrationChainError,
+    MigrationError,
+    MigrationsError,
+    SchemaVersionError,
+)
+from migrations._upgrade import (
+    SCHEMA_VERSION_KEY,
+    Upgrade,
+    check_version,
+    code_version,
+    finish_read,
+    is_migrated_version,
+    stored_version_of,
+    upgrade_checkpoint,
+    versions_to_store,
+)
 
-__all__ = ["SCHEMA_VERSION_KEY"]
+__all__ = [
+    "SCHEMA_VERSION_KEY",
+    "AsyncMigrationStore",
+    "BatchOutcome",
+    "CheckpointRef",
+    "DryRunVersion",
+    "Failure",
+    "ItemOutcome",
+    "MigrationChainError",
+    "MigrationError",
+    "MigrationStore",
+    "MigrationsError",
+    "Progress",
+    "SchemaVersionError",
+    "StateMigrations",
+    "Step",
+    "Upgrade",
+    "UpgradeFn",
+    "UpgradeResult",
+    "VersionStatus",
+    "aupgrade_all",
+    "check_version",
+    "code_version",
+    "finish_read",
+    "is_migrated_version",
+    "is_state_channel",
+    "stored_version_of",
+    "upgrade_all",
+    "upgrade_checkpoint",
+    "versions_to_store",
+]
