@@ -1,0 +1,146 @@
+"""``langgraph-durable migrate`` and ``status``: the schema versions of stored threads."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from interrupts._cli_common import CliError, load_object, open_saver, redact_url, url_option
+from interrupts.cli import main
+
+EXIT_SOME_FAILED = 3
+"""Exit code of ``migrate`` when some checkpoints could not be upgraded."""
+
+
+def _load_migrations(spec: str) -> Any:
+    from migrations import MigrationsError, StateMigrations
+
+    m = load_object(spec, what="--migrations")
+    if not isinstance(m, StateMigrations):
+        raise CliError(
+            f"--migrations {spec!r} is a {type(m).__name__}, expected a migrations.StateMigrations"
+        )
+    try:
+        m.validate()
+    except MigrationsError as exc:
+        raise CliError(f"--migrations {spec!r}: {exc}") from None
+    return m
+
+
+def _require_protocol(saver: Any, url: str) -> None:
+    from migrations import MigrationStore
+
+    if not isinstance(saver, MigrationStore):
+        raise CliError(
+            f"the saver for {redact_url(url)} ({type(saver).__name__}) does not support migrations"
+        )
+
+
+@main.command()
+@url_option
+@click.option(
+    "--migrations",
+    "spec",
+    required=True,
+    metavar="package.module:name",
+    help="The StateMigrations object of the deployed code.",
+)
+@click.option("--dry-run", is_flag=True, help="Write nothing: count and try the steps on a sample.")
+@click.option(
+    "--all-history", is_flag=True, help="Upgrade every checkpoint, not only each thread's latest."
+)
+@click.option(
+    "--batch-size",
+    default=500,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Checkpoints claimed and rewritten per batch.",
+)
+def migrate(url: str, spec: str, dry_run: bool, all_history: bool, batch_size: int) -> None:
+    """Upgrade stored checkpoints to the schema version of --migrations.
+
+    Rewrites the latest checkpoint of every thread that is behind (with
+    --all-history: every checkpoint). Safe to stop and run again, and to run
+    in several processes at once. Exits with code 3 if some checkpoints failed.
+    """
+    from migrations import upgrade_all
+
+    m = _load_migrations(spec)
+    out = Console(stderr=False)
+    with open_saver(url, migrations=m) as saver:
+        _require_protocol(saver, url)
+        if dry_run:
+            result = upgrade_all(saver, m, dry_run=True, all_history=all_history)
+        else:
+            bar = Progress(
+                TextColumn("upgrading to v{task.fields[target]}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.fields[failed]} failed"),
+                console=Console(stderr=True),
+                transient=False,
+                disable=not sys.stderr.isatty(),
+            )
+            with bar:
+                task = bar.add_task("upgrade", total=None, target=m.version, failed=0)
+
+                def on_progress(p: Any) -> None:
+                    bar.update(task, total=max(p.total, p.done), completed=p.done, failed=p.failed)
+
+                result = upgrade_all(
+                    saver, m, batch_size=batch_size, all_history=all_history, progress=on_progress
+                )
+    scope = "checkpoints" if all_history else "threads"
+    if result.dry_run:
+        table = Table(title=f"dry run: upgrade to version {m.version}")
+        for col in ("stored version", f"{scope} to upgrade", "sampled", "sample failures"):
+            table.add_column(col, justify="right")
+        for v in result.dry_run_versions:
+            table.add_row(
+                str(v.schema_version),
+                str(v.would_change),
+                str(v.sampled),
+                str(len(v.sample_failures)),
+            )
+        out.print(table)
+    else:
+        per = ", ".join(f"v{k}: {n}" for k, n in sorted(result.by_version.items())) or "nothing"
+        out.print(
+            f"upgraded {result.upgraded} {scope} to version {m.version} ({per}) "
+            f"in {result.seconds:.1f}s; {result.skipped} held by another worker; "
+            f"{result.failed} failed"
+        )
+    for f in result.failures:
+        ns = f" ns={f.checkpoint_ns!r}" if f.checkpoint_ns else ""
+        click.echo(
+            f"failed: thread={f.thread_id!r}{ns} checkpoint={f.checkpoint_id} "
+            f"v{f.schema_version}: {f.error}",
+            err=True,
+        )
+    if result.failures:
+        sys.exit(EXIT_SOME_FAILED)
+
+
+@main.command()
+@url_option
+def status(url: str) -> None:
+    """Per schema version: threads, checkpoints and threads paused at an interrupt."""
+    with open_saver(url) as saver:
+        _require_protocol(saver, url)
+        rows = saver.migration_status()
+    table = Table(title=f"schema versions at {redact_url(url)}")
+    for col in ("schema version", "threads", "checkpoints", "paused at an interrupt"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(
+            str(r.schema_version), str(r.threads), str(r.checkpoints), str(r.paused_threads)
+        )
+    if not rows:
+        table.add_row("-", "0", "0", "0")
+    Console().print(table)
