@@ -1,3 +1,66 @@
-"""Interrupt helpers: approvals with deadlines, batches, compensation, activities."""
+"""Interrupt helpers: approvals with deadlines, batches, compensation, activities.
 
-__all__: list[str] = []
+Approvals (work with any LangGraph saver; our savers add indexed fast paths)::
+
+    from interrupts import request_approval, approve, pending_approvals, ApprovalSweeper
+
+    def review(state):
+        d = request_approval({"action": "refund"}, timeout=timedelta(minutes=15))
+        return {"approved": d.approved}
+"""
+
+from interrupts._approve import aapprove, approve, areject, reject
+from interrupts._clock import CLOCK_CONFIG_KEY, Clock
+from interrupts._errors import (
+    AlreadyDecided,
+    AmbiguousApproval,
+    InterruptsError,
+    NoPendingApproval,
+    StaleApproval,
+    UnknownBatchItem,
+)
+from interrupts._inbox import (
+    aapproval_health,
+    apending_approvals,
+    approval_health,
+    pending_approvals,
+)
+from interrupts._models import (
+    ApprovalHealth,
+    ApprovalItem,
+    BatchItemState,
+    Decision,
+    Escalate,
+    Escalation,
+    OnTimeout,
+)
+from interrupts._request import request_approval
+from interrupts._sweeper import ApprovalSweeper
+
+__all__ = [
+    "CLOCK_CONFIG_KEY",
+    "AlreadyDecided",
+    "AmbiguousApproval",
+    "ApprovalHealth",
+    "ApprovalItem",
+    "ApprovalSweeper",
+    "BatchItemState",
+    "Clock",
+    "Decision",
+    "Escalate",
+    "Escalation",
+    "InterruptsError",
+    "NoPendingApproval",
+    "OnTimeout",
+    "StaleApproval",
+    "UnknownBatchItem",
+    "aapproval_health",
+    "aapprove",
+    "apending_approvals",
+    "approval_health",
+    "approve",
+    "areject",
+    "pending_approvals",
+    "reject",
+    "request_approval",
+]

@@ -1,0 +1,231 @@
+"""``approve`` / ``reject``: record a decision with compare-and-set, then resume.
+
+The order is the exactly-once guarantee: the decision is stored (one winner
+per approval) *before* the run resumes. A process that dies between the two
+leaves the decision stored; :class:`~interrupts.ApprovalSweeper` finds it one
+lease later and finishes the resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.types import Command, Interrupt
+
+from checkpointers import extract_wait
+from interrupts._clock import Clock, now_of, with_clock
+from interrupts._driver import Env, Flow, adrive, drive, op
+from interrupts._errors import AlreadyDecided, AmbiguousApproval, NoPendingApproval
+from interrupts._records import new_record, section, won
+from interrupts._store import Backend
+
+
+def thread_of(config: dict[str, Any]) -> str:
+    """The thread id of a run config."""
+    try:
+        return str(config["configurable"]["thread_id"])
+    except (KeyError, TypeError):
+        raise ValueError('config must look like {"configurable": {"thread_id": ...}}') from None
+
+
+def pending_of(state: Any, kind: str) -> list[Interrupt]:
+    """The marked interrupts of ``kind`` pending in a graph state snapshot."""
+    out: list[Interrupt] = []
+    seen: set[str] = set()
+    for intr in getattr(state, "interrupts", ()) or ():
+        info = extract_wait(intr)
+        if info is not None and info.kind == kind and intr.id not in seen:
+            seen.add(intr.id)
+            out.append(intr)
+    return out
+
+
+def resume_value(record: dict[str, Any], value: Any) -> dict[str, Any]:
+    """What the resumed node receives: the record plus the payload that was shown."""
+    return {**record, "request": section(value).get("request")}
+
+
+def pick_pending(
+    thread_id: str, pending: list[Interrupt], approval_id: str | None
+) -> Interrupt | None:
+    """The one pending interrupt meant; ``None`` when ``approval_id`` is not pending."""
+    if approval_id is not None:
+        return next((i for i in pending if i.id == approval_id), None)
+    if not pending:
+        raise NoPendingApproval(thread_id=thread_id)
+    if len(pending) > 1:
+        raise AmbiguousApproval(thread_id=thread_id, approval_ids=[i.id for i in pending])
+    return pending[0]
+
+
+def not_pending_flow(thread_id: str, approval_id: str) -> Flow[None]:
+    """Explain why ``approval_id`` is not pending: decided before, or unknown."""
+    got = yield op("get_decisions", thread_id=thread_id, keys=[approval_id])
+    if approval_id in got:
+        raise AlreadyDecided(
+            thread_id=thread_id, approval_id=approval_id, decision=got[approval_id]
+        )
+    raise NoPendingApproval(thread_id=thread_id, approval_id=approval_id)
+
+
+RECENT_LOOKBACK = 20
+
+
+def late_decision_flow(
+    config: dict[str, Any], thread_id: str, kind: str = "approval"
+) -> Flow[None]:
+    """Nothing is pending: if a recent approval was decided, say by whom.
+
+    Raises :class:`AlreadyDecided` for the newest decided approval among the
+    thread's recent checkpoints (a timeout that won, typically), else returns.
+    """
+    states = yield op("recent_states", config=config, limit=RECENT_LOOKBACK)
+    for past in states:
+        ids = [i.id for i in pending_of(past, kind)]
+        if not ids:
+            continue
+        got = yield op("get_decisions", thread_id=thread_id, keys=ids)
+        for approval_id in reversed(ids):
+            if approval_id in got:
+                raise AlreadyDecided(
+                    thread_id=thread_id, approval_id=approval_id, decision=got[approval_id]
+                )
+        return
+
+
+def decide_approval_flow(
+    config: dict[str, Any],
+    *,
+    approved: bool,
+    by: str,
+    comment: str | None,
+    approval_id: str | None,
+    roles: Sequence[str],
+    clock: Clock | None,
+) -> Flow[Any]:
+    """Find the pending approval, CAS the decision, resume the run."""
+    thread_id = thread_of(config)
+    state = yield op("get_state", config=config)
+    pending = pending_of(state, "approval")
+    if not pending and approval_id is None:
+        yield from late_decision_flow(config, thread_id)
+    intr = pick_pending(thread_id, pending, approval_id)
+    if intr is None:
+        assert approval_id is not None
+        yield from not_pending_flow(thread_id, approval_id)
+        raise AssertionError("unreachable")
+    info = extract_wait(intr)
+    record = new_record(
+        type="decision",
+        approval_id=intr.id,
+        by=by,
+        at=now_of(clock),
+        approved=approved,
+        comment=comment,
+        level=info.escalation_level if info else 0,
+        fingerprint=section(intr.value).get("fingerprint"),
+        roles=list(roles),
+    )
+    stored = yield op("record_decision", thread_id=thread_id, key=intr.id, decision=record)
+    if not won(stored, record):
+        raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=stored)
+    command: Command[Any] = Command(resume={intr.id: resume_value(record, intr.value)})
+    return (yield op("invoke", input=command, config=with_clock(config, clock)))
+
+
+def _env(graph: Any) -> Env:
+    saver = getattr(graph, "checkpointer", None)
+    if saver is None or saver is True or saver is False:
+        raise ValueError("the graph must be compiled with a checkpointer (a saver instance)")
+    return Env(Backend(saver), graph)
+
+
+def approve(
+    graph: Any,
+    config: dict[str, Any],
+    *,
+    by: str,
+    comment: str | None = None,
+    approval_id: str | None = None,
+    roles: Sequence[str] = (),
+    clock: Clock | None = None,
+) -> Any:
+    """Approve the thread's pending approval and resume the run.
+
+    Args:
+        graph: The compiled graph (with its saver).
+        config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
+        by: Who approves.
+        comment: Free text kept in the :class:`~interrupts.Decision`.
+        approval_id: Which approval, when the thread has several pending.
+        roles: Roles the decider holds (for authorization policies).
+        clock: Time source for the decision time and the resumed run.
+
+    Returns:
+        What ``graph.invoke`` returns for the resumed run.
+
+    Raises:
+        AlreadyDecided: somebody, or the timeout, decided first.
+        NoPendingApproval: nothing (with that id) is waiting.
+        AmbiguousApproval: several approvals wait and ``approval_id`` was not given.
+    """
+    flow = decide_approval_flow(
+        config, approved=True, by=by, comment=comment, approval_id=approval_id,
+        roles=roles, clock=clock,
+    )
+    return drive(flow, _env(graph))
+
+
+def reject(
+    graph: Any,
+    config: dict[str, Any],
+    *,
+    by: str,
+    comment: str | None = None,
+    approval_id: str | None = None,
+    roles: Sequence[str] = (),
+    clock: Clock | None = None,
+) -> Any:
+    """Reject the thread's pending approval and resume the run; see :func:`approve`."""
+    flow = decide_approval_flow(
+        config, approved=False, by=by, comment=comment, approval_id=approval_id,
+        roles=roles, clock=clock,
+    )
+    return drive(flow, _env(graph))
+
+
+async def aapprove(
+    graph: Any,
+    config: dict[str, Any],
+    *,
+    by: str,
+    comment: str | None = None,
+    approval_id: str | None = None,
+    roles: Sequence[str] = (),
+    clock: Clock | None = None,
+) -> Any:
+    """Async twin of :func:`approve`."""
+    flow = decide_approval_flow(
+        config, approved=True, by=by, comment=comment, approval_id=approval_id,
+        roles=roles, clock=clock,
+    )
+    return await adrive(flow, _env(graph))
+
+
+async def areject(
+    graph: Any,
+    config: dict[str, Any],
+    *,
+    by: str,
+    comment: str | None = None,
+    approval_id: str | None = None,
+    roles: Sequence[str] = (),
+    clock: Clock | None = None,
+) -> Any:
+    """Async twin of :func:`reject`."""
+    flow = decide_approval_flow(
+        config, approved=False, by=by, comment=comment, approval_id=approval_id,
+        roles=roles, clock=clock,
+    )
+    return await adrive(flow, _env(graph))

@@ -1,0 +1,96 @@
+"""One source of truth for sync and async: flows are generators of operations.
+
+A flow (``approve``, a sweep of one wait, ``decide``...) is written once as a
+generator that yields :class:`Op` requests and receives their results; a thin
+sync shell (:func:`drive`) or async shell (:func:`adrive`) performs each
+operation with the graph's and the saver's sync or async methods. This is the
+pattern psycopg uses for its connection logic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from interrupts._store import Backend
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One I/O request of a flow: ``Env.<name>(**kwargs)`` or ``Env.a<name>(**kwargs)``."""
+
+    name: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+Flow = Generator[Op, Any, T]
+
+
+def op(name: str, **kwargs: Any) -> Op:
+    """Build an :class:`Op`."""
+    return Op(name, kwargs)
+
+
+class Env:
+    """Performs a flow's operations against a graph (optional) and a saver's backend."""
+
+    def __init__(self, backend: Backend, graph: Any = None) -> None:
+        self.backend = backend
+        self.graph = graph
+
+    # graph
+    def get_state(self, config: dict[str, Any]) -> Any:
+        return self.graph.get_state(config)
+
+    async def aget_state(self, config: dict[str, Any]) -> Any:
+        return await self.graph.aget_state(config)
+
+    def recent_states(self, config: dict[str, Any], limit: int) -> list[Any]:
+        return list(self.graph.get_state_history(config, limit=limit))
+
+    async def arecent_states(self, config: dict[str, Any], limit: int) -> list[Any]:
+        return [s async for s in self.graph.aget_state_history(config, limit=limit)]
+
+    def invoke(self, input: Any, config: dict[str, Any]) -> Any:
+        return self.graph.invoke(input, config)
+
+    async def ainvoke(self, input: Any, config: dict[str, Any]) -> Any:
+        return await self.graph.ainvoke(input, config)
+
+    # storage
+    def __getattr__(self, name: str) -> Any:
+        # everything else is the backend's (record_decision, claim_due_waits, ...)
+        return getattr(self.backend, name)
+
+
+def drive(flow: Flow[T], env: Env) -> T:
+    """Run ``flow`` with the sync methods of ``env``."""
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            request = flow.throw(error) if error is not None else flow.send(send)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        try:
+            send, error = getattr(env, request.name)(**request.kwargs), None
+        except Exception as exc:
+            send, error = None, exc
+
+
+async def adrive(flow: Flow[T], env: Env) -> T:
+    """Run ``flow`` with the async methods of ``env``."""
+    send: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            request = flow.throw(error) if error is not None else flow.send(send)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        try:
+            send, error = await getattr(env, "a" + request.name)(**request.kwargs), None
+        except Exception as exc:
+            send, error = None, exc

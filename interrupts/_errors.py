@@ -1,0 +1,130 @@
+"""Exceptions raised by the interrupt helpers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+
+class InterruptsError(Exception):
+    """Root of every error raised on purpose by :mod:`interrupts`."""
+
+
+class NoPendingApproval(InterruptsError, LookupError):
+    """The thread has no pending approval (with that id).
+
+    Attributes:
+        thread_id: The thread that was looked at.
+        approval_id: The approval id asked for, if any.
+    """
+
+    def __init__(self, *, thread_id: str, approval_id: str | None = None) -> None:
+        self.thread_id = thread_id
+        self.approval_id = approval_id
+        what = f"approval {approval_id!r}" if approval_id else "approval"
+        super().__init__(f"thread {thread_id!r} has no pending {what}")
+
+
+class AmbiguousApproval(InterruptsError, ValueError):
+    """Several approvals are pending on the thread: pass ``approval_id=``.
+
+    Attributes:
+        thread_id: The thread.
+        approval_ids: The ids of the pending approvals.
+    """
+
+    def __init__(self, *, thread_id: str, approval_ids: list[str]) -> None:
+        self.thread_id = thread_id
+        self.approval_ids = approval_ids
+        super().__init__(
+            f"thread {thread_id!r} has {len(approval_ids)} pending approvals; "
+            f"pass approval_id= one of {approval_ids}"
+        )
+
+
+class AlreadyDecided(InterruptsError):
+    """Somebody (or the timeout) decided this approval first.
+
+    Attributes:
+        thread_id: The thread.
+        approval_id: The approval (interrupt id); for a batch, the batch id.
+        by: Who decided (``"system"`` for a timeout).
+        at: When the winning decision was recorded (UTC).
+        approved: What was decided (``None`` for an escalation).
+        timed_out: ``True`` when the timeout won.
+        decision: The whole stored decision record.
+        item: The batch item key, for a batch item.
+    """
+
+    def __init__(
+        self,
+        *,
+        thread_id: str,
+        approval_id: str,
+        decision: dict[str, Any],
+        item: str | None = None,
+    ) -> None:
+        self.thread_id = thread_id
+        self.approval_id = approval_id
+        self.decision = decision
+        self.item = item
+        self.by: str = str(decision.get("by", ""))
+        self.at: datetime | None = (
+            datetime.fromisoformat(decision["at"]) if decision.get("at") else None
+        )
+        self.approved: bool | None = decision.get("approved")
+        self.timed_out: bool = bool(decision.get("timed_out", False))
+        what = f"item {item!r} of batch" if item is not None else "approval"
+        how = "by timeout" if self.timed_out else f"by {self.by!r}"
+        super().__init__(
+            f"{what} {approval_id!r} on thread {thread_id!r} was already decided {how} "
+            f"at {decision.get('at')}"
+        )
+
+
+class StaleApproval(InterruptsError):
+    """The request changed after it was decided (``on_stale="raise"``).
+
+    Attributes:
+        approval_id: The approval whose decision went stale.
+        decided_request: The payload the decider saw.
+        current_request: The payload the node computes now.
+        decision: The stale decision record.
+        item: The batch item key, for a batch item.
+    """
+
+    def __init__(
+        self,
+        *,
+        approval_id: str,
+        decided_request: Any,
+        current_request: Any,
+        decision: dict[str, Any],
+        item: str | None = None,
+    ) -> None:
+        self.approval_id = approval_id
+        self.decided_request = decided_request
+        self.current_request = current_request
+        self.decision = decision
+        self.item = item
+        super().__init__(
+            f"approval {approval_id!r} was decided for {decided_request!r} "
+            f"but the request is now {current_request!r}"
+        )
+
+
+class UnknownBatchItem(InterruptsError, KeyError):
+    """A ``decide`` named keys that are not in the batch; nothing was recorded.
+
+    Attributes:
+        keys: The unknown keys.
+        batch_id: The batch (interrupt id).
+    """
+
+    def __init__(self, *, keys: list[str], batch_id: str) -> None:
+        self.keys = keys
+        self.batch_id = batch_id
+        super().__init__(f"keys {keys} are not in batch {batch_id!r}; nothing was recorded")
+
+    def __str__(self) -> str:
+        return str(self.args[0])

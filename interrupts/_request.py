@@ -1,0 +1,141 @@
+"""``request_approval``: the node side of an approval.
+
+The node raises a marked interrupt and LangGraph re-runs the node on every
+resume, replaying earlier answers in order. So the function is a small state
+machine over the answers it receives: an escalation answer re-asks the next
+level (a new interrupt, so a new id and deadline); a decision for a payload that
+has since changed is stale and re-asks (or raises); any other decision returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from langgraph.config import get_config
+from langgraph.types import interrupt
+
+from checkpointers import WAIT_KEY, wait_marker
+from interrupts._clock import Clock, clock_from_config, now_of
+from interrupts._errors import StaleApproval
+from interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
+from interrupts._records import fingerprint
+
+OnStale = Literal["reask", "raise"]
+
+
+def _parse(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+def _check_answer(answer: Any) -> dict[str, Any]:
+    if not isinstance(answer, dict) or "type" not in answer or "decision_id" not in answer:
+        raise TypeError(
+            "an approval must be resumed through interrupts.approve()/reject() or the "
+            f"sweeper, not Command(resume={answer!r})"
+        )
+    return answer
+
+
+def request_approval(
+    request: Any,
+    *,
+    timeout: timedelta | None = None,
+    on_timeout: OnTimeout = "reject",
+    approvers: Iterable[str] = (),
+    on_stale: OnStale = "reask",
+    clock: Clock | None = None,
+) -> Decision:
+    """Pause the run until a human approves or rejects ``request``; call inside a node.
+
+    Args:
+        request: JSON-able payload shown to the approver (and fingerprinted).
+        timeout: How long to wait before ``on_timeout`` applies; ``None`` waits forever.
+        on_timeout: ``"reject"``, ``"approve"`` or :class:`~interrupts.Escalate`; applied
+            by :class:`~interrupts.ApprovalSweeper` once the deadline passes.
+        approvers: Routing labels or user ids asked (the inbox filters on them).
+        on_stale: When the node re-runs and computes a different ``request`` than the one
+            decided: ``"reask"`` (default) asks again with the new payload, ``"raise"``
+            raises :class:`~interrupts.StaleApproval`.
+        clock: Time source; defaults to the clock the run was given
+            (``approve(..., clock=)``, ``ApprovalSweeper(clock=)``), else real UTC time.
+
+    Returns:
+        The :class:`~interrupts.Decision`.
+
+    Raises:
+        StaleApproval: with ``on_stale="raise"``, when the decided payload changed.
+    """
+    if on_stale not in ("reask", "raise"):
+        raise ValueError(f'on_stale must be "reask" or "raise", got {on_stale!r}')
+    policy = policy_to_json(on_timeout)
+    now = now_of(clock or clock_from_config(get_config()))
+    fp = fingerprint(request)
+    level = 0
+    asked = [str(a) for a in approvers]
+    timeout_s = None if timeout is None else timeout.total_seconds()
+    requested_at = now
+    deadline = None if timeout is None else now + timeout
+    escalations: list[Escalation] = []
+    history: list[dict[str, Any]] = []
+    round_ = 0
+    while True:
+        value = {
+            WAIT_KEY: wait_marker("approval", deadline, asked, level),
+            "approval": {
+                "request": request,
+                "fingerprint": fp,
+                "requested_at": requested_at.isoformat(),
+                "on_timeout": policy,
+                "timeout_s": timeout_s,
+                "round": round_,
+                "escalations": [e.model_dump(mode="json") for e in escalations],
+            },
+        }
+        answer = _check_answer(interrupt(value))
+        if answer["type"] == "escalate":
+            at = datetime.fromisoformat(answer["at"])
+            deadline = _parse(answer.get("deadline"))
+            escalations.append(
+                Escalation(
+                    level=int(answer["level"]),
+                    at=at,
+                    from_approvers=asked,
+                    to=list(answer.get("to") or []),
+                    deadline=deadline,
+                )
+            )
+            level = int(answer["level"])
+            asked = list(answer.get("to") or [])
+            policy = answer.get("then") or {"action": "reject"}
+            timeout_s = answer.get("timeout_s")
+            requested_at = at
+            continue
+        if answer.get("fingerprint") not in (None, fp):
+            if on_stale == "raise":
+                raise StaleApproval(
+                    approval_id=str(answer.get("approval_id")),
+                    decided_request=answer.get("request"),
+                    current_request=request,
+                    decision=answer,
+                )
+            history.append(answer)
+            round_ += 1
+            requested_at = datetime.fromisoformat(answer["at"])
+            deadline = None if timeout_s is None else requested_at + timedelta(seconds=timeout_s)
+            continue
+        return Decision(
+            approved=bool(answer.get("approved")),
+            by=str(answer.get("by", "")),
+            at=datetime.fromisoformat(answer["at"]),
+            comment=answer.get("comment"),
+            timed_out=bool(answer.get("timed_out", False)),
+            escalations=escalations,
+            approval_id=answer.get("approval_id"),
+            level=int(answer.get("level", level)),
+            roles=list(answer.get("roles") or []),
+            rule=answer.get("rule"),
+            history=history,
+            extra=dict(answer.get("extra") or {}),
+        )

@@ -1,0 +1,306 @@
+"""Where decisions and claims live: the saver's own fast path, or in process.
+
+Our savers implement :class:`~checkpointers.WaitIndex`,
+:class:`~checkpointers.WaitClaims` and :class:`~checkpointers.DecisionStore`
+(and their async twins) in storage. Any other LangGraph saver gets the fallback
+here: pending waits are found by scanning ``saver.list(None)`` and decisions and
+claims are compare-and-set in process memory, which is exactly as durable as an
+in-memory saver and correct for many threads of one process.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
+from checkpointers import (
+    AsyncDecisionStore,
+    AsyncWaitClaims,
+    AsyncWaitIndex,
+    DecisionStore,
+    WaitClaims,
+    WaitEntry,
+    WaitIndex,
+    extract_wait,
+)
+
+INTERRUPT_CHANNEL = "__interrupt__"
+
+
+class _MemoryState:
+    """Decisions and claims of one saver, in this process."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.decisions: dict[tuple[str, str], dict[str, Any]] = {}
+        # (thread_id, interrupt_id) -> (owner, until, done)
+        self.claims: dict[tuple[str, str], tuple[str, datetime, bool]] = {}
+
+
+_MEMORY: weakref.WeakKeyDictionary[Any, _MemoryState] = weakref.WeakKeyDictionary()
+_MEMORY_LOCK = threading.Lock()
+
+
+def _memory(saver: Any) -> _MemoryState:
+    with _MEMORY_LOCK:
+        state = _MEMORY.get(saver)
+        if state is None:
+            state = _MEMORY[saver] = _MemoryState()
+        return state
+
+
+def entries_from_tuples(tuples: Iterable[CheckpointTuple]) -> list[WaitEntry]:
+    """The marked interrupts pending in the latest checkpoint of each thread and namespace."""
+    latest: dict[tuple[str, str], CheckpointTuple] = {}
+    for tup in tuples:
+        conf = tup.config["configurable"]
+        where = (str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")))
+        seen = latest.get(where)
+        if seen is None or conf["checkpoint_id"] > seen.config["configurable"]["checkpoint_id"]:
+            latest[where] = tup
+    found: dict[tuple[str, str], WaitEntry] = {}
+    # root namespace first, so an interrupt re-reported by a parent task wins
+    for (thread_id, ns), tup in sorted(latest.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        for _task, channel, value in tup.pending_writes or ():
+            if channel != INTERRUPT_CHANNEL:
+                continue
+            for intr in value if isinstance(value, (list, tuple)) else [value]:
+                info = extract_wait(intr)
+                intr_id = getattr(intr, "id", None)
+                if info is None or intr_id is None or (thread_id, intr_id) in found:
+                    continue
+                found[(thread_id, intr_id)] = WaitEntry(
+                    thread_id=thread_id,
+                    checkpoint_ns=ns,
+                    checkpoint_id=str(tup.config["configurable"]["checkpoint_id"]),
+                    interrupt_id=str(intr_id),
+                    info=info,
+                    value=intr.value,
+                )
+    return sorted(found.values(), key=_deadline_order)
+
+
+def _deadline_order(entry: WaitEntry) -> tuple[int, str, str]:
+    deadline = entry.info.deadline
+    return (0, deadline.isoformat(), entry.thread_id) if deadline else (1, "", entry.thread_id)
+
+
+def filter_entries(
+    entries: Iterable[WaitEntry],
+    *,
+    kind: str | None = None,
+    kinds: Sequence[str] | None = None,
+    approver: str | None = None,
+    thread_id: str | None = None,
+    limit: int | None = None,
+) -> list[WaitEntry]:
+    """Entries matching the :meth:`~checkpointers.WaitIndex.list_waits` filters."""
+    out: list[WaitEntry] = []
+    for e in entries:
+        if kind is not None and e.info.kind != kind:
+            continue
+        if kinds is not None and e.info.kind not in kinds:
+            continue
+        if thread_id is not None and e.thread_id != thread_id:
+            continue
+        if approver is not None and e.info.approvers and approver not in e.info.approvers:
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        out.append(e)
+    return out
+
+
+def _decision_age_ok(decision: dict[str, Any] | None, now: datetime, lease: timedelta) -> bool:
+    if not decision or not decision.get("at"):
+        return False
+    return datetime.fromisoformat(decision["at"]) + lease <= now
+
+
+class Backend:
+    """Decisions, claims and the wait index for one saver, sync and async."""
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        self.saver = saver
+        self.indexed = isinstance(saver, WaitIndex)
+        self.aindexed = isinstance(saver, AsyncWaitIndex)
+        self.claims = isinstance(saver, WaitClaims)
+        self.aclaims = isinstance(saver, AsyncWaitClaims)
+        self.decisions = isinstance(saver, DecisionStore)
+        self.adecisions = isinstance(saver, AsyncDecisionStore)
+        self.mem = _memory(saver)
+
+    # -- decisions -----------------------------------------------------------------------
+    def _mem_record(self, thread_id: str, key: str, decision: dict[str, Any]) -> dict[str, Any]:
+        with self.mem.lock:
+            return self.mem.decisions.setdefault((thread_id, key), decision)
+
+    def _mem_get(self, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        with self.mem.lock:
+            got = {k: self.mem.decisions.get((thread_id, k)) for k in keys}
+        return {k: v for k, v in got.items() if v is not None}
+
+    def record_decision(self, thread_id: str, key: str, decision: dict[str, Any]) -> dict[str, Any]:
+        if self.decisions:
+            return self.saver.record_decision(  # type: ignore[attr-defined,no-any-return]
+                thread_id=thread_id, key=key, decision=decision
+            )
+        return self._mem_record(thread_id, key, decision)
+
+    async def arecord_decision(
+        self, thread_id: str, key: str, decision: dict[str, Any]
+    ) -> dict[str, Any]:
+        if self.adecisions:
+            return await self.saver.arecord_decision(  # type: ignore[attr-defined,no-any-return]
+                thread_id=thread_id, key=key, decision=decision
+            )
+        return self._mem_record(thread_id, key, decision)
+
+    def get_decisions(self, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        if self.decisions:
+            return self.saver.get_decisions(  # type: ignore[attr-defined,no-any-return]
+                thread_id=thread_id, keys=list(keys)
+            )
+        return self._mem_get(thread_id, keys)
+
+    async def aget_decisions(
+        self, thread_id: str, keys: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        if self.adecisions:
+            return await self.saver.aget_decisions(  # type: ignore[attr-defined,no-any-return]
+                thread_id=thread_id, keys=list(keys)
+            )
+        return self._mem_get(thread_id, keys)
+
+    # -- the wait index --------------------------------------------------------------------
+    def _scan(self) -> list[WaitEntry]:
+        return entries_from_tuples(self.saver.list(None))
+
+    async def _ascan(self) -> list[WaitEntry]:
+        return entries_from_tuples([t async for t in self.saver.alist(None)])
+
+    def list_waits(self, **filters: Any) -> list[WaitEntry]:
+        if self.indexed and "kinds" not in filters:
+            return self.saver.list_waits(**filters)  # type: ignore[attr-defined,no-any-return]
+        return filter_entries(self._scan(), **filters)
+
+    async def alist_waits(self, **filters: Any) -> list[WaitEntry]:
+        if self.aindexed and "kinds" not in filters:
+            return await self.saver.alist_waits(**filters)  # type: ignore[attr-defined,no-any-return]
+        return filter_entries(await self._ascan(), **filters)
+
+    # -- claims ----------------------------------------------------------------------------
+    def _mem_claim(
+        self,
+        entries: list[WaitEntry],
+        now: datetime,
+        owner: str,
+        lease: timedelta,
+        limit: int,
+        kinds: Sequence[str] | None,
+    ) -> list[WaitEntry]:
+        claimed: list[WaitEntry] = []
+        with self.mem.lock:
+            for e in filter_entries(entries, kinds=kinds):
+                if len(claimed) >= limit:
+                    break
+                key = (e.thread_id, e.interrupt_id)
+                held = self.mem.claims.get(key)
+                if held is not None and (held[2] or held[1] > now):
+                    continue
+                due = e.info.deadline is not None and e.info.deadline <= now
+                if not due and not _decision_age_ok(
+                    self.mem.decisions.get((e.thread_id, e.interrupt_id)), now, lease
+                ):
+                    continue
+                self.mem.claims[key] = (owner, now + lease, False)
+                claimed.append(e)
+        return claimed
+
+    def claim_due_waits(
+        self,
+        *,
+        now: datetime,
+        owner: str,
+        lease: timedelta,
+        limit: int,
+        kinds: Sequence[str] | None = None,
+    ) -> list[WaitEntry]:
+        if self.claims:
+            return self.saver.claim_due_waits(  # type: ignore[attr-defined,no-any-return]
+                now=now, owner=owner, lease=lease, limit=limit, kinds=kinds
+            )
+        return self._mem_claim(self._scan(), now, owner, lease, limit, kinds)
+
+    async def aclaim_due_waits(
+        self,
+        *,
+        now: datetime,
+        owner: str,
+        lease: timedelta,
+        limit: int,
+        kinds: Sequence[str] | None = None,
+    ) -> list[WaitEntry]:
+        if self.aclaims:
+            return await self.saver.aclaim_due_waits(  # type: ignore[attr-defined,no-any-return]
+                now=now, owner=owner, lease=lease, limit=limit, kinds=kinds
+            )
+        return self._mem_claim(await self._ascan(), now, owner, lease, limit, kinds)
+
+    def _mem_release(self, thread_id: str, interrupt_id: str, owner: str, done: bool) -> None:
+        with self.mem.lock:
+            held = self.mem.claims.get((thread_id, interrupt_id))
+            if held is None or held[0] != owner:
+                return
+            if done:
+                self.mem.claims[(thread_id, interrupt_id)] = (owner, held[1], True)
+            else:
+                del self.mem.claims[(thread_id, interrupt_id)]
+
+    def release_wait_claim(
+        self, *, thread_id: str, interrupt_id: str, owner: str, done: bool = False
+    ) -> None:
+        if self.claims:
+            self.saver.release_wait_claim(  # type: ignore[attr-defined]
+                thread_id=thread_id, interrupt_id=interrupt_id, owner=owner, done=done
+            )
+        else:
+            self._mem_release(thread_id, interrupt_id, owner, done)
+
+    async def arelease_wait_claim(
+        self, *, thread_id: str, interrupt_id: str, owner: str, done: bool = False
+    ) -> None:
+        if self.aclaims:
+            await self.saver.arelease_wait_claim(  # type: ignore[attr-defined]
+                thread_id=thread_id, interrupt_id=interrupt_id, owner=owner, done=done
+            )
+        else:
+            self._mem_release(thread_id, interrupt_id, owner, done)
+
+    # -- health ----------------------------------------------------------------------------
+    @staticmethod
+    def _count(
+        entries: list[WaitEntry], now: datetime, kinds: Sequence[str] | None
+    ) -> tuple[int, int, datetime | None]:
+        entries = filter_entries(entries, kinds=kinds)
+        overdue = [e.info.deadline for e in entries if e.info.deadline and e.info.deadline <= now]
+        return len(entries), len(overdue), min(overdue) if overdue else None
+
+    def wait_counts(
+        self, *, now: datetime, kinds: Sequence[str] | None = None
+    ) -> tuple[int, int, datetime | None]:
+        if self.claims:
+            return self.saver.wait_counts(now=now, kinds=kinds)  # type: ignore[attr-defined,no-any-return]
+        return self._count(self._scan(), now, kinds)
+
+    async def await_counts(
+        self, *, now: datetime, kinds: Sequence[str] | None = None
+    ) -> tuple[int, int, datetime | None]:
+        if self.aclaims:
+            return await self.saver.await_counts(now=now, kinds=kinds)  # type: ignore[attr-defined,no-any-return]
+        return self._count(await self._ascan(), now, kinds)

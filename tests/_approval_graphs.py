@@ -1,0 +1,90 @@
+"""Real LangGraph graphs and a settable clock for the approval tests."""
+
+from __future__ import annotations
+
+import operator
+import threading
+from datetime import datetime, timedelta, timezone
+from typing import Annotated, Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from interrupts import Escalate, OnTimeout, request_approval
+
+T0 = datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)
+
+
+class FakeClock:
+    """A clock the test moves by hand (thread-safe), so no test sleeps for a timeout."""
+
+    def __init__(self, start: datetime = T0) -> None:
+        self._now = start
+        self._lock = threading.Lock()
+
+    def __call__(self) -> datetime:
+        with self._lock:
+            return self._now
+
+    def advance(self, delta: timedelta) -> None:
+        with self._lock:
+            self._now += delta
+
+
+class ReviewState(TypedDict, total=False):
+    amount: int
+    approved: bool
+    by: str
+    timed_out: bool
+    escalations: int
+    rule: str | None
+    comment: str | None
+    done: Annotated[list[str], operator.add]
+
+
+def review_graph(
+    saver: Any,
+    *,
+    timeout: timedelta | None = timedelta(minutes=15),
+    on_timeout: OnTimeout = "reject",
+    approvers: tuple[str, ...] = ("ops",),
+    after: Any = None,
+) -> Any:
+    """``START -> review -> act -> END``; ``review`` asks for approval of the amount."""
+
+    def review(state: ReviewState) -> dict[str, Any]:
+        d = request_approval(
+            {"action": "refund", "amount": state["amount"]},
+            timeout=timeout,
+            on_timeout=on_timeout,
+            approvers=approvers,
+        )
+        return {
+            "approved": d.approved,
+            "by": d.by,
+            "timed_out": d.timed_out,
+            "escalations": len(d.escalations),
+            "rule": d.rule,
+            "comment": d.comment,
+        }
+
+    def act(state: ReviewState) -> dict[str, Any]:
+        if after is not None:
+            after(state)
+        return {"done": ["act"]}
+
+    builder = StateGraph(ReviewState)
+    builder.add_node("review", review)
+    builder.add_node("act", act)
+    builder.add_edge(START, "review")
+    builder.add_edge("review", "act")
+    builder.add_edge("act", END)
+    return builder.compile(checkpointer=saver)
+
+
+def two_level_escalation() -> Escalate:
+    """manager for an hour, then director for an hour, then reject."""
+    return Escalate(
+        to="manager",
+        timeout=timedelta(hours=1),
+        then=Escalate(to="director", timeout=timedelta(hours=1), then="reject"),
+    )
