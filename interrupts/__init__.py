@@ -10,6 +10,14 @@ Approvals (work with any LangGraph saver; our savers add indexed fast paths)::
 """
 
 from interrupts._approve import aapprove, approve, areject, reject
+from interrupts._batch import (
+    BatchDecision,
+    DecideResult,
+    ItemDecision,
+    adecide,
+    decide,
+    request_batch_approval,
+)
 from interrupts._clock import CLOCK_CONFIG_KEY, Clock
 from interrupts._errors import (
     AlreadyDecided,
@@ -44,23 +52,29 @@ __all__ = [
     "ApprovalHealth",
     "ApprovalItem",
     "ApprovalSweeper",
+    "BatchDecision",
     "BatchItemState",
     "Clock",
+    "DecideResult",
     "Decision",
     "Escalate",
     "Escalation",
     "InterruptsError",
+    "ItemDecision",
     "NoPendingApproval",
     "OnTimeout",
     "StaleApproval",
     "UnknownBatchItem",
     "aapproval_health",
     "aapprove",
+    "adecide",
     "apending_approvals",
     "approval_health",
     "approve",
     "areject",
+    "decide",
     "pending_approvals",
     "reject",
     "request_approval",
+    "request_batch_approval",
 ]

@@ -1,0 +1,335 @@
+"""Partial-batch approvals: each item decided on its own, exactly once.
+
+Item decisions are compare-and-set in the :class:`~checkpointers.DecisionStore`
+under ``f"{batch_id}/{item_key}"``, so they survive restarts and deploys while
+the thread keeps waiting. When the last open item is decided (or the deadline
+passes and the sweeper decides the rest by ``on_timeout``), one caller wins the
+batch's completion record (key ``batch_id``) and resumes the run with every
+item's decision. The node re-checks each item's fingerprint: items whose
+payload changed since they were shown are asked again (or raise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from langgraph.config import get_config
+from langgraph.types import Command, interrupt
+from pydantic import BaseModel, Field
+
+from checkpointers import WAIT_KEY, WaitEntry, wait_marker
+from interrupts._approve import _env, late_decision_flow, pending_of, pick_pending, thread_of
+from interrupts._clock import Clock, clock_from_config, now_of, with_clock
+from interrupts._driver import Flow, adrive, drive, op
+from interrupts._errors import AlreadyDecided, NoPendingApproval, StaleApproval, UnknownBatchItem
+from interrupts._records import (
+    SYSTEM,
+    age_at_least,
+    fingerprint,
+    item_key,
+    new_record,
+    section,
+    won,
+)
+
+
+class ItemDecision(BaseModel):
+    """How one batch item was decided.
+
+    Attributes:
+        key: The item key.
+        approved: The decision.
+        by: Who decided (``"system"`` for a timeout).
+        at: When (UTC).
+        comment: The decider's comment.
+        timed_out: Decided by ``on_timeout``.
+        history: Earlier decisions of this item that went stale.
+    """
+
+    key: str
+    approved: bool
+    by: str
+    at: datetime
+    comment: str | None = None
+    timed_out: bool = False
+    history: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class BatchDecision(BaseModel):
+    """The outcome of :func:`request_batch_approval`.
+
+    Attributes:
+        approved: The approved items (the original objects, in request order).
+        rejected: The rejected items.
+        timed_out: Keys of the items decided by the timeout rule.
+        decisions: Each item's :class:`ItemDecision`, by key.
+    """
+
+    approved: list[Any] = Field(default_factory=list)
+    rejected: list[Any] = Field(default_factory=list)
+    timed_out: list[str] = Field(default_factory=list)
+    decisions: dict[str, ItemDecision] = Field(default_factory=dict)
+
+
+class DecideResult(BaseModel):
+    """What one :func:`decide` call did.
+
+    Attributes:
+        batch_id: The batch (interrupt id).
+        applied: Keys whose decision this call recorded.
+        already_decided: Keys somebody else decided first, with who and when.
+        completed: Whether this call resumed the run (every item decided).
+        result: The resumed run's result, when ``completed``.
+    """
+
+    batch_id: str
+    applied: list[str] = Field(default_factory=list)
+    already_decided: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    completed: bool = False
+    result: Any = None
+
+
+# -- the node side ---------------------------------------------------------------------
+
+
+def request_batch_approval(
+    items: Sequence[Any],
+    *,
+    key: Callable[[Any], Any],
+    timeout: timedelta | None = None,
+    on_timeout: Literal["reject", "approve"] = "reject",
+    approvers: Iterable[str] = (),
+    on_stale: Literal["reask", "raise"] = "reask",
+    clock: Clock | None = None,
+) -> BatchDecision:
+    """Ask for a decision on each item; call inside a node.
+
+    Args:
+        items: JSON-able items shown to the approvers.
+        key: Item -> its unique key (converted to ``str``).
+        timeout: When the open items get ``on_timeout``; ``None`` waits forever.
+        on_timeout: ``"reject"`` or ``"approve"``, applied by the sweeper to open items.
+        approvers: Routing labels or user ids.
+        on_stale: An item whose payload changed after it was decided is asked again
+            (``"reask"``) or raises :class:`~interrupts.StaleApproval` (``"raise"``).
+        clock: Time source (defaults to the run's clock).
+
+    Returns:
+        The :class:`BatchDecision` once every item is decided.
+    """
+    if on_timeout not in ("reject", "approve"):
+        raise ValueError(f'batch on_timeout must be "reject" or "approve", got {on_timeout!r}')
+    by_key: dict[str, Any] = {}
+    for item in items:
+        k = str(key(item))
+        if k in by_key:
+            raise ValueError(f"duplicate batch key {k!r}")
+        by_key[k] = item
+    fps = {k: fingerprint(v) for k, v in by_key.items()}
+    now = now_of(clock or clock_from_config(get_config()))
+    timeout_s = None if timeout is None else timeout.total_seconds()
+    asked = [str(a) for a in approvers]
+    decided: dict[str, dict[str, Any]] = {}
+    history: dict[str, list[dict[str, Any]]] = {}
+    open_keys = list(by_key)
+    requested_at, round_ = now, 0
+    while open_keys:
+        deadline = None if timeout_s is None else requested_at + timedelta(seconds=timeout_s)
+        value = {
+            WAIT_KEY: wait_marker("batch", deadline, asked, 0),
+            "batch": {
+                "items": [{"key": k, "item": by_key[k], "fingerprint": fps[k]} for k in open_keys],
+                "requested_at": requested_at.isoformat(),
+                "on_timeout": {"action": on_timeout},
+                "timeout_s": timeout_s,
+                "round": round_,
+            },
+        }
+        answer = interrupt(value)
+        if not isinstance(answer, dict) or answer.get("type") != "batch_complete":
+            raise TypeError("a batch must be resumed through interrupts.decide() or the sweeper")
+        stale = []
+        for k in open_keys:
+            rec = (answer.get("decisions") or {}).get(k)
+            if rec is None:
+                stale.append(k)
+            elif rec.get("fingerprint") not in (None, fps[k]):
+                if on_stale == "raise":
+                    raise StaleApproval(approval_id=str(answer.get("approval_id")),
+                                        decided_request=rec.get("request"),
+                                        current_request=by_key[k], decision=rec, item=k)
+                history.setdefault(k, []).append(rec)
+                stale.append(k)
+            else:
+                decided[k] = rec
+        open_keys = stale
+        requested_at = datetime.fromisoformat(answer["at"])
+        round_ += 1
+    result = BatchDecision()
+    for k, item in by_key.items():
+        rec = decided[k]
+        d = ItemDecision(key=k, approved=bool(rec.get("approved")), by=str(rec.get("by", "")),
+                         at=datetime.fromisoformat(rec["at"]), comment=rec.get("comment"),
+                         timed_out=bool(rec.get("timed_out")), history=history.get(k, []))
+        result.decisions[k] = d
+        (result.approved if d.approved else result.rejected).append(item)
+        if d.timed_out:
+            result.timed_out.append(k)
+    return result
+
+
+# -- flows -------------------------------------------------------------------------------
+
+
+def _items(value: Any) -> dict[str, dict[str, Any]]:
+    return {str(i["key"]): i for i in section(value).get("items") or []}
+
+
+def batch_resume_value(entry_or_value: Any, completion: dict[str, Any]) -> Flow[dict[str, Any]]:
+    """Every item decision of a completed batch, as the node receives it."""
+    value = getattr(entry_or_value, "value", entry_or_value)
+    thread_id = getattr(entry_or_value, "thread_id", None) or completion["thread_id"]
+    batch_id = completion["approval_id"]
+    items = _items(value)
+    got = yield op("get_decisions", thread_id=thread_id,
+                   keys=[item_key(batch_id, k) for k in items])
+    decisions = {}
+    for k, raw in items.items():
+        rec = got.get(item_key(batch_id, k))
+        if rec is not None:
+            decisions[k] = {**rec, "request": raw.get("item")}
+    return {**completion, "decisions": decisions}
+
+
+def complete_flow(thread_id: str, batch_id: str, items: Mapping[str, Any], by: str,
+                  at: datetime, timed_out: bool) -> Flow[dict[str, Any] | None]:
+    """If every item is decided, CAS the completion record; return it if this call won."""
+    got = yield op("get_decisions", thread_id=thread_id,
+                   keys=[item_key(batch_id, k) for k in items])
+    if len(got) < len(items):
+        return None
+    mine = new_record(type="batch_complete", approval_id=batch_id, by=by, at=at,
+                      timed_out=timed_out, thread_id=thread_id)
+    stored = yield op("record_decision", thread_id=thread_id, key=batch_id, decision=mine)
+    return stored if won(stored, mine) else None
+
+
+def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: str,
+                comment: str | None, batch_id: str | None, roles: Sequence[str],
+                clock: Clock | None) -> Flow[DecideResult]:
+    """Record each item's decision (CAS per item), resume when the batch is complete."""
+    thread_id = thread_of(config)
+    state = yield op("get_state", config=config)
+    pending = pending_of(state, "batch")
+    if not pending and batch_id is None:
+        yield from late_decision_flow(config, thread_id, kind="batch")
+        raise NoPendingApproval(thread_id=thread_id)
+    intr = pick_pending(thread_id, pending, batch_id)
+    if intr is None:
+        raise NoPendingApproval(thread_id=thread_id, approval_id=batch_id)
+    items = _items(intr.value)
+    wanted = {str(k): bool(v) for k, v in decisions.items()}
+    unknown = [k for k in wanted if k not in items]
+    if unknown:
+        raise UnknownBatchItem(keys=unknown, batch_id=intr.id)
+    now = now_of(clock)
+    out = DecideResult(batch_id=intr.id)
+    for k, approved in wanted.items():
+        mine = new_record(type="decision", approval_id=intr.id, by=by, at=now, approved=approved,
+                          comment=comment, fingerprint=items[k].get("fingerprint"),
+                          roles=list(roles), item=k)
+        stored = yield op("record_decision", thread_id=thread_id,
+                          key=item_key(intr.id, k), decision=mine)
+        if won(stored, mine):
+            out.applied.append(k)
+        else:
+            out.already_decided[k] = stored
+    completion = yield from complete_flow(thread_id, intr.id, items, by, now, False)
+    if completion is not None:
+        answer = yield from batch_resume_value(intr.value, completion)
+        command = Command(resume={intr.id: answer})
+        out.result = yield op("invoke", input=command, config=with_clock(config, clock))
+        out.completed = True
+    if not out.applied and out.already_decided:
+        k, rec = next(iter(out.already_decided.items()))
+        raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=rec, item=k)
+    return out
+
+
+def batch_timeout_flow(entry: WaitEntry, *, now: datetime,
+                       lease: timedelta) -> Flow[dict[str, Any] | None]:
+    """Sweeper: decide a due batch's open items by ``on_timeout``; the completion record."""
+    thread_id, batch_id = entry.thread_id, entry.interrupt_id
+    got = yield op("get_decisions", thread_id=thread_id, keys=[batch_id])
+    done = got.get(batch_id)
+    if done is not None:
+        return done if age_at_least(done, now, lease) else None
+    if entry.info.deadline is None or entry.info.deadline > now:
+        return None
+    items = _items(entry.value)
+    action = (section(entry.value).get("on_timeout") or {}).get("action", "reject")
+    decided = yield op("get_decisions", thread_id=thread_id,
+                       keys=[item_key(batch_id, k) for k in items])
+    for k, raw in items.items():
+        if item_key(batch_id, k) in decided:
+            continue
+        mine = new_record(type="decision", approval_id=batch_id, by=SYSTEM, at=now,
+                          approved=action == "approve", timed_out=True,
+                          rule=f"on_timeout={action}", fingerprint=raw.get("fingerprint"), item=k)
+        yield op("record_decision", thread_id=thread_id, key=item_key(batch_id, k), decision=mine)
+    completion = yield from complete_flow(thread_id, batch_id, items, SYSTEM, now, True)
+    if completion is None:
+        # a decider completed it at the same moment; resume theirs once it is a lease old
+        got = yield op("get_decisions", thread_id=thread_id, keys=[batch_id])
+        theirs = got.get(batch_id)
+        return theirs if theirs is not None and age_at_least(theirs, now, lease) else None
+    return completion
+
+
+# -- public calls ------------------------------------------------------------------------
+
+
+def decide(
+    graph: Any,
+    config: dict[str, Any],
+    decisions: Mapping[Any, bool],
+    *,
+    by: str,
+    comment: str | None = None,
+    batch_id: str | None = None,
+    roles: Sequence[str] = (),
+    clock: Clock | None = None,
+) -> DecideResult:
+    """Decide any subset of a pending batch's items (``{key: approved}``).
+
+    Each item is recorded once (compare-and-set per item). When this call decides
+    the last open item, it resumes the run and returns its result.
+
+    Raises:
+        UnknownBatchItem: a key is not in the batch (nothing is recorded).
+        AlreadyDecided: every item of the call was already decided by someone else
+            (when only some were, see :attr:`DecideResult.already_decided`).
+        NoPendingApproval: no batch is waiting on the thread.
+    """
+    flow = decide_flow(config, decisions, by=by, comment=comment, batch_id=batch_id,
+                       roles=roles, clock=clock)
+    return drive(flow, _env(graph))
+
+
+async def adecide(
+    graph: Any,
+    config: dict[str, Any],
+    decisions: Mapping[Any, bool],
+    *,
+    by: str,
+    comment: str | None = None,
+    batch_id: str | None = None,
+    roles: Sequence[str] = (),
+    clock: Clock | None = None,
+) -> DecideResult:
+    """Async twin of :func:`decide`."""
+    flow = decide_flow(config, decisions, by=by, comment=comment, batch_id=batch_id,
+                       roles=roles, clock=clock)
+    return await adrive(flow, _env(graph))
