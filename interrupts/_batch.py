@@ -249,7 +249,7 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
     completion = yield from complete_flow(thread_id, intr.id, items, by, now, False)
     if completion is not None:
         answer = yield from batch_resume_value(intr.value, completion)
-        command = Command(resume={intr.id: answer})
+        command: Command[Any] = Command(resume={intr.id: answer})
         out.result = yield op("invoke", input=command, config=with_clock(config, clock))
         out.completed = True
     if not out.applied and out.already_decided:
