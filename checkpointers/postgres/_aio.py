@@ -1,0 +1,312 @@
+"""The asyncio PostgreSQL saver: a thin shell over :mod:`._core`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg import AsyncConnection
+from psycopg.pq import TransactionStatus
+from psycopg_pool import AsyncConnectionPool
+
+from checkpointers._errors import InvalidConfigError
+from checkpointers._serde import default_serde
+from checkpointers._waits import WaitEntry
+from checkpointers.postgres._core import Op, PostgresCore, _Queries
+from checkpointers.postgres._errors import translate
+from checkpointers.postgres._sync import _check_schema
+
+T = TypeVar("T")
+
+
+async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
+    """Run one core operation on ``conn``; return its result."""
+    try:
+        async with conn.cursor() as cur:
+            stmt = next(op)
+            while True:
+                await cur.execute(stmt.query, stmt.params, prepare=stmt.prepare, binary=stmt.fetch)
+                stmt = op.send(await cur.fetchall() if stmt.fetch else None)
+    except StopIteration as done:
+        if not conn.autocommit:
+            await conn.commit()
+        return done.value
+    except BaseException:
+        op.close()
+        if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+            # if the connection is gone, the pool or the caller replaces it
+            with contextlib.suppress(psycopg.Error):
+                await conn.rollback()
+        raise
+
+
+class AsyncPostgresSaver(PostgresCore, BaseCheckpointSaver[str]):
+    """LangGraph checkpoint saver on PostgreSQL (asyncio API).
+
+    Same storage, options and behaviour as
+    :class:`checkpointers.postgres.PostgresSaver`; see there.
+
+    Args:
+        conn: A psycopg ``AsyncConnection`` (used under a lock, one call at a
+            time) or an ``AsyncConnectionPool``. Connections should be
+            ``autocommit=True``; otherwise each call commits at its end.
+        serde: Serializer; default :func:`checkpointers.default_serde`.
+        migrations: A ``migrations.StateMigrations`` (its ``version`` is stored).
+        schema: PostgreSQL schema holding the tables (default ``public``).
+
+    The sync methods (``get_tuple``...) work from another thread than the
+    event loop's, as LangGraph's sync ``get_state`` needs.
+    """
+
+    def __init__(
+        self,
+        conn: AsyncConnection[Any] | AsyncConnectionPool[Any],
+        *,
+        serde: SerializerProtocol | None = None,
+        migrations: Any = None,
+        schema: str = "public",
+    ) -> None:
+        super().__init__(serde=serde or default_serde())
+        if not isinstance(conn, (AsyncConnection, AsyncConnectionPool)):
+            raise InvalidConfigError(
+                field="conn",
+                reason=f"expected a psycopg AsyncConnection or AsyncConnectionPool, got {conn!r}",
+            )
+        self.conn = conn
+        self._q = _Queries(_check_schema(schema))
+        self._migrations = migrations
+        self._lock: asyncio.Lock | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pool_size: int | None = None,
+        serde: SerializerProtocol | None = None,
+        migrations: Any = None,
+        schema: str = "public",
+    ) -> AsyncIterator[AsyncPostgresSaver]:
+        """Open a saver on ``conn_string``; closes its connection(s) on exit.
+
+        Args:
+            conn_string: libpq URL or DSN.
+            pool_size: Use an ``AsyncConnectionPool`` of this many connections,
+                so concurrent graph runs do not queue on one connection.
+            serde: See the class.
+            migrations: See the class.
+            schema: See the class.
+        """
+        if pool_size:
+            async with AsyncConnectionPool(
+                conn_string,
+                min_size=1,
+                max_size=pool_size,
+                kwargs={"autocommit": True},
+                check=AsyncConnectionPool.check_connection,
+                open=False,
+            ) as pool:
+                yield cls(pool, serde=serde, migrations=migrations, schema=schema)
+        else:
+            async with await AsyncConnection.connect(conn_string, autocommit=True) as conn:
+                yield cls(conn, serde=serde, migrations=migrations, schema=schema)
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        if isinstance(self.conn, AsyncConnectionPool):
+            async with self.conn.connection() as conn:
+                yield conn
+        else:
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            async with self._lock:
+                yield self.conn
+
+    async def _run(self, operation: str, op: Op) -> Any:
+        self._loop = asyncio.get_running_loop()
+        try:
+            async with self._connection() as conn:
+                return await adrive(conn, op)
+        except psycopg.Error as exc:
+            raise translate(exc, operation) from exc
+
+    async def setup(self) -> None:
+        """Create or upgrade the tables (idempotent, safe to run concurrently)."""
+        await self._run("setup", self._op_setup())
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names, or the latest of its thread+namespace."""
+        return await self._run("get_tuple", self._op_get_tuple(config))  # type: ignore[no-any-return]
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints matching ``config``/``filter``/``before``, newest first."""
+        for tup in await self._run("list", self._op_list(config, filter, before, limit)):
+            yield tup
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint (one atomic statement)."""
+        return await self._run(  # type: ignore[no-any-return]
+            "put", self._op_put(config, checkpoint, metadata, new_versions)
+        )
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's writes (and index marked interrupts), one statement."""
+        await self._run("put_writes", self._op_put_writes(config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint, write and wait entry of a thread."""
+        await self._run("delete_thread", self._op_delete_threads([thread_id]))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) that these runs created."""
+        await self._run("delete_for_runs", self._op_delete_for_runs(run_ids))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's whole history (all namespaces, writes, waits) to another id."""
+        await self._run("copy_thread", self._op_copy_thread(source_thread_id, target_thread_id))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Prune threads: ``keep_latest`` per namespace (DeltaChannel-safe) or ``delete``."""
+        await self._run("prune", self._op_prune(thread_ids, strategy))
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Per-channel writes and seed along the parent chain, in one query."""
+        return await self._run(  # type: ignore[no-any-return]
+            "get_delta_channel_history", self._op_delta_history(config, channels)
+        )
+
+    async def alist_waits(
+        self,
+        *,
+        kind: str | None = None,
+        approver: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[WaitEntry]:
+        """Pending marked interrupts, oldest deadline first (``None`` deadlines last)."""
+        return await self._run(  # type: ignore[no-any-return]
+            "list_waits", self._op_list_waits(kind, approver, thread_id, limit)
+        )
+
+    # -- sync bridge: for LangGraph's sync APIs called from another thread --
+
+    def _bridge(self, coro: Coroutine[Any, Any, T]) -> T:
+        loop = self._loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is None or running is loop or not loop.is_running():
+            coro.close()
+            raise asyncio.InvalidStateError(
+                "sync calls to AsyncPostgresSaver only work from another thread while its "
+                "event loop runs; use the async methods (aget_tuple, alist, ...) instead"
+            )
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Sync bridge to :meth:`aget_tuple`."""
+        return self._bridge(self.aget_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Sync bridge to :meth:`alist`."""
+        yield from self._bridge(self._run("list", self._op_list(config, filter, before, limit)))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Sync bridge to :meth:`aput`."""
+        return self._bridge(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Sync bridge to :meth:`aput_writes`."""
+        self._bridge(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Sync bridge to :meth:`adelete_thread`."""
+        self._bridge(self.adelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Sync bridge to :meth:`adelete_for_runs`."""
+        self._bridge(self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Sync bridge to :meth:`acopy_thread`."""
+        self._bridge(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Sync bridge to :meth:`aprune`."""
+        self._bridge(self.aprune(thread_ids, strategy=strategy))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Sync bridge to :meth:`aget_delta_channel_history`."""
+        return self._bridge(self.aget_delta_channel_history(config=config, channels=channels))
+
+    def list_waits(
+        self,
+        *,
+        kind: str | None = None,
+        approver: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[WaitEntry]:
+        """Sync bridge to :meth:`alist_waits`."""
+        return self._bridge(
+            self.alist_waits(kind=kind, approver=approver, thread_id=thread_id, limit=limit)
+        )

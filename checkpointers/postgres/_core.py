@@ -1,0 +1,636 @@
+"""The I/O-free core of the PostgreSQL savers.
+
+Every saver operation is a generator method here: it yields :class:`Stmt`
+objects (a query, its parameters, whether rows come back) and receives the
+rows, then returns the operation's result. The sync and async savers only run
+these generators against a connection (as psycopg's ``_connection_base.py``
+does), so the logic exists once.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Generator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    EXCLUDED_METADATA_KEYS,
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    PendingWrite,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import INTERRUPT, TASKS, _DeltaSnapshot
+from psycopg.types.json import Jsonb
+
+from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
+from checkpointers._ids import check_id
+from checkpointers._waits import WaitEntry, WaitInfo, extract_wait
+from checkpointers.postgres import _sql
+from checkpointers.postgres._metadata import decode_metadata, encode_metadata
+from migrations import SCHEMA_VERSION_KEY
+from migrations.postgres import LayoutStep, layout_steps
+
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+@dataclass(frozen=True, slots=True)
+class Stmt:
+    """One statement for a shell to run.
+
+    Attributes:
+        query: The rendered query (placeholders ``%(name)s``).
+        params: Its parameters, or ``None`` for a parameterless script.
+        fetch: Whether the shell sends the result rows back.
+        prepare: ``False`` for statements whose plan depends on array sizes.
+    """
+
+    query: str
+    params: Mapping[str, Any] | None = None
+    fetch: bool = False
+    prepare: bool | None = None
+
+
+Rows = list[tuple[Any, ...]]
+Op = Generator[Stmt, Rows | None, Any]
+
+
+class _Queries:
+    """The statements of one schema, rendered once."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+        r = _sql.render
+        self.setup_prepare = r(_sql.SETUP_PREPARE, schema)
+        self.setup_current = r(_sql.SETUP_CURRENT, schema)
+        self.setup_record = r(_sql.SETUP_RECORD, schema)
+        self.layout_version = r(_sql.LAYOUT_VERSION, schema)
+        self.get_latest = r(_sql.GET_LATEST, schema)
+        self.get_by_id = r(_sql.GET_BY_ID, schema)
+        self.put = r(_sql.PUT, schema)
+        self.put_writes_upsert = r(_sql.PUT_WRITES_UPSERT, schema)
+        self.put_writes_insert = r(_sql.PUT_WRITES_INSERT, schema)
+        self.delete_threads = r(_sql.DELETE_THREADS, schema)
+        self.delete_for_runs = r(_sql.DELETE_FOR_RUNS, schema)
+        self.copy_thread = r(_sql.COPY_THREAD, schema)
+        self.prune_heads = r(_sql.PRUNE_HEADS, schema)
+        self.prune_chain = r(_sql.PRUNE_CHAIN, schema)
+        self.prune_delete = r(_sql.PRUNE_DELETE, schema)
+        self.delta_history = r(_sql.DELTA_HISTORY, schema)
+        self.list_waits = r(_sql.LIST_WAITS, schema)
+        self._lists: dict[tuple[str, ...], str] = {}
+
+    def list_query(self, predicates: tuple[str, ...], limited: bool) -> str:
+        key = (*predicates, "limit" if limited else "")
+        query = self._lists.get(key)
+        if query is None:
+            where = " AND ".join(_sql.LIST_PREDICATES[p] for p in predicates)
+            inner = _sql.LIST_INNER + (_sql.LIST_LIMIT if limited else "")
+            query = _sql.render(
+                _sql.SELECT_TUPLES.replace("{inner}", inner),
+                self.schema,
+                where=f"WHERE {where}" if where else "",
+            )
+            self._lists[key] = query
+        return query
+
+
+def _ids(config: RunnableConfig) -> tuple[str, str, str | None]:
+    conf = config.get("configurable") or {}
+    if "thread_id" not in conf:
+        raise InvalidConfigError(field="thread_id", reason="missing from config['configurable']")
+    thread_id = check_id("thread_id", conf["thread_id"])
+    checkpoint_ns = check_id("checkpoint_ns", conf.get("checkpoint_ns") or "")
+    checkpoint_id = conf.get("checkpoint_id")
+    if checkpoint_id is not None:
+        checkpoint_id = check_id("checkpoint_id", checkpoint_id)
+    return thread_id, checkpoint_ns, checkpoint_id or None
+
+
+def _inline_ok(value: Any) -> bool:
+    """Whether jsonb holds ``value`` exactly (so it can live in the checkpoint row)."""
+    # exact types only: an IntEnum or a str subclass would come back as a plain value
+    kind = type(value)
+    if value is None or kind is bool or kind is int:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is str:
+        if "\x00" in value:
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    return False
+
+
+class PostgresCore:
+    """Statement builders and row parsers shared by both Postgres savers.
+
+    Subclasses provide ``serde`` (LangGraph's attribute, replaced by
+    ``with_allowlist``), ``_q`` (the rendered statements) and ``_migrations``.
+    """
+
+    serde: SerializerProtocol
+    _q: _Queries
+    _migrations: Any
+
+    # -- value encoding: the one place a channel value becomes bytes (issue 12) --
+
+    def _encode_value(self, value: Any) -> tuple[str, bytes]:
+        return self.serde.dumps_typed(value)
+
+    def _decode_value(
+        self, type_: str, blob: bytes | None, *, where: tuple[str, str, str], channel: str
+    ) -> Any:
+        try:
+            return self.serde.loads_typed((type_, blob if blob is not None else b""))
+        except Exception as exc:
+            raise CorruptCheckpointError(
+                thread_id=where[0],
+                checkpoint_ns=where[1],
+                checkpoint_id=where[2],
+                channel=channel,
+                reason=f"{type(exc).__name__}: {exc}",
+            ) from exc
+
+    # -- schema version (issue 4 fills _finish_read in) --
+
+    def _schema_version(self) -> int:
+        return int(getattr(self._migrations, "version", 0) or 0) if self._migrations else 0
+
+    def _finish_read(self, tup: CheckpointTuple, stored_version: int) -> CheckpointTuple:
+        """Every read builds its tuple through here (migrations hook, issue 4)."""
+        return tup
+
+    # -- setup --
+
+    def _op_setup(self) -> Op:
+        """Apply the pending layout steps, each in one locked transaction."""
+        schema = self._q.schema
+        steps: tuple[LayoutStep, ...] = layout_steps()
+        lock = {"schema": schema}
+        while True:
+            yield Stmt(_sql.BEGIN)
+            yield Stmt(_sql.SETUP_LOCK, lock)
+            yield Stmt(self._q.setup_prepare)
+            rows = yield Stmt(self._q.setup_current, None, fetch=True)
+            current = int(rows[0][0]) if rows else 0
+            pending = [s for s in steps if s.version > current]
+            if not pending:
+                yield Stmt(_sql.COMMIT)
+                return current
+            step = pending[0]
+            # search_path only for this transaction: the step files name tables
+            # unqualified, and pg_catalog stays resolvable.
+            yield Stmt(_sql.SETUP_SEARCH_PATH, {"path": _search_path(schema)})
+            yield Stmt(step.sql)
+            yield Stmt(self._q.setup_record, {"version": step.version, "name": step.name})
+            yield Stmt(_sql.COMMIT)
+
+    # -- reads --
+
+    def _op_get_tuple(self, config: RunnableConfig) -> Op:
+        thread_id, checkpoint_ns, checkpoint_id = _ids(config)
+        params = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        if checkpoint_id:
+            params["checkpoint_id"] = checkpoint_id
+            query = self._q.get_by_id
+        else:
+            query = self._q.get_latest
+        rows = yield Stmt(query, params, fetch=True)
+        if not rows:
+            return None
+        return self._parse_tuple(rows[0])
+
+    def _op_list(
+        self,
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> Op:
+        predicates: list[str] = []
+        params: dict[str, Any] = {}
+        if config is not None:
+            conf = config.get("configurable") or {}
+            if conf.get("thread_id") is not None:
+                params["thread_id"] = check_id("thread_id", conf["thread_id"])
+                predicates.append("thread_id")
+            if conf.get("checkpoint_ns") is not None:
+                params["checkpoint_ns"] = check_id("checkpoint_ns", conf["checkpoint_ns"])
+                predicates.append("checkpoint_ns")
+            if conf.get("checkpoint_id"):
+                params["checkpoint_id"] = check_id("checkpoint_id", conf["checkpoint_id"])
+                predicates.append("checkpoint_id")
+        exact_check = False
+        if filter:
+            json_filter, exact_filter = encode_metadata(filter)
+            params["filter"] = Jsonb(json_filter)
+            predicates.append("filter")
+            # a filter jsonb cannot hold exactly is checked again after loading
+            exact_check = exact_filter is not None
+        if before is not None:
+            before_id = (before.get("configurable") or {}).get("checkpoint_id")
+            if before_id:
+                params["before"] = check_id("checkpoint_id", before_id)
+                predicates.append("before")
+        limited = limit is not None and not exact_check
+        if limited:
+            params["limit"] = int(limit)  # type: ignore[arg-type]
+        query = self._q.list_query(tuple(predicates), limited)
+        rows = yield Stmt(query, params, fetch=True)
+        out: list[CheckpointTuple] = []
+        for row in rows or ():
+            tup = self._parse_tuple(row)
+            if exact_check and filter and any(
+                k not in tup.metadata or tup.metadata[k] != v  # type: ignore[literal-required]
+                for k, v in filter.items()
+            ):
+                continue
+            out.append(tup)
+            if limit is not None and len(out) >= limit:
+                break
+        return out
+
+    def _parse_tuple(self, row: tuple[Any, ...]) -> CheckpointTuple:
+        (
+            thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, metadata,
+            metadata_exact, schema_version, b_channels, b_types, b_blobs,
+            w_tasks, w_channels, w_types, w_blobs, w_paths, w_idxs, s_types, s_blobs,
+        ) = row
+        where = (thread_id, checkpoint_ns, checkpoint_id)
+        values = dict(checkpoint.get("channel_values") or {})
+        if b_channels:
+            for channel, type_, blob in zip(b_channels, b_types, b_blobs, strict=True):
+                if type_ != "empty":
+                    values[channel] = self._decode_value(type_, blob, where=where, channel=channel)
+        if s_types and checkpoint.get("v", 4) < 4:
+            # checkpoint format < 4: pending sends lived in the parent's writes
+            values[TASKS] = [
+                self._decode_value(t, b, where=where, channel=TASKS)
+                for t, b in zip(s_types, s_blobs, strict=True)
+            ]
+            versions = checkpoint.setdefault("channel_versions", {})
+            versions[TASKS] = max(versions.values()) if versions else self.get_next_version(
+                None, None
+            )
+        checkpoint["channel_values"] = values
+        if metadata_exact is not None:
+            try:
+                metadata = decode_metadata(self.serde, metadata_exact)
+            except Exception as exc:
+                raise CorruptCheckpointError(
+                    thread_id=thread_id, checkpoint_ns=checkpoint_ns,
+                    checkpoint_id=checkpoint_id, channel="<metadata>",
+                    reason=f"{type(exc).__name__}: {exc}",
+                ) from exc
+        writes: list[PendingWrite] = []
+        if w_tasks:
+            order = sorted(
+                range(len(w_tasks)),
+                key=lambda i: writes_sort_key(w_paths[i] or "", w_tasks[i], w_idxs[i]),
+            )
+            writes = [
+                (
+                    w_tasks[i],
+                    w_channels[i],
+                    self._decode_value(w_types[i], w_blobs[i], where=where, channel=w_channels[i]),
+                )
+                for i in order
+            ]
+        tup = CheckpointTuple(
+            config={
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": checkpoint_ns,
+                    "checkpoint_id": checkpoint_id,
+                }
+            },
+            checkpoint=checkpoint,
+            metadata=metadata,
+            parent_config=(
+                {
+                    "configurable": {
+                        "thread_id": thread_id,
+                        "checkpoint_ns": checkpoint_ns,
+                        "checkpoint_id": parent_id,
+                    }
+                }
+                if parent_id
+                else None
+            ),
+            pending_writes=writes,
+        )
+        return self._finish_read(tup, int(schema_version or 0))
+
+    # -- writes --
+
+    def _op_put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Op:
+        thread_id, checkpoint_ns, parent_id = _ids(config)
+        checkpoint_id = check_id("checkpoint id", checkpoint["id"])
+        stored = dict(checkpoint)
+        inline: dict[str, Any] = {}
+        blob_values: dict[str, Any] = {}
+        for k, v in checkpoint["channel_values"].items():
+            if isinstance(v, _DeltaSnapshot):
+                # the `true` marker is what langgraph-checkpoint-postgres writes
+                blob_values[k] = v
+                inline[k] = True
+            elif _inline_ok(v):
+                inline[k] = v
+            else:
+                blob_values[k] = v
+        stored["channel_values"] = inline
+        channels: list[str] = []
+        versions: list[str] = []
+        types: list[str] = []
+        blobs: list[bytes | None] = []
+        for k, ver in new_versions.items():
+            if k in blob_values:
+                type_, blob = self._encode_value(blob_values[k])
+                channels.append(k)
+                versions.append(str(ver))
+                types.append(type_)
+                blobs.append(blob)
+        md = self._merge_metadata(config, metadata)
+        json_md, exact_md = encode_metadata(md, self.serde)
+        yield Stmt(
+            self._q.put,
+            {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint_id,
+                "parent_id": parent_id,
+                "channels": channels,
+                "versions": versions,
+                "types": types,
+                "blobs": blobs,
+                "checkpoint": Jsonb(stored),
+                "metadata": Jsonb(json_md),
+                "metadata_exact": exact_md,
+                "schema_version": self._schema_version(),
+            },
+        )
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+
+    def _merge_metadata(
+        self, config: RunnableConfig, metadata: CheckpointMetadata
+    ) -> dict[str, Any]:
+        # LangGraph's get_checkpoint_metadata, minus its stripping of "\u0000"
+        # (data loss): we store such values exactly.
+        md: dict[str, Any] = dict(metadata)
+        for obj in (config.get("metadata"), config.get("configurable")):
+            if not obj:
+                continue
+            for key, v in obj.items():
+                if key in md or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
+                    continue
+                if isinstance(v, (str, int, bool, float)):
+                    md[key] = v
+        md.pop("writes", None)
+        md[SCHEMA_VERSION_KEY] = self._schema_version()
+        return md
+
+    def _op_put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Op:
+        thread_id, checkpoint_ns, checkpoint_id = _ids(config)
+        if not checkpoint_id:
+            raise InvalidConfigError(field="checkpoint_id", reason="put_writes needs one")
+        idxs: list[int] = []
+        channels: list[str] = []
+        types: list[str] = []
+        blobs: list[bytes] = []
+        waits: list[tuple[str, WaitInfo, Any]] = []
+        for idx, (channel, value) in enumerate(writes):
+            type_, blob = self._encode_value(value)
+            idxs.append(WRITES_IDX_MAP.get(channel, idx))
+            channels.append(channel)
+            types.append(type_)
+            blobs.append(blob)
+            if channel == INTERRUPT:
+                waits.extend(_marked_interrupts(value))
+        upsert = all(w[0] in WRITES_IDX_MAP for w in writes)
+        params: dict[str, Any] = {
+            "thread_id": thread_id,
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint_id,
+            "task_id": task_id,
+            "task_path": task_path,
+            "idxs": idxs,
+            "channels": channels,
+            "types": types,
+            "blobs": blobs,
+            "w_ids": [], "w_kinds": [], "w_deadlines": [], "w_approvers": [],
+            "w_levels": [], "w_types": [], "w_values": [],
+        }
+        for interrupt_id, info, value in waits:
+            v_type, v_blob = self._encode_value(value)
+            params["w_ids"].append(interrupt_id)
+            params["w_kinds"].append(info.kind)
+            params["w_deadlines"].append(info.deadline)
+            params["w_approvers"].append(Jsonb(list(info.approvers)))
+            params["w_levels"].append(info.escalation_level)
+            params["w_types"].append(v_type)
+            params["w_values"].append(v_blob)
+        yield Stmt(self._q.put_writes_upsert if upsert else self._q.put_writes_insert, params)
+
+    # -- deletes, copies, prune --
+
+    def _op_delete_threads(self, thread_ids: Sequence[str]) -> Op:
+        ids = [check_id("thread_id", t) for t in thread_ids]
+        if ids:
+            yield Stmt(self._q.delete_threads, {"thread_ids": ids})
+
+    def _op_delete_for_runs(self, run_ids: Sequence[str]) -> Op:
+        ids = [str(r) for r in run_ids]
+        if ids:
+            yield Stmt(self._q.delete_for_runs, {"run_ids": ids}, prepare=False)
+
+    def _op_copy_thread(self, source: str, target: str) -> Op:
+        params = {"source": check_id("thread_id", source), "target": check_id("thread_id", target)}
+        yield Stmt(_sql.BEGIN)
+        yield Stmt(self._q.copy_thread, params)
+        yield Stmt(_sql.COMMIT)
+
+    def _op_prune(self, thread_ids: Sequence[str], strategy: str) -> Op:
+        if isinstance(thread_ids, str):
+            raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
+        if strategy not in PRUNE_STRATEGIES:
+            raise ValueError(f"unknown prune strategy {strategy!r}; expected {PRUNE_STRATEGIES}")
+        ids = [check_id("thread_id", t) for t in thread_ids]
+        if not ids:
+            return
+        if strategy == "delete":
+            yield from self._op_delete_threads(ids)
+            return
+        yield Stmt(_sql.BEGIN_SNAPSHOT)
+        heads = yield Stmt(self._q.prune_heads, {"thread_ids": ids}, fetch=True, prepare=False)
+        keep: list[tuple[str, str, str]] = []
+        for thread_id, ns, head_id, delta_channels in heads or ():
+            keep.append((thread_id, ns, head_id))
+            if not delta_channels:
+                continue
+            # DeltaChannel: keep the ancestors back to the nearest one holding a
+            # stored value for every delta channel, so the kept head still
+            # rebuilds those channels (BaseCheckpointSaver.prune's contract).
+            chain = yield Stmt(
+                self._q.prune_chain,
+                {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": head_id,
+                 "channels": list(delta_channels)},
+                fetch=True,
+                prepare=False,
+            )
+            open_channels = set(delta_channels)
+            for ancestor_id, seeded in chain or ():
+                if ancestor_id != head_id:
+                    keep.append((thread_id, ns, ancestor_id))
+                open_channels.difference_update(seeded)
+                if not open_channels:
+                    break
+        yield Stmt(
+            self._q.prune_delete,
+            {
+                "thread_ids": ids,
+                "keep_threads": [k[0] for k in keep],
+                "keep_ns": [k[1] for k in keep],
+                "keep_ids": [k[2] for k in keep],
+            },
+            prepare=False,
+        )
+        yield Stmt(_sql.COMMIT)
+
+    # -- delta channel history --
+
+    def _op_delta_history(self, config: RunnableConfig, channels: Sequence[str]) -> Op:
+        channels = list(channels)
+        if not channels:
+            return {}
+        thread_id, checkpoint_ns, checkpoint_id = _ids(config)
+        rows = yield Stmt(
+            self._q.delta_history,
+            {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint_id,
+                "channels": channels,
+            },
+            fetch=True,
+        )
+        where = (thread_id, checkpoint_ns, checkpoint_id or "<latest>")
+        # rows: (depth, kind, channel, type, blob, inline, task_id, task_path, idx)
+        writes: dict[str, list[tuple[int, tuple[str, str, int], PendingWrite]]] = {
+            ch: [] for ch in channels
+        }
+        seeds: dict[str, Any] = {}
+        for depth, kind, channel, type_, blob, inline, task_id, task_path, idx in rows or ():
+            if kind == "w":
+                value = self._decode_value(type_, blob, where=where, channel=channel)
+                key = writes_sort_key(task_path or "", task_id, idx)
+                writes[channel].append((depth, key, (task_id, channel, value)))
+            elif type_ is not None:
+                seeds[channel] = self._decode_value(type_, blob, where=where, channel=channel)
+            else:
+                seeds[channel] = inline
+        result: dict[str, DeltaChannelHistory] = {}
+        for ch in channels:
+            # oldest ancestor first (largest depth); within one, writes_sort_key order
+            ordered = sorted(writes[ch], key=lambda w: (-w[0], w[1]))
+            entry: DeltaChannelHistory = {"writes": [w[2] for w in ordered]}
+            if ch in seeds:
+                entry["seed"] = seeds[ch]
+            result[ch] = entry
+        return result
+
+    # -- wait index --
+
+    def _op_list_waits(
+        self,
+        kind: str | None,
+        approver: str | None,
+        thread_id: str | None,
+        limit: int | None,
+    ) -> Op:
+        rows = yield Stmt(
+            self._q.list_waits,
+            {
+                "kind": kind,
+                "approver": approver,
+                "thread_id": None if thread_id is None else check_id("thread_id", thread_id),
+                "limit": limit,
+            },
+            fetch=True,
+        )
+        entries = []
+        for (tid, ns, cid, iid, kind_, deadline, approvers, level, v_type, v_blob,
+             created) in rows or ():
+            entries.append(
+                WaitEntry(
+                    thread_id=tid,
+                    checkpoint_ns=ns,
+                    checkpoint_id=cid,
+                    interrupt_id=iid,
+                    info=WaitInfo(kind_, deadline, tuple(approvers or ()), level),
+                    value=self._decode_value(
+                        v_type, v_blob, where=(tid, ns, cid), channel=INTERRUPT
+                    ),
+                    created_at=created,
+                )
+            )
+        return entries
+
+    # -- versions (the official saver's format, so both read each other's rows) --
+
+    def get_next_version(self, current: str | int | None, channel: None) -> str:
+        """Next channel version, ``"<counter:032>.<random:016>"`` as the official saver."""
+        if current is None:
+            current_v = 0
+        elif isinstance(current, int):
+            current_v = current
+        else:
+            current_v = int(str(current).split(".")[0])
+        return f"{current_v + 1:032}.{random.random():016}"
+
+
+def _marked_interrupts(value: Any) -> list[tuple[str, WaitInfo, Any]]:
+    """The interrupts of an ``__interrupt__`` write whose value carries the wait marker."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    found = []
+    for item in items:
+        info = extract_wait(item)
+        interrupt_id = getattr(item, "id", None)
+        if info is not None and isinstance(interrupt_id, str):
+            found.append((interrupt_id, info, getattr(item, "value", item)))
+    return found
+
+
+def _search_path(schema: str) -> str:
+    # set_config takes the list as text: quote the schema as an identifier
+    return '"' + schema.replace('"', '""') + '", pg_catalog'

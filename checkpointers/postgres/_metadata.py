@@ -1,0 +1,84 @@
+"""Checkpoint metadata as jsonb, exactly.
+
+``jsonb`` cannot hold ``\\u0000``, lone surrogates, NaN/Infinity or non-JSON
+values. The ``metadata`` column keeps a lossy JSON copy (used by
+``list(filter=...)`` and by langgraph-checkpoint-postgres); when the copy
+differs from the original, ``metadata_exact`` keeps the serializer's encoding
+and reads use it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+
+def _clean_str(value: str) -> tuple[str, bool]:
+    if "\x00" in value:
+        value = value.replace("\x00", "")
+        ok = False
+    else:
+        ok = True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "replace").decode("utf-8"), False
+    return value, ok
+
+
+def to_json(value: Any) -> tuple[Any, bool]:
+    """Return ``(json_value, exact)``: a jsonb-storable copy and whether it is lossless.
+
+    Tuples become lists and count as exact: that is what LangGraph itself
+    expects of JSON metadata (``counters_since_delta_snapshot``).
+    """
+    kind = type(value)
+    if value is None or kind is bool or kind is int:
+        return value, True
+    if kind is str:
+        return _clean_str(value)
+    if kind is float:
+        return (value, True) if math.isfinite(value) else (None, False)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        exact = True
+        for k, v in value.items():
+            if type(k) is str:
+                key, key_ok = _clean_str(k)
+            else:
+                key, key_ok = str(k), False
+            out[key], v_ok = to_json(v)
+            exact = exact and key_ok and v_ok
+        return out, exact
+    if isinstance(value, (list, tuple)):
+        items = [to_json(v) for v in value]
+        return [v for v, _ in items], all(ok for _, ok in items)
+    # a bool/int/str/float subclass, or any other object: a readable stand-in
+    if isinstance(value, (bool, int, float, str)):
+        return to_json(kind.__mro__[1](value) if kind is not bool else bool(value))[0], False
+    return str(value), False
+
+
+def encode_metadata(
+    metadata: dict[str, Any], serde: SerializerProtocol | None = None
+) -> tuple[dict[str, Any], bytes | None]:
+    """``(jsonb copy, exact encoding or None)``.
+
+    Without ``serde`` (a list filter), the second item is ``b""`` when the copy
+    is lossy, so the caller knows to re-check matches exactly.
+    """
+    json_md, exact = to_json(metadata)
+    if exact:
+        return json_md, None
+    if serde is None:
+        return json_md, b""
+    type_, blob = serde.dumps_typed(metadata)
+    return json_md, type_.encode("ascii") + b":" + blob
+
+
+def decode_metadata(serde: SerializerProtocol, data: bytes) -> Any:
+    """Inverse of the exact encoding of :func:`encode_metadata`."""
+    type_, _, blob = bytes(data).partition(b":")
+    return serde.loads_typed((type_.decode("ascii"), blob))

@@ -1,0 +1,411 @@
+"""Every SQL statement of the PostgreSQL savers, as named templates.
+
+``{s}`` is the saver's schema; :func:`render` fills it in with
+:class:`psycopg.sql.Identifier` once per saver (no I/O). Values always go
+through ``%(name)s`` placeholders. Literal braces are doubled (``'{{}}'``)
+because the templates go through :meth:`psycopg.sql.SQL.format`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import sql
+
+LAYOUT_TABLE = "langgraph_durable_layout"
+
+# -- setup ---------------------------------------------------------------------
+
+# One key per schema, so two apps sharing a database migrate independently.
+SETUP_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('langgraph-durable:' || %(schema)s, 0))"
+SETUP_PREPARE = """
+CREATE SCHEMA IF NOT EXISTS {s};
+CREATE TABLE IF NOT EXISTS {s}.{layout} (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+)"""
+SETUP_CURRENT = "SELECT coalesce(max(version), 0) FROM {s}.{layout}"
+SETUP_SEARCH_PATH = "SELECT set_config('search_path', %(path)s, true)"
+SETUP_RECORD = "INSERT INTO {s}.{layout} (version, name) VALUES (%(version)s, %(name)s)"
+LAYOUT_VERSION = "SELECT max(version) FROM {s}.{layout}"
+
+# -- reads ---------------------------------------------------------------------
+
+# The checkpoint rows are chosen (and limited) first, then each one's blobs and
+# writes are gathered by primary-key lookups: a lateral join placed before the
+# ORDER BY/LIMIT would run for every candidate row.
+SELECT_TUPLES = """
+SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
+       c.checkpoint, c.metadata, c.metadata_exact, c.schema_version,
+       b.channels, b.types, b.blobs,
+       w.task_ids, w.channels, w.types, w.blobs, w.paths, w.idxs,
+       ps.types, ps.blobs
+FROM ({inner}) AS c
+LEFT JOIN LATERAL (
+    SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types,
+           array_agg(bl.blob) AS blobs
+    FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
+    JOIN {s}.checkpoint_blobs AS bl
+      ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
+     AND bl.channel = v.key AND bl.version = v.value
+) AS b ON true
+LEFT JOIN LATERAL (
+    SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.channel) AS channels,
+           array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs,
+           array_agg(cw.task_path) AS paths, array_agg(cw.idx) AS idxs
+    FROM {s}.checkpoint_writes AS cw
+    WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
+      AND cw.checkpoint_id = c.checkpoint_id
+) AS w ON true
+LEFT JOIN LATERAL (
+    -- checkpoints of format < 4 keep their pending sends as writes of the parent
+    SELECT array_agg(cw.type ORDER BY cw.task_path, cw.task_id, cw.idx) AS types,
+           array_agg(cw.blob ORDER BY cw.task_path, cw.task_id, cw.idx) AS blobs
+    FROM {s}.checkpoint_writes AS cw
+    WHERE (c.checkpoint ->> 'v')::int < 4 AND c.parent_checkpoint_id IS NOT NULL
+      AND cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
+      AND cw.checkpoint_id = c.parent_checkpoint_id AND cw.channel = '__pregel_tasks'
+) AS ps ON true
+ORDER BY c.checkpoint_id DESC"""
+
+_CHECKPOINT_COLS = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, "
+    "metadata, metadata_exact, schema_version"
+)
+
+GET_LATEST = SELECT_TUPLES.replace(
+    "{inner}",
+    f"SELECT {_CHECKPOINT_COLS} FROM {{s}}.checkpoints "
+    "WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s "
+    "ORDER BY checkpoint_id DESC LIMIT 1",
+)
+GET_BY_ID = SELECT_TUPLES.replace(
+    "{inner}",
+    f"SELECT {_CHECKPOINT_COLS} FROM {{s}}.checkpoints "
+    "WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s "
+    "AND checkpoint_id = %(checkpoint_id)s",
+)
+# list(): the WHERE clause is assembled from these fixed predicates only.
+LIST_INNER = (
+    f"SELECT {_CHECKPOINT_COLS} FROM {{s}}.checkpoints {{where}} ORDER BY checkpoint_id DESC"
+)
+LIST_PREDICATES = {
+    "thread_id": "thread_id = %(thread_id)s",
+    "checkpoint_ns": "checkpoint_ns = %(checkpoint_ns)s",
+    "checkpoint_id": "checkpoint_id = %(checkpoint_id)s",
+    "filter": "metadata @> %(filter)s",
+    "before": "checkpoint_id < %(before)s",
+}
+LIST_LIMIT = " LIMIT %(limit)s"
+
+# -- writes --------------------------------------------------------------------
+
+# A put is this one statement: the new blobs, the checkpoint row, and the
+# cleanup of the wait index entries the thread has moved past. One round trip,
+# atomic without an explicit transaction.
+PUT = """
+WITH blobs AS (
+    INSERT INTO {s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %(thread_id)s, %(checkpoint_ns)s, u.channel, u.version, u.type, u.blob
+    FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[],
+                %(blobs)s::bytea[]) AS u(channel, version, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+), waits AS (
+    DELETE FROM {s}.durable_waits
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+      AND checkpoint_id < %(checkpoint_id)s
+)
+INSERT INTO {s}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                             checkpoint, metadata, metadata_exact, schema_version)
+VALUES (%(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s,
+        %(checkpoint)s, %(metadata)s, %(metadata_exact)s, %(schema_version)s)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+    checkpoint = EXCLUDED.checkpoint,
+    metadata = EXCLUDED.metadata,
+    metadata_exact = EXCLUDED.metadata_exact,
+    schema_version = EXCLUDED.schema_version"""
+
+# put_writes: the writes and their wait-index entries, one statement.
+# Special channels (errors, interrupts...) replace a previous write of the same
+# task and index; regular writes keep the first one (a retried task).
+_PUT_WRITES = """
+WITH writes AS (
+    INSERT INTO {s}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id,
+                                       task_path, idx, channel, type, blob)
+    SELECT %(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s,
+           u.idx, u.channel, u.type, u.blob
+    FROM unnest(%(idxs)s::int[], %(channels)s::text[], %(types)s::text[],
+                %(blobs)s::bytea[]) AS u(idx, channel, type, blob)
+    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {on_conflict}
+)
+INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id, kind,
+                               deadline, approvers, escalation_level, value_type, value)
+SELECT %(thread_id)s, u.interrupt_id, %(checkpoint_ns)s, %(checkpoint_id)s, u.kind,
+       u.deadline, coalesce(
+           (SELECT array_agg(a) FROM jsonb_array_elements_text(u.approvers) AS a), '{{}}'),
+       u.level, u.value_type, u.value
+FROM unnest(%(w_ids)s::text[], %(w_kinds)s::text[], %(w_deadlines)s::timestamptz[],
+            %(w_approvers)s::jsonb[], %(w_levels)s::int[], %(w_types)s::text[],
+            %(w_values)s::bytea[])
+     AS u(interrupt_id, kind, deadline, approvers, level, value_type, value)
+ON CONFLICT (thread_id, interrupt_id) DO UPDATE SET
+    checkpoint_ns = EXCLUDED.checkpoint_ns, checkpoint_id = EXCLUDED.checkpoint_id,
+    kind = EXCLUDED.kind, deadline = EXCLUDED.deadline, approvers = EXCLUDED.approvers,
+    escalation_level = EXCLUDED.escalation_level, value_type = EXCLUDED.value_type,
+    value = EXCLUDED.value"""
+PUT_WRITES_UPSERT = _PUT_WRITES.replace(
+    "{on_conflict}",
+    "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob, "
+    "task_path = EXCLUDED.task_path",
+)
+PUT_WRITES_INSERT = _PUT_WRITES.replace("{on_conflict}", "DO NOTHING")
+
+# -- deletes and copies -----------------------------------------------------------
+
+DELETE_THREADS = """
+WITH c AS (DELETE FROM {s}.checkpoints WHERE thread_id = ANY(%(thread_ids)s::text[])),
+     b AS (DELETE FROM {s}.checkpoint_blobs WHERE thread_id = ANY(%(thread_ids)s::text[])),
+     w AS (DELETE FROM {s}.checkpoint_writes WHERE thread_id = ANY(%(thread_ids)s::text[]))
+DELETE FROM {s}.durable_waits WHERE thread_id = ANY(%(thread_ids)s::text[])"""
+
+# The checkpoints of the runs go with their writes, their wait entries and the
+# blobs no surviving checkpoint of their thread+namespace refers to.
+DELETE_FOR_RUNS = """
+WITH gone AS (
+    DELETE FROM {s}.checkpoints
+    WHERE metadata ? 'run_id' AND metadata ->> 'run_id' = ANY(%(run_ids)s::text[])
+    RETURNING thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
+), w AS (
+    DELETE FROM {s}.checkpoint_writes AS cw USING gone
+    WHERE cw.thread_id = gone.thread_id AND cw.checkpoint_ns = gone.checkpoint_ns
+      AND cw.checkpoint_id = gone.checkpoint_id
+), wt AS (
+    DELETE FROM {s}.durable_waits AS dw USING gone
+    WHERE dw.thread_id = gone.thread_id AND dw.checkpoint_ns = gone.checkpoint_ns
+      AND dw.checkpoint_id = gone.checkpoint_id
+), freed AS (
+    SELECT DISTINCT gone.thread_id, gone.checkpoint_ns, v.key AS channel, v.value AS version
+    FROM gone CROSS JOIN LATERAL jsonb_each_text(gone.versions) AS v
+)
+DELETE FROM {s}.checkpoint_blobs AS bl USING freed
+WHERE bl.thread_id = freed.thread_id AND bl.checkpoint_ns = freed.checkpoint_ns
+  AND bl.channel = freed.channel AND bl.version = freed.version
+  AND NOT EXISTS (
+      SELECT 1 FROM {s}.checkpoints AS k
+      WHERE k.thread_id = freed.thread_id AND k.checkpoint_ns = freed.checkpoint_ns
+        AND k.checkpoint -> 'channel_versions' ->> freed.channel = freed.version
+        AND NOT EXISTS (SELECT 1 FROM gone
+                        WHERE gone.thread_id = k.thread_id
+                          AND gone.checkpoint_ns = k.checkpoint_ns
+                          AND gone.checkpoint_id = k.checkpoint_id))"""
+
+COPY_THREAD = """
+WITH c AS (
+    INSERT INTO {s}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
+                                 type, checkpoint, metadata, metadata_exact, schema_version)
+    SELECT %(target)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+           CASE WHEN metadata ->> 'thread_id' = %(source)s
+                THEN jsonb_set(metadata, '{{thread_id}}', to_jsonb(%(target)s::text))
+                ELSE metadata END,
+           metadata_exact, schema_version
+    FROM {s}.checkpoints WHERE thread_id = %(source)s
+    ON CONFLICT DO NOTHING
+), b AS (
+    INSERT INTO {s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+    SELECT %(target)s, checkpoint_ns, channel, version, type, blob
+    FROM {s}.checkpoint_blobs WHERE thread_id = %(source)s
+    ON CONFLICT DO NOTHING
+), w AS (
+    INSERT INTO {s}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id,
+                                       task_path, idx, channel, type, blob)
+    SELECT %(target)s, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
+    FROM {s}.checkpoint_writes WHERE thread_id = %(source)s
+    ON CONFLICT DO NOTHING
+)
+INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id, kind,
+                               deadline, approvers, escalation_level, value_type, value)
+SELECT %(target)s, interrupt_id, checkpoint_ns, checkpoint_id, kind, deadline, approvers,
+       escalation_level, value_type, value
+FROM {s}.durable_waits WHERE thread_id = %(source)s
+ON CONFLICT DO NOTHING"""
+
+# -- prune (keep_latest) ------------------------------------------------------------
+
+BEGIN_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+BEGIN = "BEGIN"
+COMMIT = "COMMIT"
+
+# The head of every thread+namespace, with the delta channels its metadata
+# counts (a thread that uses a DeltaChannel needs its ancestors kept).
+PRUNE_HEADS = """
+SELECT DISTINCT ON (thread_id, checkpoint_ns)
+       thread_id, checkpoint_ns, checkpoint_id,
+       coalesce(ARRAY(SELECT jsonb_object_keys(
+           CASE jsonb_typeof(metadata -> 'counters_since_delta_snapshot')
+               WHEN 'object' THEN metadata -> 'counters_since_delta_snapshot'
+               ELSE '{{}}'::jsonb END)), '{{}}') AS delta_channels
+FROM {s}.checkpoints
+WHERE thread_id = ANY(%(thread_ids)s::text[])
+ORDER BY thread_id, checkpoint_ns, checkpoint_id DESC"""
+
+# The ancestors of a head, nearest first, with which of `channels` each one
+# holds a stored value for (inline, or a non-empty blob at its version).
+PRUNE_CHAIN = """
+WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, checkpoint, depth) AS (
+    SELECT checkpoint_id, parent_checkpoint_id, checkpoint, 0
+    FROM {s}.checkpoints
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+      AND checkpoint_id = %(checkpoint_id)s
+    UNION ALL
+    SELECT p.checkpoint_id, p.parent_checkpoint_id, p.checkpoint, chain.depth + 1
+    FROM chain JOIN {s}.checkpoints AS p
+      ON p.thread_id = %(thread_id)s AND p.checkpoint_ns = %(checkpoint_ns)s
+     AND p.checkpoint_id = chain.parent_checkpoint_id
+)
+SELECT chain.checkpoint_id,
+       coalesce(ARRAY(
+           SELECT ch FROM unnest(%(channels)s::text[]) AS ch
+           WHERE EXISTS (
+               SELECT 1 FROM {s}.checkpoint_blobs AS bl
+               WHERE bl.thread_id = %(thread_id)s AND bl.checkpoint_ns = %(checkpoint_ns)s
+                 AND bl.channel = ch
+                 AND bl.version = chain.checkpoint -> 'channel_versions' ->> ch
+                 AND bl.type <> 'empty')
+              OR (chain.checkpoint -> 'channel_values') ? ch), '{{}}') AS seeded
+FROM chain ORDER BY chain.depth"""
+
+# Deletes every checkpoint of the threads that is not kept, with its writes and
+# wait entries, and the blobs no kept checkpoint refers to. Run in the
+# REPEATABLE READ snapshot PRUNE_HEADS read, so what a run saves meanwhile is
+# neither seen nor deleted.
+PRUNE_DELETE = """
+WITH keep AS (
+    SELECT * FROM unnest(%(keep_threads)s::text[], %(keep_ns)s::text[], %(keep_ids)s::text[])
+        AS k(thread_id, checkpoint_ns, checkpoint_id)
+), gone AS (
+    DELETE FROM {s}.checkpoints AS c
+    WHERE c.thread_id = ANY(%(thread_ids)s::text[])
+      AND NOT EXISTS (SELECT 1 FROM keep
+                      WHERE keep.thread_id = c.thread_id
+                        AND keep.checkpoint_ns = c.checkpoint_ns
+                        AND keep.checkpoint_id = c.checkpoint_id)
+    RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
+), w AS (
+    DELETE FROM {s}.checkpoint_writes AS cw USING gone
+    WHERE cw.thread_id = gone.thread_id AND cw.checkpoint_ns = gone.checkpoint_ns
+      AND cw.checkpoint_id = gone.checkpoint_id
+), wt AS (
+    DELETE FROM {s}.durable_waits AS dw USING gone
+    WHERE dw.thread_id = gone.thread_id AND dw.checkpoint_ns = gone.checkpoint_ns
+      AND dw.checkpoint_id = gone.checkpoint_id
+), referenced AS (
+    SELECT DISTINCT c.thread_id, c.checkpoint_ns, v.key AS channel, v.value AS version
+    FROM keep
+    JOIN {s}.checkpoints AS c
+      ON c.thread_id = keep.thread_id AND c.checkpoint_ns = keep.checkpoint_ns
+     AND c.checkpoint_id = keep.checkpoint_id
+    CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
+), b AS (
+    DELETE FROM {s}.checkpoint_blobs AS bl
+    WHERE bl.thread_id = ANY(%(thread_ids)s::text[])
+      AND NOT EXISTS (SELECT 1 FROM referenced AS r
+                      WHERE r.thread_id = bl.thread_id AND r.checkpoint_ns = bl.checkpoint_ns
+                        AND r.channel = bl.channel AND r.version = bl.version)
+)
+UPDATE {s}.checkpoints AS c SET parent_checkpoint_id = NULL
+FROM keep
+WHERE c.thread_id = keep.thread_id AND c.checkpoint_ns = keep.checkpoint_ns
+  AND c.checkpoint_id = keep.checkpoint_id AND c.parent_checkpoint_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM keep AS p
+                  WHERE p.thread_id = c.thread_id AND p.checkpoint_ns = c.checkpoint_ns
+                    AND p.checkpoint_id = c.parent_checkpoint_id)"""
+
+# -- delta channel history -----------------------------------------------------------
+
+# One query: walk the target's ancestors (nearest first) carrying the channels
+# still looking for a seed; stop once every channel has one. Each ancestor
+# yields its writes to the channels still open there and, for the channels it
+# seeds, its stored value (an inline jsonb value or a blob).
+DELTA_HISTORY = """
+WITH RECURSIVE target AS (
+    SELECT parent_checkpoint_id FROM {s}.checkpoints
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+      AND (%(checkpoint_id)s::text IS NULL OR checkpoint_id = %(checkpoint_id)s::text)
+    ORDER BY checkpoint_id DESC LIMIT 1
+), chain(depth, checkpoint_id, parent_checkpoint_id, checkpoint, open, seeded) AS (
+    SELECT 1, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, o.open, s.seeded
+    FROM target
+    JOIN {s}.checkpoints AS c
+      ON c.thread_id = %(thread_id)s AND c.checkpoint_ns = %(checkpoint_ns)s
+     AND c.checkpoint_id = target.parent_checkpoint_id
+    CROSS JOIN LATERAL (SELECT %(channels)s::text[] AS open) AS o
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(ch), '{{}}') AS seeded FROM unnest(o.open) AS ch
+        WHERE (c.checkpoint -> 'channel_values') ? ch OR EXISTS (
+            SELECT 1 FROM {s}.checkpoint_blobs AS bl
+            WHERE bl.thread_id = %(thread_id)s AND bl.checkpoint_ns = %(checkpoint_ns)s
+              AND bl.channel = ch AND bl.type <> 'empty'
+              AND bl.version = c.checkpoint -> 'channel_versions' ->> ch)
+    ) AS s
+    UNION ALL
+    SELECT chain.depth + 1, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, o.open, s.seeded
+    FROM chain
+    JOIN {s}.checkpoints AS c
+      ON c.thread_id = %(thread_id)s AND c.checkpoint_ns = %(checkpoint_ns)s
+     AND c.checkpoint_id = chain.parent_checkpoint_id
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(ch), '{{}}') AS open FROM unnest(chain.open) AS ch
+        WHERE ch <> ALL(chain.seeded)
+    ) AS o
+    CROSS JOIN LATERAL (
+        SELECT coalesce(array_agg(ch), '{{}}') AS seeded FROM unnest(o.open) AS ch
+        WHERE (c.checkpoint -> 'channel_values') ? ch OR EXISTS (
+            SELECT 1 FROM {s}.checkpoint_blobs AS bl
+            WHERE bl.thread_id = %(thread_id)s AND bl.checkpoint_ns = %(checkpoint_ns)s
+              AND bl.channel = ch AND bl.type <> 'empty'
+              AND bl.version = c.checkpoint -> 'channel_versions' ->> ch)
+    ) AS s
+    WHERE cardinality(o.open) > 0
+)
+SELECT chain.depth, 'w' AS kind, cw.channel, cw.type, cw.blob, NULL::jsonb AS inline,
+       cw.task_id, cw.task_path, cw.idx
+FROM chain
+JOIN {s}.checkpoint_writes AS cw
+  ON cw.thread_id = %(thread_id)s AND cw.checkpoint_ns = %(checkpoint_ns)s
+ AND cw.checkpoint_id = chain.checkpoint_id AND cw.channel = ANY(chain.open)
+UNION ALL
+SELECT chain.depth, 's', ch, bl.type, bl.blob, chain.checkpoint -> 'channel_values' -> ch,
+       NULL, NULL, NULL
+FROM chain
+CROSS JOIN LATERAL unnest(chain.seeded) AS ch
+LEFT JOIN {s}.checkpoint_blobs AS bl
+  ON bl.thread_id = %(thread_id)s AND bl.checkpoint_ns = %(checkpoint_ns)s
+ AND bl.channel = ch AND bl.type <> 'empty'
+ AND bl.version = chain.checkpoint -> 'channel_versions' ->> ch"""
+
+# -- wait index ---------------------------------------------------------------------
+
+LIST_WAITS = """
+SELECT thread_id, checkpoint_ns, checkpoint_id, interrupt_id, kind, deadline, approvers,
+       escalation_level, value_type, value, created_at
+FROM {s}.durable_waits
+WHERE (%(kind)s::text IS NULL OR kind = %(kind)s::text)
+  AND (%(approver)s::text IS NULL OR %(approver)s::text = ANY(approvers))
+  AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s::text)
+ORDER BY deadline ASC NULLS LAST, created_at, thread_id, interrupt_id
+LIMIT %(limit)s"""
+
+
+def render(template: str, schema: str, **parts: str) -> str:
+    """Fill the schema (and fixed ``parts``) into a template, as a query string.
+
+    Identifiers are quoted by psycopg; no connection is needed, so a saver
+    renders its statements in its constructor without I/O.
+    """
+    fragments: dict[str, Any] = {
+        "s": sql.Identifier(schema),
+        "layout": sql.Identifier(LAYOUT_TABLE),
+    }
+    fragments.update({k: sql.SQL(v) for k, v in parts.items()})
+    return sql.SQL(template).format(**fragments).as_string(None)  # type: ignore[arg-type]

@@ -1,0 +1,229 @@
+"""The synchronous PostgreSQL saver: a thin shell over :mod:`._core`."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg import Connection
+from psycopg.pq import TransactionStatus
+from psycopg_pool import ConnectionPool
+
+from checkpointers._errors import InvalidConfigError
+from checkpointers._serde import default_serde
+from checkpointers._waits import WaitEntry
+from checkpointers.postgres._core import Op, PostgresCore, _Queries
+from checkpointers.postgres._errors import translate
+
+
+def drive(conn: Connection[Any], op: Op) -> Any:
+    """Run one core operation on ``conn``; return its result."""
+    try:
+        with conn.cursor() as cur:
+            stmt = next(op)
+            while True:
+                cur.execute(stmt.query, stmt.params, prepare=stmt.prepare, binary=stmt.fetch)
+                stmt = op.send(cur.fetchall() if stmt.fetch else None)
+    except StopIteration as done:
+        if not conn.autocommit:
+            conn.commit()
+        return done.value
+    except BaseException:
+        op.close()
+        if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+            # if the connection is gone, the pool or the caller replaces it
+            with contextlib.suppress(psycopg.Error):
+                conn.rollback()
+        raise
+
+
+class PostgresSaver(PostgresCore, BaseCheckpointSaver[str]):
+    """LangGraph checkpoint saver on PostgreSQL (sync API).
+
+    Reads and writes the tables of langgraph-checkpoint-postgres (plus additive
+    columns), so it adopts that saver's databases in place. A ``put`` is one
+    statement; reading the latest checkpoint is one statement.
+
+    Args:
+        conn: A psycopg ``Connection`` (used under a lock, one call at a time)
+            or a ``ConnectionPool``. Connections should be ``autocommit=True``;
+            otherwise each call commits at its end.
+        serde: Serializer; default :func:`checkpointers.default_serde` (no
+            pickle, strict msgpack allowlist).
+        migrations: A ``migrations.StateMigrations``; its ``version`` is stored
+            with every checkpoint (``0`` without one).
+        schema: PostgreSQL schema holding the tables (default ``public``).
+
+    Example:
+        >>> with PostgresSaver.from_conn_string(url) as saver:  # doctest: +SKIP
+        ...     saver.setup()
+        ...     graph = builder.compile(checkpointer=saver)
+    """
+
+    def __init__(
+        self,
+        conn: Connection[Any] | ConnectionPool[Any],
+        *,
+        serde: SerializerProtocol | None = None,
+        migrations: Any = None,
+        schema: str = "public",
+    ) -> None:
+        super().__init__(serde=serde or default_serde())
+        if not isinstance(conn, (Connection, ConnectionPool)):
+            raise InvalidConfigError(
+                field="conn",
+                reason=f"expected a psycopg Connection or ConnectionPool, got {conn!r}",
+            )
+        self.conn = conn
+        self._q = _Queries(_check_schema(schema))
+        self._migrations = migrations
+        self._lock = threading.Lock()
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pool_size: int | None = None,
+        serde: SerializerProtocol | None = None,
+        migrations: Any = None,
+        schema: str = "public",
+    ) -> Iterator[PostgresSaver]:
+        """Open a saver on ``conn_string``; closes its connection(s) on exit.
+
+        Args:
+            conn_string: libpq URL or DSN.
+            pool_size: Use a ``ConnectionPool`` of this many connections
+                (for threads sharing the saver); default one connection.
+            serde: See the class.
+            migrations: See the class.
+            schema: See the class.
+        """
+        if pool_size:
+            with ConnectionPool(
+                conn_string,
+                min_size=1,
+                max_size=pool_size,
+                kwargs={"autocommit": True},
+                check=ConnectionPool.check_connection,
+                open=True,
+            ) as pool:
+                yield cls(pool, serde=serde, migrations=migrations, schema=schema)
+        else:
+            with Connection.connect(conn_string, autocommit=True) as conn:
+                yield cls(conn, serde=serde, migrations=migrations, schema=schema)
+
+    @contextmanager
+    def _connection(self) -> Iterator[Connection[Any]]:
+        if isinstance(self.conn, ConnectionPool):
+            with self.conn.connection() as conn:
+                yield conn
+        else:
+            with self._lock:
+                yield self.conn
+
+    def _run(self, operation: str, op: Op) -> Any:
+        try:
+            with self._connection() as conn:
+                return drive(conn, op)
+        except psycopg.Error as exc:
+            raise translate(exc, operation) from exc
+
+    def setup(self) -> None:
+        """Create or upgrade the tables (idempotent, safe to run concurrently)."""
+        self._run("setup", self._op_setup())
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint ``config`` names, or the latest of its thread+namespace."""
+        return self._run("get_tuple", self._op_get_tuple(config))  # type: ignore[no-any-return]
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints matching ``config``/``filter``/``before``, newest first."""
+        yield from self._run("list", self._op_list(config, filter, before, limit))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint (one atomic statement)."""
+        return self._run(  # type: ignore[no-any-return]
+            "put", self._op_put(config, checkpoint, metadata, new_versions)
+        )
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's writes (and index marked interrupts), one statement."""
+        self._run("put_writes", self._op_put_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint, write and wait entry of a thread."""
+        self._run("delete_thread", self._op_delete_threads([thread_id]))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) that these runs created."""
+        self._run("delete_for_runs", self._op_delete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's whole history (all namespaces, writes, waits) to another id."""
+        self._run("copy_thread", self._op_copy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Prune threads: ``keep_latest`` per namespace (DeltaChannel-safe) or ``delete``."""
+        self._run("prune", self._op_prune(thread_ids, strategy))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Per-channel writes and seed along the parent chain, in one query."""
+        return self._run(  # type: ignore[no-any-return]
+            "get_delta_channel_history", self._op_delta_history(config, channels)
+        )
+
+    def list_waits(
+        self,
+        *,
+        kind: str | None = None,
+        approver: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[WaitEntry]:
+        """Pending marked interrupts, oldest deadline first (``None`` deadlines last)."""
+        return self._run(  # type: ignore[no-any-return]
+            "list_waits", self._op_list_waits(kind, approver, thread_id, limit)
+        )
+
+
+def _check_schema(schema: str) -> str:
+    if not isinstance(schema, str) or not schema or "\x00" in schema or len(schema) > 63:
+        raise InvalidConfigError(field="schema", reason="must be a non-empty name of <= 63 chars")
+    return schema
