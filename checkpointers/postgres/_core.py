@@ -248,19 +248,37 @@ class PostgresCore:
         limited = limit is not None and not exact_check
         if limited:
             params["limit"] = int(limit)  # type: ignore[arg-type]
-        query = self._q.list_query(tuple(predicates), limited)
-        rows = yield Stmt(query, params, fetch=True)
+        rows = yield Stmt(self._q.list_query(tuple(predicates), limited), params, fetch=True)
+        out = self._filtered(rows or (), filter, exact_check, limit)
+        if out is None:
+            # a lossy jsonb copy matched and was dropped: the SQL limit cut too
+            # early, so fetch again without it (rare: NUL or non-JSON metadata)
+            rows = yield Stmt(self._q.list_query(tuple(predicates), False), params, fetch=True)
+            out = self._filtered(rows or (), filter, True, limit)
+        return out
+
+    def _filtered(
+        self,
+        rows: Sequence[tuple[Any, ...]],
+        filter: dict[str, Any] | None,
+        exact_check: bool,
+        limit: int | None,
+    ) -> list[CheckpointTuple] | None:
         out: list[CheckpointTuple] = []
-        for row in rows or ():
+        dropped = False
+        for row in rows:
             tup = self._parse_tuple(row)
-            if exact_check and filter and any(
-                k not in tup.metadata or tup.metadata[k] != v  # type: ignore[literal-required]
-                for k, v in filter.items()
+            # rows with exact metadata (row[6]) may have matched on their lossy copy
+            if filter and (exact_check or row[6] is not None) and not _contains(
+                tup.metadata, filter
             ):
+                dropped = True
                 continue
             out.append(tup)
             if limit is not None and len(out) >= limit:
                 break
+        if dropped and not exact_check and limit is not None and len(rows) >= limit:
+            return None
         return out
 
     def _parse_tuple(self, row: tuple[Any, ...]) -> CheckpointTuple:
@@ -629,6 +647,19 @@ def _marked_interrupts(value: Any) -> list[tuple[str, WaitInfo, Any]]:
         if info is not None and isinstance(interrupt_id, str):
             found.append((interrupt_id, info, getattr(item, "value", item)))
     return found
+
+
+def _contains(actual: Any, expected: Any) -> bool:
+    """jsonb's ``@>`` on Python values: what ``list(filter=...)`` means."""
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and _contains(actual[k], v) for k, v in expected.items()
+        )
+    if isinstance(expected, (list, tuple)):
+        return isinstance(actual, (list, tuple)) and all(
+            any(_contains(a, e) for a in actual) for e in expected
+        )
+    return bool(actual == expected)
 
 
 def _search_path(schema: str) -> str:

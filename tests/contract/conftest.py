@@ -1,0 +1,70 @@
+"""The ``saver_factory`` / ``saver`` fixtures of the contract suite.
+
+``SAVER_FACTORIES`` maps a backend id to a function of the pytest ``request``
+that sets up isolated storage and returns an *opener*: a zero-argument-capable
+async context manager factory (``opener(**saver_options)``) yielding a ready,
+async-facing saver on that storage. Each call opens an independent instance
+on the same storage, so tests can write with one and resume with another.
+See ``tests/contract/__init__.py`` for how to add a backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import pytest
+from psycopg_pool import ConnectionPool
+
+from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from tests.contract import SyncAsAsync
+
+Opener = Callable[..., AbstractAsyncContextManager[Any]]
+
+
+def _pg_sync(request: pytest.FixtureRequest) -> Opener:
+    url, schema = request.getfixturevalue("pg_schema")
+
+    @asynccontextmanager
+    async def open_saver(**options: Any) -> AsyncIterator[SyncAsAsync]:
+        with ConnectionPool(url, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
+            saver = PostgresSaver(pool, schema=schema, **options)
+            await asyncio.to_thread(saver.setup)
+            yield SyncAsAsync(saver)
+
+    return open_saver
+
+
+def _pg_async(request: pytest.FixtureRequest) -> Opener:
+    url, schema = request.getfixturevalue("pg_schema")
+
+    @asynccontextmanager
+    async def open_saver(**options: Any) -> AsyncIterator[AsyncPostgresSaver]:
+        async with AsyncPostgresSaver.from_conn_string(
+            url, schema=schema, pool_size=4, **options
+        ) as saver:
+            await saver.setup()
+            yield saver
+
+    return open_saver
+
+
+SAVER_FACTORIES: dict[str, Callable[[pytest.FixtureRequest], Opener]] = {
+    "pg-sync": _pg_sync,
+    "pg-async": _pg_async,
+}
+
+
+@pytest.fixture(params=sorted(SAVER_FACTORIES))
+def saver_factory(request: pytest.FixtureRequest) -> Opener:
+    """Opener of savers of one backend on one isolated storage area."""
+    return SAVER_FACTORIES[request.param](request)
+
+
+@pytest.fixture
+async def saver(saver_factory: Opener) -> AsyncIterator[Any]:
+    """A ready async-facing saver (sync savers wrapped in ``SyncAsAsync``)."""
+    async with saver_factory() as s:
+        yield s
