@@ -462,6 +462,7 @@ class PostgresCore:
             "checkpoint_id": checkpoint_id,
             "task_id": task_id,
             "task_path": task_path,
+            "has_interrupt": INTERRUPT in channels,
             "idxs": idxs,
             "channels": channels,
             "types": types,

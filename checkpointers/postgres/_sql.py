@@ -128,9 +128,16 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
 
 # put_writes: the writes and their wait-index entries, one statement.
 # Special channels (errors, interrupts...) replace a previous write of the same
-# task and index; regular writes keep the first one (a retried task).
+# task and index; regular writes keep the first one (a retried task). A new
+# `__interrupt__` write of a task replaces its earlier entries (other ids:
+# deleting and upserting one row in one statement is undefined).
 _PUT_WRITES = """
-WITH writes AS (
+WITH replaced AS (
+    DELETE FROM {s}.durable_waits
+    WHERE %(has_interrupt)s AND thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+      AND checkpoint_id = %(checkpoint_id)s AND task_id = %(task_id)s
+      AND interrupt_id <> ALL(%(w_ids)s::text[])
+), writes AS (
     INSERT INTO {s}.checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id,
                                        task_path, idx, channel, type, blob)
     SELECT %(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s,
@@ -139,9 +146,9 @@ WITH writes AS (
                 %(blobs)s::bytea[]) AS u(idx, channel, type, blob)
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) {on_conflict}
 )
-INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id, kind,
-                               deadline, approvers, escalation_level, value_type, value)
-SELECT %(thread_id)s, u.interrupt_id, %(checkpoint_ns)s, %(checkpoint_id)s, u.kind,
+INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id, task_id,
+                               kind, deadline, approvers, escalation_level, value_type, value)
+SELECT %(thread_id)s, u.interrupt_id, %(checkpoint_ns)s, %(checkpoint_id)s, %(task_id)s, u.kind,
        u.deadline, coalesce(
            (SELECT array_agg(a) FROM jsonb_array_elements_text(u.approvers) AS a), '{{}}'),
        u.level, u.value_type, u.value
@@ -151,7 +158,8 @@ FROM unnest(%(w_ids)s::text[], %(w_kinds)s::text[], %(w_deadlines)s::timestamptz
      AS u(interrupt_id, kind, deadline, approvers, level, value_type, value)
 ON CONFLICT (thread_id, interrupt_id) DO UPDATE SET
     checkpoint_ns = EXCLUDED.checkpoint_ns, checkpoint_id = EXCLUDED.checkpoint_id,
-    kind = EXCLUDED.kind, deadline = EXCLUDED.deadline, approvers = EXCLUDED.approvers,
+    task_id = EXCLUDED.task_id, kind = EXCLUDED.kind, deadline = EXCLUDED.deadline,
+    approvers = EXCLUDED.approvers,
     escalation_level = EXCLUDED.escalation_level, value_type = EXCLUDED.value_type,
     value = EXCLUDED.value"""
 PUT_WRITES_UPSERT = _PUT_WRITES.replace(
@@ -223,9 +231,9 @@ WITH c AS (
     FROM {s}.checkpoint_writes WHERE thread_id = %(source)s
     ON CONFLICT DO NOTHING
 )
-INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id, kind,
-                               deadline, approvers, escalation_level, value_type, value)
-SELECT %(target)s, interrupt_id, checkpoint_ns, checkpoint_id, kind, deadline, approvers,
+INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id, task_id,
+                               kind, deadline, approvers, escalation_level, value_type, value)
+SELECT %(target)s, interrupt_id, checkpoint_ns, checkpoint_id, task_id, kind, deadline, approvers,
        escalation_level, value_type, value
 FROM {s}.durable_waits WHERE thread_id = %(source)s
 ON CONFLICT DO NOTHING"""
@@ -391,7 +399,8 @@ SELECT thread_id, checkpoint_ns, checkpoint_id, interrupt_id, kind, deadline, ap
        escalation_level, value_type, value, created_at
 FROM {s}.durable_waits
 WHERE (%(kind)s::text IS NULL OR kind = %(kind)s::text)
-  AND (%(approver)s::text IS NULL OR %(approver)s::text = ANY(approvers))
+  AND (%(approver)s::text IS NULL OR %(approver)s::text = ANY(approvers)
+       OR cardinality(approvers) = 0)
   AND (%(thread_id)s::text IS NULL OR thread_id = %(thread_id)s::text)
 ORDER BY deadline ASC NULLS LAST, created_at, thread_id, interrupt_id
 LIMIT %(limit)s"""

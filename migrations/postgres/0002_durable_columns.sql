@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS durable_waits (
     interrupt_id TEXT NOT NULL,
     checkpoint_ns TEXT NOT NULL,
     checkpoint_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
     kind TEXT NOT NULL,
     deadline TIMESTAMPTZ,
     approvers TEXT[] NOT NULL DEFAULT '{}',
@@ -37,6 +38,6 @@ CREATE TABLE IF NOT EXISTS durable_waits (
     PRIMARY KEY (thread_id, interrupt_id)
 );
 CREATE INDEX IF NOT EXISTS durable_waits_checkpoint_idx
-    ON durable_waits (thread_id, checkpoint_ns, checkpoint_id);
+    ON durable_waits (thread_id, checkpoint_ns, checkpoint_id, task_id);
 CREATE INDEX IF NOT EXISTS durable_waits_deadline_idx
     ON durable_waits (deadline NULLS LAST, created_at);

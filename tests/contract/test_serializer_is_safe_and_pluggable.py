@@ -39,7 +39,8 @@ class XorCipher:
         return out[:n]
 
     def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
-        return "xor", bytes(a ^ b for a, b in zip(plaintext, self._stream(len(plaintext)), strict=True))
+        stream = self._stream(len(plaintext))
+        return "xor", bytes(a ^ b for a, b in zip(plaintext, stream, strict=True))
 
     def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
         assert ciphername == "xor"

@@ -40,7 +40,8 @@ async def test_marked_interrupts_are_indexed_then_dropped(saver) -> None:
     graph = _graph(saver, _approve)
     out = await graph.ainvoke({"decision": ""}, {"configurable": {"thread_id": tid}})
     await graph.ainvoke({"decision": ""}, {"configurable": {"thread_id": other}})
-    await _graph(saver, _plain).ainvoke({"decision": ""}, {"configurable": {"thread_id": "p" + tid}})
+    plain = {"configurable": {"thread_id": "p" + tid}}
+    await _graph(saver, _plain).ainvoke({"decision": ""}, plain)
 
     waits = await saver.alist_waits(thread_id=tid)
     assert len(waits) == 1
@@ -61,4 +62,25 @@ async def test_marked_interrupts_are_indexed_then_dropped(saver) -> None:
     assert len(await saver.alist_waits(thread_id=other)) == 1
     await saver.adelete_thread(other)
     assert await saver.alist_waits(thread_id=other) == []
-    assert DEADLINE - timedelta(days=1) < DEADLINE  # deadlines are aware datetimes
+
+
+def _ask_twice(state: State) -> dict[str, Any]:
+    first = interrupt({WAIT_KEY: wait_marker("approval", DEADLINE), "ask": "first"})
+    later = DEADLINE + timedelta(days=1)
+    second = interrupt({WAIT_KEY: wait_marker("approval", later, escalation_level=1), "ask": "2nd"})
+    return {"decision": f"{first}+{second}"}
+
+
+async def test_a_re_ask_in_the_same_task_replaces_its_entry(saver) -> None:
+    config = {"configurable": {"thread_id": f"t-{uuid.uuid4()}"}}
+    graph = _graph(saver, _ask_twice)
+    await graph.ainvoke({"decision": ""}, config)
+    (w,) = await saver.alist_waits(thread_id=config["configurable"]["thread_id"])
+    assert w.value["ask"] == "first"
+    out = await graph.ainvoke(Command(resume="a"), config)
+    (w2,) = await saver.alist_waits(thread_id=config["configurable"]["thread_id"])
+    assert w2.value["ask"] == "2nd" and w2.info.escalation_level == 1
+    assert w2.interrupt_id == out["__interrupt__"][0].id != w.interrupt_id
+    out = await graph.ainvoke(Command(resume="b"), config)
+    assert out["decision"] == "a+b"
+    assert await saver.alist_waits(thread_id=config["configurable"]["thread_id"]) == []

@@ -64,9 +64,10 @@ def test_setup_is_idempotent_and_schemas_are_isolated(pg_schema, pg_server_url) 
     other = f"t_{uuid.uuid4().hex[:12]}"
     config = {"configurable": {"thread_id": "same-thread", "checkpoint_ns": ""}}
     try:
-        with PostgresSaver.from_conn_string(url, schema=schema) as a, PostgresSaver.from_conn_string(
-            url, schema=other
-        ) as b:
+        with (
+            PostgresSaver.from_conn_string(url, schema=schema) as a,
+            PostgresSaver.from_conn_string(url, schema=other) as b,
+        ):
             a.setup()
             a.setup()
             b.setup()
@@ -94,7 +95,9 @@ def test_an_installed_wheel_carries_and_applies_the_steps(pg_schema, tmp_path) -
     url, schema = pg_schema
     src = tmp_path / "src"
     shutil.copytree(
-        ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__")
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"),
     )
     dist = tmp_path / "dist"
     subprocess.run(
