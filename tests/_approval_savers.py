@@ -2,23 +2,81 @@
 
 ``InMemorySaver`` exercises the fallback path (scan + in-process compare-and-set);
 the Postgres and Redis savers exercise the indexed fast paths in storage.
+``approval_saver`` is sync-facing (``graph.invoke``), ``async_approval_saver``
+async-facing (``graph.ainvoke``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-BACKENDS = ["memory"]
+BACKENDS = ["memory", "postgres"]
+
+
+def saver_url(request: pytest.FixtureRequest, backend: str) -> tuple[str, dict[str, Any]]:
+    """``(url, options)`` of an isolated storage area of ``backend`` for this test."""
+    if backend == "postgres":
+        url, schema = request.getfixturevalue("pg_schema")
+        return url, {"schema": schema}
+    if backend == "redis":
+        url, prefix = request.getfixturevalue("redis_prefix")
+        return url, {"prefix": prefix}
+    raise AssertionError(backend)
+
+
+def open_sync(backend: str, url: str, options: dict[str, Any]) -> Any:
+    """Context manager of a set-up sync saver (a pool, so threads may share it)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def cm() -> Iterator[Any]:
+        if backend == "postgres":
+            from checkpointers.postgres import PostgresSaver
+
+            with PostgresSaver.from_conn_string(url, pool_size=12, **options) as saver:
+                saver.setup()
+                yield saver
+        else:
+            from checkpointers.redis import RedisSaver
+
+            with RedisSaver.from_conn_string(url, **options) as saver:
+                saver.setup()
+                yield saver
+
+    return cm()
 
 
 @pytest.fixture(params=BACKENDS)
 def approval_saver(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A set-up saver of each backend, isolated for this test."""
+    """A set-up sync saver of each backend, isolated for this test."""
     if request.param == "memory":
         yield InMemorySaver()
         return
-    raise AssertionError(request.param)
+    url, options = saver_url(request, request.param)
+    with open_sync(request.param, url, options) as saver:
+        yield saver
+
+
+@pytest.fixture(params=BACKENDS)
+async def async_approval_saver(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """A set-up async saver of each backend, isolated for this test."""
+    if request.param == "memory":
+        yield InMemorySaver()
+        return
+    url, options = saver_url(request, request.param)
+    if request.param == "postgres":
+        from checkpointers.postgres import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(url, pool_size=4, **options) as saver:
+            await saver.setup()
+            yield saver
+    else:
+        from checkpointers.redis import AsyncRedisSaver
+
+        async with AsyncRedisSaver.from_conn_string(url, **options) as saver:
+            await saver.setup()
+            yield saver

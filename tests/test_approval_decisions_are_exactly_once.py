@@ -25,6 +25,7 @@ from tests import _approval_savers
 from tests._approval_graphs import T0, FakeClock, review_graph
 
 approval_saver = _approval_savers.approval_saver
+async_approval_saver = _approval_savers.async_approval_saver
 
 
 def cfg(thread_id: str) -> dict[str, Any]:
@@ -156,11 +157,11 @@ def test_inbox_lists_pending_approvals_for_an_approver(approval_saver: Any) -> N
     assert health.oldest_overdue_age == timedelta(seconds=30)
 
 
-async def test_async_twins(approval_saver: Any) -> None:
-    graph = review_graph(approval_saver)
+async def test_async_twins(async_approval_saver: Any) -> None:
+    graph = review_graph(async_approval_saver)
     await graph.ainvoke({"amount": 3}, cfg("a1"))
     await graph.ainvoke({"amount": 4}, cfg("a2"))
-    assert len(await apending_approvals(approval_saver)) == 2
+    assert len(await apending_approvals(async_approval_saver)) == 2
     assert (await aapprove(graph, cfg("a1"), by="alice"))["approved"] is True
     assert (await areject(graph, cfg("a2"), by="bob"))["approved"] is False
     with pytest.raises(AlreadyDecided):

@@ -22,6 +22,7 @@ from tests import _approval_savers
 from tests._approval_graphs import T0, FakeClock, review_graph, two_level_escalation
 
 approval_saver = _approval_savers.approval_saver
+async_approval_saver = _approval_savers.async_approval_saver
 
 
 def cfg(thread_id: str, clock: FakeClock | None = None) -> dict[str, Any]:

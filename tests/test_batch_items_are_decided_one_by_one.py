@@ -24,6 +24,7 @@ from tests import _approval_savers
 from tests._approval_graphs import T0, FakeClock
 
 approval_saver = _approval_savers.approval_saver
+async_approval_saver = _approval_savers.async_approval_saver
 
 
 class OrderState(TypedDict, total=False):
@@ -170,8 +171,8 @@ def test_a_changed_price_is_asked_again(approval_saver: Any) -> None:
     assert values["deciders"]["o2"][2] == "1"  # the stale round is kept in the history
 
 
-async def test_async_decide(approval_saver: Any) -> None:
-    graph = order_graph(approval_saver)
+async def test_async_decide(async_approval_saver: Any) -> None:
+    graph = order_graph(async_approval_saver)
     await graph.ainvoke({"orders": orders(2)}, cfg("b1"))
     res = await adecide(graph, cfg("b1"), {"o1": True, "o2": True}, by="alice")
     assert res.completed and len(res.result["to_ship"]) == 2

@@ -26,6 +26,7 @@ from psycopg_pool import AsyncConnectionPool
 from checkpointers._errors import InvalidConfigError
 from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
+from checkpointers.postgres._approvals import AsyncApprovals
 from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
 from checkpointers.postgres._sync import _check_schema
@@ -54,7 +55,7 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
         raise
 
 
-class AsyncPostgresSaver(PostgresCore, BaseCheckpointSaver[str]):
+class AsyncPostgresSaver(AsyncApprovals, PostgresCore, BaseCheckpointSaver[str]):
     """LangGraph checkpoint saver on PostgreSQL (asyncio API).
 
     Same storage, options and behaviour as

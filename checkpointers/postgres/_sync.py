@@ -26,6 +26,7 @@ from psycopg_pool import ConnectionPool
 from checkpointers._errors import InvalidConfigError
 from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
+from checkpointers.postgres._approvals import SyncApprovals
 from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
 
@@ -51,7 +52,7 @@ def drive(conn: Connection[Any], op: Op) -> Any:
         raise
 
 
-class PostgresSaver(PostgresCore, BaseCheckpointSaver[str]):
+class PostgresSaver(SyncApprovals, PostgresCore, BaseCheckpointSaver[str]):
     """LangGraph checkpoint saver on PostgreSQL (sync API).
 
     Reads and writes the tables of langgraph-checkpoint-postgres (plus additive
