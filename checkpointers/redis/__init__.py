@@ -1,3 +1,9 @@
-"""Redis checkpoint savers (issue 3; this placeholder keeps the package buildable)."""
+"""Redis checkpoint savers: plain Redis >= 6.2, Valkey, Redis Cluster; no modules.
 
-__all__: list[str] = []
+Importing this package imports redis-py, never psycopg.
+"""
+
+from checkpointers.redis._async import AsyncRedisSaver
+from checkpointers.redis._sync import RedisSaver
+
+__all__ = ["AsyncRedisSaver", "RedisSaver"]

@@ -1,0 +1,328 @@
+"""The asyncio Redis saver: a thin shell that awaits the core's commands."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from redis import asyncio as aredis
+from redis import exceptions as rx
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+
+from checkpointers._errors import CheckpointerError
+from checkpointers._waits import WaitEntry
+from checkpointers.redis import _layout
+from checkpointers.redis._base import (
+    TOLERATED,
+    RedisSaverBase,
+    as_eval,
+    check_client,
+    check_replies,
+    describe,
+    translate,
+)
+from checkpointers.redis._core import Call, Cmd, Emit, Sleep
+
+
+async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisCluster:
+    """An asyncio client for ``url``: a cluster client if ``cluster`` (``None``: ask)."""
+    if cluster is None:
+        if url.startswith("unix"):
+            cluster = False
+        else:
+            probe = aredis.Redis.from_url(url)
+            try:
+                cluster = (await probe.info("cluster")).get("cluster_enabled") == 1
+            finally:
+                await probe.aclose()
+    if cluster:
+        return AsyncRedisCluster.from_url(url)
+    return aredis.Redis.from_url(url)
+
+
+class AsyncRedisSaver(RedisSaverBase):
+    """Asyncio LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
+
+    Same storage, options and behaviour as :class:`checkpointers.redis.RedisSaver`
+    (one core drives both). The sync methods work from other threads while
+    the saver's event loop runs (as langgraph-checkpoint-postgres's async saver).
+
+    Args:
+        client: A ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``
+            created with ``decode_responses=False``.
+        serde: Serializer (default: :func:`checkpointers.default_serde`).
+        migrations: A ``migrations.StateMigrations``; its ``version`` tags every put.
+        prefix: Key prefix (no ``{``/``}``).
+        ttl: Seconds (or a timedelta) after which an idle thread's keys expire.
+        refresh_on_read: Also refresh the TTL when ``aget_tuple`` reads a thread.
+        wait_grace: A thread with a pending marked interrupt whose deadline is
+            set is kept at least until deadline + ``wait_grace``.
+
+    Example:
+        >>> async with AsyncRedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
+        ...     await saver.setup()
+        ...     graph = builder.compile(checkpointer=saver)
+    """
+
+    def __init__(
+        self,
+        client: aredis.Redis | AsyncRedisCluster,
+        *,
+        serde: SerializerProtocol | None = None,
+        migrations: Any = None,
+        prefix: str = "lgd",
+        ttl: float | timedelta | None = None,
+        refresh_on_read: bool = False,
+        wait_grace: float | timedelta = timedelta(hours=1),
+    ) -> None:
+        check_client(
+            client, (aredis.Redis, AsyncRedisCluster), "redis.asyncio.Redis or its RedisCluster"
+        )
+        self.client = client
+        try:
+            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self.loop = None
+        self._init_core(
+            serde=serde, migrations=migrations, prefix=prefix, ttl=ttl,
+            refresh_on_read=refresh_on_read, wait_grace=wait_grace,
+        )
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls, url: str, *, cluster: bool | None = None, **options: Any
+    ) -> AsyncIterator[AsyncRedisSaver]:
+        """A saver on a new asyncio client for ``url``, closed on exit.
+
+        Args:
+            url: ``redis://``, ``rediss://`` or ``unix://`` URL.
+            cluster: Use a cluster client; ``None`` asks the server (INFO cluster).
+            **options: The constructor's keyword options.
+        """
+        client = await aconnect(url, cluster)
+        try:
+            yield cls(client, **options)
+        finally:
+            await client.aclose()
+
+    # -- the shell ------------------------------------------------------------
+    async def _execute(self, cmds: list[Cmd]) -> list[Any]:
+        if len(cmds) == 1:
+            try:
+                return [await self.client.execute_command(*cmds[0])]
+            except rx.NoScriptError:
+                return [await self.client.execute_command(*as_eval(cmds[0]))]
+            except (rx.ResponseError, rx.RedisClusterException) as exc:
+                if cmds[0][0] in TOLERATED:
+                    return [exc]
+                raise
+        pipe = self.client.pipeline(transaction=False)
+        for cmd in cmds:
+            pipe.execute_command(*cmd)
+        replies = list(await pipe.execute(raise_on_error=False))
+        for i in check_replies(cmds, replies):
+            replies[i] = await self.client.execute_command(*as_eval(cmds[i]))
+        return replies
+
+    async def _run(self, operation: str, gen: Any) -> Any:
+        reply: Any = None
+        try:
+            while True:
+                try:
+                    step = gen.send(reply)
+                except StopIteration as stop:
+                    return stop.value
+                if isinstance(step, Sleep):
+                    await asyncio.sleep(step.seconds)
+                    reply = None
+                else:
+                    reply = await self._execute(step.cmds)
+        except Exception as exc:
+            raise translate(exc, operation) from exc
+
+    async def _iterate(self, operation: str, gen: Any) -> AsyncIterator[Any]:
+        reply: Any = None
+        while True:
+            try:
+                step = gen.send(reply)
+            except StopIteration:
+                return
+            except Exception as exc:
+                raise translate(exc, operation) from exc
+            if isinstance(step, Emit):
+                reply = None
+                yield step.value
+            else:
+                assert isinstance(step, Call)
+                try:
+                    reply = await self._execute(step.cmds)
+                except Exception as exc:
+                    raise translate(exc, operation) from exc
+
+    # -- BaseCheckpointSaver (async) ------------------------------------------------
+    async def setup(self) -> None:
+        """Apply pending layout steps under a lock; warn once if Redis persists nothing."""
+        await self._run("setup", _layout.setup(self._core, where=describe(self.client)))
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The latest (or ``checkpoint_id``'s) checkpoint of a thread+namespace."""
+        return await self._run("get_tuple", self._core.get_tuple(config))  # type: ignore[no-any-return]
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first, filtered by metadata, before a cursor, up to ``limit``."""
+        async for item in self._iterate("list", self._core.list(config, filter, before, limit)):
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint atomically; returns its config."""
+        return await self._run(  # type: ignore[no-any-return]
+            "put", self._core.put(config, checkpoint, metadata, new_versions)
+        )
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes atomically (and index marked interrupts)."""
+        await self._run("put_writes", self._core.put_writes(config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint, write and wait of one thread (nothing else)."""
+        await self._run("delete_thread", self._core.delete_thread(thread_id))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints and writes that the given runs created."""
+        await self._run("delete_for_runs", self._core.delete_for_runs(run_ids))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of a thread onto another thread."""
+        await self._run("copy_thread", self._core.copy_thread(source_thread_id, target_thread_id))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """``keep_latest`` (keeps what DeltaChannels rebuild from) or ``delete``."""
+        await self._run("prune", self._core.prune(thread_ids, strategy))
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Per channel, writes along the parent chain back to the nearest stored value."""
+        return await self._run(  # type: ignore[no-any-return]
+            "get_delta_channel_history", self._core.delta_history(config, channels)
+        )
+
+    async def alist_waits(
+        self,
+        *,
+        kind: str | None = None,
+        approver: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[WaitEntry]:
+        """Pending marked interrupts, oldest deadline first (``None`` deadlines last)."""
+        return await self._run(  # type: ignore[no-any-return]
+            "list_waits",
+            self._core.list_waits(kind=kind, approver=approver, thread_id=thread_id, limit=limit),
+        )
+
+    # -- sync methods: run on the saver's loop from another thread -----------------
+    def _sync(self, coro: Any) -> Any:
+        if self.loop is None:
+            coro.close()
+            raise CheckpointerError(
+                "AsyncRedisSaver's sync methods need the saver to be created inside a running "
+                "event loop; use RedisSaver for sync code"
+            )
+        try:
+            if asyncio.get_running_loop() is self.loop:
+                coro.close()
+                raise asyncio.InvalidStateError(
+                    "Synchronous calls to AsyncRedisSaver are only allowed from a different "
+                    "thread. From the main thread, use the async interface."
+                )
+        except RuntimeError:
+            pass
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Sync :meth:`aget_tuple` (from another thread than the saver's loop)."""
+        return self._sync(self.aget_tuple(config))  # type: ignore[no-any-return]
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Sync :meth:`alist` (from another thread than the saver's loop)."""
+
+        async def collect() -> list[CheckpointTuple]:
+            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
+
+        yield from self._sync(collect())
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Sync :meth:`aput` (from another thread than the saver's loop)."""
+        return self._sync(self.aput(config, checkpoint, metadata, new_versions))  # type: ignore[no-any-return]
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Sync :meth:`aput_writes` (from another thread than the saver's loop)."""
+        self._sync(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Sync :meth:`adelete_thread` (from another thread than the saver's loop)."""
+        self._sync(self.adelete_thread(thread_id))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Sync :meth:`aget_delta_channel_history`."""
+        return self._sync(  # type: ignore[no-any-return]
+            self.aget_delta_channel_history(config=config, channels=channels)
+        )
+
+    def list_waits(self, **kwargs: Any) -> list[WaitEntry]:
+        """Sync :meth:`alist_waits` (from another thread than the saver's loop)."""
+        return self._sync(self.alist_waits(**kwargs))  # type: ignore[no-any-return]

@@ -1,0 +1,291 @@
+"""Encoding of everything the Redis saver stores, and decoding back (no I/O).
+
+One place per format (agreement 5): :meth:`Codec.encode_value` /
+:meth:`Codec.decode_value` for one channel value (blobs and pending writes
+alike); records, refs, writes and waits around it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import ormsgpack
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    PendingWrite,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from checkpointers._errors import CorruptCheckpointError
+from checkpointers._waits import WaitEntry, extract_wait
+
+SEP = "\x00"
+RECORD_FORMAT = 1
+MAX_INDEXED = 512
+"""Longest canonical metadata value kept in the filter index (longer ones are
+filtered in Python)."""
+
+
+def canonical(value: Any) -> str | None:
+    """JSON text of a scalar metadata value for the index, or ``None`` if not indexed.
+
+    ``1`` and ``1.0`` share a text (they are equal filters); ``True`` and ``1``
+    do not (as in PostgreSQL's jsonb).
+    """
+    if value is None or isinstance(value, bool):
+        text = json.dumps(value)
+    elif isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        text = str(int(value)) if value.is_integer() else repr(value)
+    elif isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+    else:
+        return None
+    return text if len(text) <= MAX_INDEXED else None
+
+
+def index_prefix(key: str, value: Any) -> str | None:
+    """The metadata-index member prefix for ``key == value``, or ``None``."""
+    text = canonical(value)
+    if text is None:
+        return None
+    return json.dumps(key, ensure_ascii=False) + SEP + text + SEP
+
+
+def _is_inline(value: Any) -> bool:
+    # as langgraph-checkpoint-postgres: primitives live in the checkpoint record
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+class Codec:
+    """Serialization of one saver (its ``serde``), shared by sync and async."""
+
+    def __init__(self, serde: SerializerProtocol) -> None:
+        self.serde = serde
+
+    # -- one channel value --------------------------------------------------
+    def encode_value(self, value: Any) -> bytes:
+        """Bytes of one channel value or pending-write value."""
+        type_, data = self.serde.dumps_typed(value)
+        return type_.encode() + b"\x00" + data
+
+    def decode_value(self, raw: bytes) -> Any:
+        """Inverse of :meth:`encode_value` (raises on corrupt data)."""
+        type_, sep, data = raw.partition(b"\x00")
+        if not sep:
+            raise ValueError("missing type tag")
+        return self.serde.loads_typed((type_.decode(), data))
+
+    EMPTY = b"empty\x00"
+
+    # -- checkpoints ----------------------------------------------------------
+    def encode_put(
+        self,
+        ns: str,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: Mapping[str, Any],
+        parent_id: str | None,
+        schema_version: int,
+    ) -> tuple[bytes, bytes, list[bytes], list[str]]:
+        """``(record, refs, blob field/value pairs, index members)`` of a put."""
+        values = checkpoint["channel_values"]
+        inline = {k: v for k, v in values.items() if _is_inline(v)}
+        stored = dict(checkpoint)
+        stored["channel_values"] = inline
+        ck_type, ck_bytes = self.serde.dumps_typed(stored)
+        md_type, md_bytes = self.serde.dumps_typed(metadata)
+        record = ormsgpack.packb(
+            [RECORD_FORMAT, ck_type, ck_bytes, md_type, md_bytes, schema_version]
+        )
+        blobs: list[bytes] = []
+        for ch, ver in new_versions.items():
+            if ch in inline:
+                continue
+            blobs.append(self.blob_field(ns, ch, ver).encode())
+            blobs.append(self.encode_value(values[ch]) if ch in values else self.EMPTY)
+        fields = [
+            self.blob_field(ns, ch, ver)
+            for ch, ver in checkpoint["channel_versions"].items()
+            if ch not in inline
+        ]
+        cid = checkpoint["id"]
+        members = []
+        for key, value in metadata.items():
+            prefix = index_prefix(key, value)
+            if prefix is not None:
+                members.append(prefix + cid + SEP + ns)
+        counters = metadata.get("counters_since_delta_snapshot") or {}
+        delta = [str(ch) for ch in counters] if isinstance(counters, dict) else []
+        refs = ormsgpack.packb(
+            [parent_id or "", fields, members, [str(k) for k in values], delta]
+        )
+        return record, refs, blobs, members
+
+    @staticmethod
+    def blob_field(ns: str, channel: str, version: Any) -> str:
+        """Field of a channel value in the thread's blob hash."""
+        return f"{ns}{SEP}{channel}{SEP}{version}"
+
+    def decode_entry(self, thread_id: str, entry: Sequence[Any]) -> tuple[CheckpointTuple, int]:
+        """A ``CheckpointTuple`` (before ``_finish_read``) and its stored schema version.
+
+        ``entry`` is what the ``load`` Lua function returns:
+        ``[ns, cid, record, refs, blob values, write values]``.
+        """
+        ns, cid = entry[0].decode(), entry[1].decode()
+        where = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}
+
+        def corrupt(channel: str, exc: Exception) -> CorruptCheckpointError:
+            return CorruptCheckpointError(**where, channel=channel, reason=str(exc) or repr(exc))
+
+        try:
+            _fmt, ck_type, ck_bytes, md_type, md_bytes, version = ormsgpack.unpackb(entry[2])
+            checkpoint = self.serde.loads_typed((ck_type, ck_bytes))
+        except Exception as exc:
+            raise corrupt("<checkpoint>", exc) from exc
+        try:
+            metadata = self.serde.loads_typed((md_type, md_bytes))
+        except Exception as exc:
+            raise corrupt("<metadata>", exc) from exc
+        parent = ""
+        fields: list[Any] = []
+        if entry[3]:
+            try:
+                refs = ormsgpack.unpackb(entry[3])
+                parent, fields = refs[0], refs[1] or []
+            except Exception as exc:
+                raise corrupt("<refs>", exc) from exc
+        values = dict(checkpoint.get("channel_values") or {})
+        skip = len(ns) + 1
+        for fld, raw in zip(fields, entry[4] or [], strict=False):
+            if raw is None or raw == self.EMPTY:
+                continue
+            channel = fld[skip:].rsplit(SEP, 1)[0]
+            try:
+                values[channel] = self.decode_value(raw)
+            except Exception as exc:
+                raise corrupt(channel, exc) from exc
+        checkpoint["channel_values"] = values
+        writes = self.decode_writes(entry[5] or [], where)
+        config: RunnableConfig = {
+            "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}
+        }
+        parent_config: RunnableConfig | None = (
+            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": parent}}
+            if parent
+            else None
+        )
+        tup = CheckpointTuple(config, checkpoint, metadata, parent_config, writes)
+        return tup, int(version or 0)
+
+    # -- pending writes -------------------------------------------------------
+    def encode_write(
+        self, task_id: str, idx: int, channel: str, task_path: str, value: Any
+    ) -> bytes:
+        """``task\\0idx\\0channel\\0path\\0value``: the Lua side reads the channel."""
+        head = SEP.join((task_id, str(idx), channel, task_path)) + SEP
+        return head.encode() + self.encode_value(value)
+
+    def decode_writes(self, raws: Sequence[Any], where: dict[str, str]) -> list[PendingWrite]:
+        """Pending writes in ``writes_sort_key`` order."""
+        rows = []
+        for raw in raws:
+            if raw is None:
+                continue
+            task_id, idx, channel, path, data = raw.split(b"\x00", 4)
+            ch = channel.decode()
+            try:
+                value = self.decode_value(data)
+            except Exception as exc:
+                raise CorruptCheckpointError(
+                    **where, channel=ch, reason=f"pending write: {exc}"
+                ) from exc
+            key = writes_sort_key(path.decode(), task_id.decode(), int(idx))
+            rows.append((key, (task_id.decode(), ch, value)))
+        rows.sort(key=lambda r: r[0])
+        return [w for _, w in rows]
+
+    # -- waits ----------------------------------------------------------------
+    def encode_wait(
+        self, thread_id: str, ns: str, cid: str, interrupt: Any, now: datetime
+    ) -> tuple[str, bytes, str] | None:
+        """``(field, entry, deadline ms or '')`` of a marked interrupt, else ``None``."""
+        info = extract_wait(interrupt)
+        interrupt_id = getattr(interrupt, "id", None)
+        if info is None or not isinstance(interrupt_id, str):
+            return None
+        entry = ormsgpack.packb(
+            {
+                "thread_id": thread_id,
+                "checkpoint_ns": ns,
+                "checkpoint_id": cid,
+                "interrupt_id": interrupt_id,
+                "kind": info.kind,
+                "deadline": info.deadline.isoformat() if info.deadline else None,
+                "approvers": list(info.approvers),
+                "escalation_level": info.escalation_level,
+                "value": self.encode_value(getattr(interrupt, "value", interrupt)),
+                "created_at": now.isoformat(),
+            }
+        )
+        deadline = "" if info.deadline is None else str(int(info.deadline.timestamp() * 1000))
+        return SEP.join((ns, cid, interrupt_id)), entry, deadline
+
+    def decode_wait(self, raw: bytes) -> WaitEntry:
+        """A :class:`WaitEntry` from a stored wait."""
+        d = ormsgpack.unpackb(raw)
+        info = extract_wait(
+            {
+                "__durable_wait__": {
+                    "kind": d["kind"],
+                    "deadline": d["deadline"],
+                    "approvers": d["approvers"],
+                    "escalation_level": d["escalation_level"],
+                }
+            }
+        )
+        assert info is not None  # stored only when extract_wait accepted it
+        try:
+            value = self.decode_value(d["value"])
+        except Exception as exc:
+            raise CorruptCheckpointError(
+                thread_id=d["thread_id"],
+                checkpoint_ns=d["checkpoint_ns"],
+                checkpoint_id=d["checkpoint_id"],
+                channel="__interrupt__",
+                reason=str(exc),
+            ) from exc
+        created = d.get("created_at")
+        return WaitEntry(
+            thread_id=d["thread_id"],
+            checkpoint_ns=d["checkpoint_ns"],
+            checkpoint_id=d["checkpoint_id"],
+            interrupt_id=d["interrupt_id"],
+            info=info,
+            value=value,
+            created_at=datetime.fromisoformat(created) if created else None,
+        )
+
+    @staticmethod
+    def rethread_wait(raw: bytes, thread_id: str) -> bytes:
+        """A stored wait moved to another thread (copy_thread)."""
+        d = ormsgpack.unpackb(raw)
+        d["thread_id"] = thread_id
+        return ormsgpack.packb(d)
+
+
+def now_utc() -> datetime:
+    """The current time, UTC (one place so tests can reason about it)."""
+    return datetime.now(timezone.utc)

@@ -1,0 +1,477 @@
+"""The I/O-free core of the Redis saver, driven by the sync and async shells.
+
+Every operation is a generator (as psycopg's ``_connection_base`` does): it
+yields a :class:`Call` (commands to run in one pipeline, one round trip) and
+receives the list of replies, or yields an :class:`Emit` (a listed item), and
+returns the operation's result. :mod:`._sync` and :mod:`._async` only execute.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    get_checkpoint_id,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import INTERRUPT
+
+from checkpointers._errors import InvalidConfigError
+from checkpointers._ids import check_id
+from checkpointers._waits import WaitEntry
+from checkpointers.redis import _scripts as S
+from checkpointers.redis._codec import SEP, Codec, index_prefix, now_utc
+from checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
+
+Cmd = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Call:
+    """Commands for the shell to run in one pipeline; the generator gets the replies."""
+
+    cmds: list[Cmd]
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """Ask the shell to wait (lock polling in ``setup()``)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Emit:
+    """An item of a listing, for the shell to yield."""
+
+    value: Any
+
+
+Op = Generator[Call | Sleep, Any, Any]
+ListOp = Generator[Call | Emit, list[Any] | None, None]
+
+
+def _ms(value: float | timedelta | None, field: str) -> int:
+    if value is None:
+        return 0
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if seconds <= 0:
+        raise InvalidConfigError(field=field, reason="must be positive")
+    return max(1, int(seconds * 1000))
+
+
+def script(s: S.Script, keys: Sequence[str], *args: Any) -> Cmd:
+    """An EVALSHA command (the shell falls back to EVAL on NOSCRIPT)."""
+    return ("EVALSHA", s.sha, len(keys), *keys, *args)
+
+
+class RedisCore:
+    """Everything the Redis savers do, without I/O."""
+
+    def __init__(
+        self,
+        *,
+        serde: SerializerProtocol,
+        prefix: str = "lgd",
+        ttl: float | timedelta | None = None,
+        refresh_on_read: bool = False,
+        wait_grace: float | timedelta = timedelta(hours=1),
+        migrations: Any = None,
+    ) -> None:
+        self.keys = Keys(check_prefix(prefix))
+        self.codec = Codec(serde)
+        self.ttl_ms = _ms(ttl, "ttl")
+        self.refresh_on_read = refresh_on_read
+        self.grace_ms = _ms(wait_grace, "wait_grace")
+        self.migrations = migrations
+        self.schema_version = int(getattr(migrations, "version", 0) or 0) if migrations else 0
+        # registrations already sent (key, member) -> monotonic time to resend
+        self._registered: dict[tuple[str, str], float] = {}
+
+    def with_serde(self, serde: SerializerProtocol) -> RedisCore:
+        """A copy using ``serde`` (``with_allowlist`` clones)."""
+        clone = copy.copy(self)
+        clone.codec = Codec(serde)
+        return clone
+
+    # -- the read hook agreed with the migrations engineer -----------------------
+    def _finish_read(self, tup: CheckpointTuple, stored_version: int) -> CheckpointTuple:
+        """Every read path builds its tuple through here (agreement 2)."""
+        return tup
+
+    def _tuple(self, thread_id: str, entry: Sequence[Any]) -> CheckpointTuple:
+        tup, version = self.codec.decode_entry(thread_id, entry)
+        return self._finish_read(tup, version)
+
+    def _ttl_args(self, *, read: bool = False) -> list[Any]:
+        ttl = self.ttl_ms if (not read or self.refresh_on_read) else 0
+        return [ttl, int(time.time() * 1000), self.grace_ms]
+
+    def _registration(self, key: str, member: str, *, expire: bool = True) -> list[Cmd]:
+        """SADD to a cross-slot registry, skipped while recently sent.
+
+        With a TTL the run and version sets expire too (twice the TTL) and are
+        sent again every half TTL, so a thread that stays in use stays
+        findable. The thread registry never expires: readers drop entries of
+        threads that are gone.
+        """
+        now = time.monotonic()
+        if self._registered.get((key, member), 0.0) > now:
+            return []
+        if len(self._registered) > 50_000:
+            self._registered.clear()
+        ttl = self.ttl_ms / 1000
+        self._registered[(key, member)] = now + (ttl / 2 if ttl else 3600.0)
+        cmds: list[Cmd] = [("SADD", key, member)]
+        if self.ttl_ms and expire:
+            cmds.append(("PEXPIRE", key, 2 * self.ttl_ms))
+        return cmds
+
+    @staticmethod
+    def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
+        conf = config.get("configurable") or {}
+        if "thread_id" not in conf:
+            raise InvalidConfigError(
+                field="thread_id", reason="missing from config['configurable']"
+            )
+        thread_id = check_id("thread_id", conf["thread_id"])
+        ns = check_id("checkpoint_ns", conf.get("checkpoint_ns") or "")
+        cid = get_checkpoint_id(config)
+        return thread_id, ns, check_id("checkpoint_id", cid) if cid else None
+
+    # -- reads ------------------------------------------------------------------
+    def get_tuple(self, config: RunnableConfig) -> Op:
+        """Latest (or the given) checkpoint of a thread+namespace: one EVALSHA."""
+        thread_id, ns, cid = self._target(config)
+        keys = self.keys.thread(thread_id)
+        (entry,) = yield Call([script(S.GET, keys, ns, cid or "", *self._ttl_args(read=True))])
+        return self._tuple(thread_id, entry) if entry else None
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> ListOp:
+        """Checkpoints newest first; cost grows with ``limit``, not the thread's length."""
+        if limit is not None and limit <= 0:
+            return
+        filter = filter or {}
+        before_id = get_checkpoint_id(before) if before else None
+        if config is None:
+            yield from self._list_all_threads(filter, before, limit)
+            return
+        thread_id, ns, cid = self._target(config)
+        has_ns = "checkpoint_ns" in (config.get("configurable") or {})
+        keys = self.keys.thread(thread_id)
+        if cid is not None:
+            # one checkpoint: read it, then check before/filter here
+            if before_id is not None and cid >= before_id:
+                return
+            (entry,) = yield Call([script(S.GET, keys, ns, cid, 0, 0, 0)])
+            if entry:
+                tup = self._tuple(thread_id, entry)
+                if _matches(tup.metadata, filter):
+                    yield Emit(tup)
+            return
+        prefixes = [p for p in (index_prefix(k, v) for k, v in filter.items()) if p]
+        exact = len(prefixes) == len(filter)  # every filter key is answered by the index
+        page = limit if (exact and limit is not None) else (0 if exact else max(limit or 0, 64))
+        mode = "ns" if has_ns else "all"
+        cursor = before_id or ""
+        left = limit
+        while True:
+            reply = yield Call([script(S.LIST, keys, mode, ns, cursor, page, *prefixes)])
+            entries = reply[0] or []
+            for entry in entries:
+                tup = self._tuple(thread_id, entry)
+                if exact or _matches(tup.metadata, filter):
+                    yield Emit(tup)
+                    if left is not None:
+                        left -= 1
+                        if left <= 0:
+                            return
+            if exact or page == 0 or len(entries) < page:
+                return
+            cursor = entries[-1][1].decode()
+
+    def _list_all_threads(
+        self, filter: dict[str, Any], before: RunnableConfig | None, limit: int | None
+    ) -> ListOp:
+        # not a hot path: the thread registry shards, then each thread newest first
+        reply = yield Call([("SMEMBERS", k) for k in self.keys.registries()])
+        threads = sorted({m.decode() for members in reply for m in members})
+        found: list[CheckpointTuple] = []
+        for thread_id in threads:
+            gen = self.list({"configurable": {"thread_id": thread_id}}, filter, before, limit)
+            replies: list[Any] | None = None
+            while True:
+                try:
+                    step = gen.send(replies)  # type: ignore[arg-type]
+                except StopIteration:
+                    break
+                if isinstance(step, Emit):
+                    found.append(step.value)
+                    replies = None
+                else:
+                    replies = yield step
+        found.sort(key=lambda t: t.checkpoint["id"], reverse=True)
+        for tup in found[:limit] if limit is not None else found:
+            yield Emit(tup)
+
+    # -- writes -----------------------------------------------------------------
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Op:
+        """Store a checkpoint atomically (one Lua script) in one round trip."""
+        thread_id, ns, parent_id = self._target(config)
+        cid = check_id("checkpoint_id", checkpoint["id"])
+        md: dict[str, Any] = dict(get_serializable_checkpoint_metadata(config, metadata))
+        md["schema_version"] = self.schema_version
+        record, refs, blobs, members = self.codec.encode_put(
+            ns, checkpoint, md, new_versions, parent_id, self.schema_version  # type: ignore[arg-type]
+        )
+        keys = self.keys.thread(thread_id)
+        cmds = self._registration(
+            self.keys.registry(shard_of(thread_id)), thread_id, expire=False
+        )
+        run_id = md.get("run_id")
+        if isinstance(run_id, str) and run_id:
+            cmds += self._registration(self.keys.run(run_id), thread_id)
+        cmds += self._registration(self.keys.version(self.schema_version), thread_id)
+        cmds.append(
+            script(
+                S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
+                len(blobs) // 2, *blobs, *members,
+            )
+        )
+        replies = yield Call(cmds)
+        gone = replies[-1] or []
+        if gone:
+            yield Call(self._unshard(thread_id, gone))
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Op:
+        """Store pending writes (and index marked interrupts) atomically."""
+        thread_id, ns, cid = self._target(config)
+        if cid is None:
+            raise InvalidConfigError(field="checkpoint_id", reason="put_writes needs one")
+        task_id = check_id("task_id", task_id)
+        args: list[Any] = []
+        waits: list[Any] = []
+        now = now_utc()
+        for idx, (channel, value) in enumerate(writes):
+            i = WRITES_IDX_MAP.get(channel, idx)
+            member = SEP.join((ns, cid, task_id, str(i)))
+            args += [member, self.codec.encode_write(task_id, i, channel, task_path, value)]
+            args.append("1" if i < 0 else "0")
+            if channel == INTERRUPT:
+                items = value if isinstance(value, (list, tuple)) else [value]
+                for item in items:
+                    w = self.codec.encode_wait(thread_id, ns, cid, item, now)
+                    if w is not None:
+                        waits.append(w)
+        n = len(args) // 3
+        for fld, entry, deadline in waits:
+            args += [fld, entry, deadline]
+        keys = self.keys.thread(thread_id)
+        cmds = [script(S.PUT_WRITES, keys, *self._ttl_args(), n, *args)]
+        for fld, _, deadline in waits:
+            # best effort after the atomic write; readers check the thread
+            shard = self.keys.wait_shard(shard_of(thread_id))
+            cmds.append(("ZADD", shard, deadline or "+inf", thread_id + SEP + fld))
+        yield Call(cmds)
+
+    def _unshard(self, thread_id: str, fields: Iterable[Any]) -> list[Cmd]:
+        shard = self.keys.wait_shard(shard_of(thread_id))
+        members = [thread_id + SEP + (f.decode() if isinstance(f, bytes) else f) for f in fields]
+        return [("ZREM", shard, *members)] if members else []
+
+    # -- deletes, copies, prune ---------------------------------------------------
+    def delete_thread(self, thread_id: str) -> Op:
+        """Delete every key of a thread (one script) and its registry entries."""
+        thread_id = check_id("thread_id", thread_id)
+        registry = self.keys.registry(shard_of(thread_id))
+        self._registered.pop((registry, thread_id), None)
+        replies = yield Call(
+            [script(S.DELETE_THREAD, self.keys.thread(thread_id)), ("SREM", registry, thread_id)]
+        )
+        if replies[0]:
+            yield Call(self._unshard(thread_id, replies[0]))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> Op:
+        """Delete the checkpoints (and their writes) of runs, via the run index."""
+        run_ids = [check_id("run_id", r) for r in run_ids]
+        if not run_ids:
+            return
+        reply = yield Call([("SMEMBERS", self.keys.run(r)) for r in run_ids])
+        cmds: list[Cmd] = []
+        owners: list[str] = []
+        for run_id, threads in zip(run_ids, reply, strict=True):
+            prefix = index_prefix("run_id", run_id)
+            for t in sorted(threads):
+                thread_id = t.decode()
+                owners.append(thread_id)
+                cmds.append(script(S.DELETE_RUN, self.keys.thread(thread_id), prefix))
+        if cmds:
+            replies = yield Call(cmds)
+            unshard = [c for t, r in zip(owners, replies, strict=True) for c in self._unshard(t, r)]
+            if unshard:
+                yield Call(unshard)
+        for run_id in run_ids:
+            run_key = self.keys.run(run_id)
+            self._registered = {k: v for k, v in self._registered.items() if k[0] != run_key}
+        yield Call([("DEL", self.keys.run(r)) for r in run_ids])
+
+    def prune(self, thread_ids: Sequence[str], strategy: str) -> Op:
+        """``keep_latest`` (DeltaChannel-safe) or ``delete`` for each thread."""
+        if isinstance(thread_ids, str):
+            raise TypeError("thread_ids must be a sequence of thread ids, not a str")
+        if strategy not in ("keep_latest", "delete"):
+            raise ValueError(f"unknown prune strategy: {strategy!r}")
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                yield from self.delete_thread(thread_id)
+                continue
+            thread_id = check_id("thread_id", thread_id)
+            (gone,) = yield Call([script(S.PRUNE_KEEP_LATEST, self.keys.thread(thread_id))])
+            if gone:
+                yield Call(self._unshard(thread_id, gone))
+
+    def copy_thread(self, source: str, target: str) -> Op:
+        """Copy every checkpoint, blob, write and wait of ``source`` onto ``target``."""
+        source, target = check_id("thread_id", source), check_id("thread_id", target)
+        (dump,) = yield Call([script(S.EXPORT, self.keys.thread(source))])
+        c, r, b, w, z, za, x, wi, wt, wl, wd = dump
+        if not z:
+            return
+        wt = [
+            v if i % 2 == 0 else self.codec.rethread_wait(v, target) for i, v in enumerate(wt)
+        ]
+        groups = [c, r, b, w, z, za, x, wi, wt, wl, wd]
+        args: list[Any] = [*self._ttl_args(), *(len(g) for g in groups)]
+        for g in groups:
+            args += g
+        cmds = self._registration(self.keys.registry(shard_of(target)), target, expire=False)
+        run_prefix = index_prefix("run_id", "")
+        assert run_prefix is not None
+        key_part = run_prefix.split(SEP)[0] + SEP
+        for m in x:
+            text = m.decode()
+            if text.startswith(key_part):
+                value = text[len(key_part):].split(SEP)[0]
+                if value.startswith('"'):
+                    cmds += self._registration(self.keys.run(json.loads(value)), target)
+        cmds.append(script(S.IMPORT, self.keys.thread(target), *args))
+        shard = self.keys.wait_shard(shard_of(target))
+        scores = {wd[i]: wd[i + 1] for i in range(0, len(wd), 2)}
+        for fld in wl:
+            score = scores.get(fld, b"+inf")
+            cmds.append(("ZADD", shard, score, target.encode() + b"\x00" + fld))
+        yield Call(cmds)
+
+    def delta_history(self, config: RunnableConfig, channels: Sequence[str]) -> Op:
+        """Writes and seed per channel along the parent chain, in one script."""
+        if not channels:
+            return {}
+        thread_id, ns, cid = self._target(config)
+        (nodes,) = yield Call(
+            [script(S.DELTA, self.keys.thread(thread_id), ns, cid or "", *channels)]
+        )
+        where = {"thread_id": thread_id, "checkpoint_ns": ns}
+        writes: dict[str, list[Any]] = {c: [] for c in channels}
+        seeds: dict[str, Any] = {}
+        for node_id, picked, seeded, node in reversed(nodes or []):
+            here = {**where, "checkpoint_id": node_id.decode()}
+            for w in self.codec.decode_writes(picked, here):
+                writes[w[1]].append(w)
+            if node:
+                values = self._tuple(thread_id, node).checkpoint["channel_values"]
+                for ch in seeded:
+                    name = ch.decode()
+                    if name in values:
+                        seeds[name] = values[name]
+        # the walk went newest -> oldest; writes of nodes older than a seed
+        # never reach the reply, so replaying oldest -> newest is exact
+        result: dict[str, DeltaChannelHistory] = {}
+        for ch in channels:
+            entry: DeltaChannelHistory = {"writes": writes[ch]}
+            if ch in seeds:
+                entry["seed"] = seeds[ch]
+            result[ch] = entry
+        return result
+
+    # -- wait index -------------------------------------------------------------
+    def list_waits(
+        self,
+        *,
+        kind: str | None = None,
+        approver: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> Op:
+        """Pending marked interrupts, oldest deadline first (``None`` last)."""
+        if thread_id is not None:
+            thread_id = check_id("thread_id", thread_id)
+            (flat,) = yield Call([script(S.WAITS, self.keys.thread(thread_id))])
+            raws = flat[1::2]
+        else:
+            shards = yield Call([("ZRANGE", k, 0, -1) for k in self.keys.wait_shards()])
+            by_thread: dict[str, list[str]] = {}
+            for members in shards:
+                for m in members:
+                    t, _, fld = m.decode().partition(SEP)
+                    by_thread.setdefault(t, []).append(fld)
+            if not by_thread:
+                return []
+            # the thread's own hash is the truth: stale shard entries drop out here
+            replies = yield Call(
+                [script(S.WAITS, self.keys.thread(t), *f) for t, f in by_thread.items()]
+            )
+            raws = [v for flat in replies for v in flat[1::2]]
+        entries = [self.codec.decode_wait(raw) for raw in raws]
+        entries = [
+            e
+            for e in entries
+            if (kind is None or e.info.kind == kind)
+            and (approver is None or not e.info.approvers or approver in e.info.approvers)
+        ]
+        entries.sort(key=_wait_order)
+        return entries[:limit] if limit is not None else entries
+
+
+def _wait_order(e: WaitEntry) -> tuple[int, float, str, str]:
+    d = e.info.deadline
+    return (d is None, d.timestamp() if d else 0.0, e.thread_id, e.interrupt_id)
+
+
+def _matches(metadata: Any, filter: dict[str, Any]) -> bool:
+    return all(metadata.get(k) == v for k, v in filter.items())
+
+
+__all__ = ["SHARDS", "Call", "Emit", "RedisCore"]

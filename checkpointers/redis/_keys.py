@@ -1,0 +1,109 @@
+"""Key names of the Redis layout (no I/O).
+
+Every key of one thread carries the same hash tag, ``{t:<escaped thread id>}``,
+so a thread's keys live in one Redis Cluster slot and one Lua script may touch
+them all. Thread ids are escaped so no id can end the tag early or collide
+with another id: ``%`` ``{`` ``}`` become ``%25`` ``%7B`` ``%7D``. The ``t:``
+inside the tag keeps it non-empty for the empty thread id (an empty tag would
+hash the whole key and scatter the thread over slots).
+
+Per thread (suffix after ``<prefix>:{t:...}:``), a fixed set of keys whatever
+the number of namespaces, so a TTL refresh costs the same on every write:
+
+=====  ==========  ==========================================================
+``z``  sorted set  ``ns\\0cid``: checkpoints of one namespace in id order
+``za`` sorted set  ``cid\\0ns``: all checkpoints of the thread in id order
+``c``  hash        ``ns\\0cid`` -> checkpoint record (Python-only msgpack)
+``r``  hash        ``ns\\0cid`` -> refs the Lua scripts read (parent, blob
+                   fields, index members, populated and delta channels)
+``b``  hash        ``ns\\0channel\\0version`` -> channel value
+``x``  sorted set  ``key\\0value\\0cid\\0ns``: metadata index (JSON key/value)
+``w``  hash        ``ns\\0cid\\0task\\0idx`` -> pending write
+``wi`` sorted set  the members of ``w``, to range over one checkpoint's writes
+``wt`` hash        ``ns\\0cid\\0interrupt`` -> indexed wait (deadline convention)
+``wl`` sorted set  the members of ``wt`` (lex), to range by namespace/checkpoint
+``wd`` sorted set  the members of ``wt`` with a deadline, scored by it (ms)
+=====  ==========  ==========================================================
+
+Cross-thread keys (each in its own slot, written best-effort next to the
+atomic thread write and reconciled by readers): thread registry shards
+``{<prefix>:th:N}``, due-wait shards ``{<prefix>:ws:N}``, run index
+``{<prefix>:r:<run>}``, schema-version sets ``{<prefix>:v:<version>}``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from checkpointers._errors import InvalidConfigError
+
+SEP = "\x00"
+THREAD_SUFFIXES = ("z", "za", "c", "r", "b", "x", "w", "wi", "wt", "wl", "wd")
+"""Order of a thread's keys in every script's KEYS (the Lua side relies on it)."""
+SHARDS = 16
+"""Fixed number of registry / due-wait shards; changing it is a layout step."""
+
+
+def escape_tag(value: str) -> str:
+    """Escape ``value`` so it can sit inside a hash tag and stay injective."""
+    return value.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
+
+
+def check_prefix(prefix: str) -> str:
+    """Return ``prefix`` if usable, else raise :class:`InvalidConfigError`."""
+    if not isinstance(prefix, str) or not prefix:
+        raise InvalidConfigError(field="prefix", reason="must be a non-empty string")
+    if any(ch in prefix for ch in "{}\x00"):
+        # a brace in the prefix would become the hash tag of every key
+        raise InvalidConfigError(field="prefix", reason="must not contain '{', '}' or NUL")
+    return prefix
+
+
+def shard_of(thread_id: str) -> int:
+    """The registry / due-wait shard a thread belongs to."""
+    return zlib.crc32(thread_id.encode("utf-8")) % SHARDS
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Key names under one prefix."""
+
+    prefix: str
+
+    def thread(self, thread_id: str) -> list[str]:
+        """The thread's keys, in :data:`THREAD_SUFFIXES` order."""
+        base = f"{self.prefix}:{{t:{escape_tag(thread_id)}}}:"
+        return [base + s for s in THREAD_SUFFIXES]
+
+    def layout(self) -> str:
+        """The layout version key."""
+        return f"{self.prefix}:layout"
+
+    def layout_lock(self) -> str:
+        """The lock ``setup()`` holds while it applies layout steps."""
+        return f"{self.prefix}:layout:lock"
+
+    def registry(self, shard: int) -> str:
+        """Set of thread ids (one shard)."""
+        return f"{{{self.prefix}:th:{shard}}}"
+
+    def registries(self) -> list[str]:
+        """Every registry shard."""
+        return [self.registry(i) for i in range(SHARDS)]
+
+    def wait_shard(self, shard: int) -> str:
+        """Sorted set of ``thread\\0field`` scored by deadline (ms, +inf if none)."""
+        return f"{{{self.prefix}:ws:{shard}}}"
+
+    def wait_shards(self) -> list[str]:
+        """Every due-wait shard."""
+        return [self.wait_shard(i) for i in range(SHARDS)]
+
+    def run(self, run_id: str) -> str:
+        """Set of thread ids that hold checkpoints of ``run_id``."""
+        return f"{{{self.prefix}:r:{escape_tag(run_id)}}}"
+
+    def version(self, schema_version: int) -> str:
+        """Set of thread ids holding checkpoints written at ``schema_version``."""
+        return f"{{{self.prefix}:v:{int(schema_version)}}}"

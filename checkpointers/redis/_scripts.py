@@ -1,0 +1,491 @@
+"""The Lua scripts of the Redis saver, as named constants (no I/O).
+
+Each script touches the keys of ONE thread only (passed in KEYS, in
+``_keys.THREAD_SUFFIXES`` order), so it is atomic and runs on Redis Cluster.
+Everything runs on plain Redis >= 6.2 / Valkey: no modules, only ``cmsgpack``
+(to read the refs Python packs with strings only) from the standard Lua
+libraries Redis ships.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Script:
+    """A Lua script, called by SHA1 (EVALSHA) with EVAL as the NOSCRIPT fallback."""
+
+    name: str
+    source: str
+    sha: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sha", hashlib.sha1(self.source.encode()).hexdigest())
+
+
+_COMMON = r"""
+local Z, ZA, C, R, B, X = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local W, WI, WT, WL, WD = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local SEP = '\0'
+local HI = '\255'
+
+-- redis.call with at most 500 list items per call (Lua's C stack is small)
+local function chunked(cmd, key, list)
+  for i = 1, #list, 500 do
+    redis.call(cmd, key, unpack(list, i, math.min(i + 499, #list)))
+  end
+end
+
+local function hmget(key, fields)
+  local out = {}
+  for i = 1, #fields, 500 do
+    local part = redis.call('HMGET', key, unpack(fields, i, math.min(i + 499, #fields)))
+    for j = 1, #part do out[#out + 1] = part[j] end
+  end
+  return out
+end
+
+local function lexrange(key, p)
+  return redis.call('ZRANGEBYLEX', key, '[' .. p, '[' .. p .. HI)
+end
+
+-- TTL: idle keys expire after ttl ms; a pending wait with a deadline keeps the
+-- thread until deadline + grace (inactive is not done).
+local function refresh(ttl, now, grace)
+  ttl = tonumber(ttl)
+  if ttl <= 0 then return end
+  local keep = ttl
+  local top = redis.call('ZREVRANGE', WD, 0, 0, 'WITHSCORES')
+  if top[2] then
+    local hold = tonumber(top[2]) + tonumber(grace) - tonumber(now)
+    if hold > keep then keep = hold end
+  end
+  local ms = string.format('%d', math.floor(keep))
+  for i = 1, 11 do redis.call('PEXPIRE', KEYS[i], ms) end
+end
+
+local function load(ns, cid)
+  local f = ns .. SEP .. cid
+  local rec = redis.call('HGET', C, f)
+  if not rec then return false end
+  local refs = redis.call('HGET', R, f)
+  local blobs = {}
+  if refs then
+    local fields = cmsgpack.unpack(refs)[2]
+    if #fields > 0 then blobs = hmget(B, fields) end
+  end
+  local wm = lexrange(WI, f .. SEP)
+  local wv = {}
+  if #wm > 0 then wv = hmget(W, wm) end
+  return {ns, cid, rec, refs or false, blobs, wv}
+end
+
+local function split2(s)
+  local i = string.find(s, SEP, 1, true)
+  return string.sub(s, 1, i - 1), string.sub(s, i + 1)
+end
+
+-- delete one checkpoint (f = ns\0cid) with its writes and waits; returns the
+-- blob fields it referenced (garbage candidates) and appends removed waits
+local function del_checkpoint(f, removed)
+  local refs = redis.call('HGET', R, f)
+  local fields = {}
+  if refs then
+    local t = cmsgpack.unpack(refs)
+    fields = t[2]
+    if #t[3] > 0 then chunked('ZREM', X, t[3]) end
+  end
+  local ns, cid = split2(f)
+  redis.call('HDEL', C, f)
+  redis.call('HDEL', R, f)
+  redis.call('ZREM', Z, f)
+  redis.call('ZREM', ZA, cid .. SEP .. ns)
+  local wm = lexrange(WI, f .. SEP)
+  if #wm > 0 then chunked('HDEL', W, wm); chunked('ZREM', WI, wm) end
+  local wl = lexrange(WL, f .. SEP)
+  if #wl > 0 then
+    chunked('HDEL', WT, wl); chunked('ZREM', WL, wl); chunked('ZREM', WD, wl)
+    for _, m in ipairs(wl) do removed[#removed + 1] = m end
+  end
+  return fields
+end
+
+-- drop the blobs among candidates that no remaining checkpoint references
+local function gc_blobs(candidates)
+  if #candidates == 0 then return end
+  local used = {}
+  for _, refs in ipairs(redis.call('HVALS', R)) do
+    for _, fld in ipairs(cmsgpack.unpack(refs)[2]) do used[fld] = true end
+  end
+  local drop = {}
+  for _, fld in ipairs(candidates) do
+    if not used[fld] then used[fld] = true; drop[#drop + 1] = fld end
+  end
+  if #drop > 0 then chunked('HDEL', B, drop) end
+end
+"""
+
+# ARGV: ns, cid ('' = latest), ttl, now, grace
+GET = Script(
+    "get",
+    _COMMON
+    + r"""
+local ns, cid = ARGV[1], ARGV[2]
+if cid == '' then
+  local top = redis.call('ZREVRANGEBYLEX', Z, '[' .. ns .. SEP .. HI, '[' .. ns .. SEP,
+    'LIMIT', 0, 1)
+  if #top == 0 then return false end
+  cid = string.sub(top[1], #ns + 2)
+end
+local res = load(ns, cid)
+if res then refresh(ARGV[3], ARGV[4], ARGV[5]) end
+return res
+""",
+)
+
+# ARGV: ns, cid, record, refs, ttl, now, grace, nblobs, (field, value)*nblobs, member*
+PUT = Script(
+    "put",
+    _COMMON
+    + r"""
+local ns, cid = ARGV[1], ARGV[2]
+local f = ns .. SEP .. cid
+local old = redis.call('HGET', R, f)
+if old then
+  local xm = cmsgpack.unpack(old)[3]
+  if #xm > 0 then chunked('ZREM', X, xm) end
+end
+redis.call('HSET', C, f, ARGV[3])
+redis.call('HSET', R, f, ARGV[4])
+redis.call('ZADD', Z, 0, f)
+redis.call('ZADD', ZA, 0, cid .. SEP .. ns)
+local nb = tonumber(ARGV[8])
+local i = 9
+if nb > 0 then
+  local pairs_ = {}
+  for j = i, i + 2 * nb - 1 do pairs_[#pairs_ + 1] = ARGV[j] end
+  chunked('HSET', B, pairs_)
+  i = i + 2 * nb
+end
+local zargs = {}
+for j = i, #ARGV do zargs[#zargs + 1] = 0; zargs[#zargs + 1] = ARGV[j] end
+if #zargs > 0 then chunked('ZADD', X, zargs) end
+-- the thread moved past the waits of older checkpoints of this namespace
+local gone = redis.call('ZRANGEBYLEX', WL, '[' .. ns .. SEP, '(' .. f)
+if #gone > 0 then
+  chunked('HDEL', WT, gone); chunked('ZREM', WL, gone); chunked('ZREM', WD, gone)
+end
+refresh(ARGV[5], ARGV[6], ARGV[7])
+return gone
+""",
+)
+
+# ARGV: ttl, now, grace, nwrites, (member, value, overwrite)*, (field, entry, deadline)*
+PUT_WRITES = Script(
+    "put_writes",
+    _COMMON
+    + r"""
+local nw = tonumber(ARGV[4])
+local i = 5
+for _ = 1, nw do
+  local m, v = ARGV[i], ARGV[i + 1]
+  if ARGV[i + 2] == '1' then
+    redis.call('HSET', W, m, v)
+  else
+    redis.call('HSETNX', W, m, v)
+  end
+  redis.call('ZADD', WI, 0, m)
+  i = i + 3
+end
+while i <= #ARGV do
+  local fld, entry, dl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  redis.call('HSET', WT, fld, entry)
+  redis.call('ZADD', WL, 0, fld)
+  if dl ~= '' then redis.call('ZADD', WD, dl, fld) end
+  i = i + 3
+end
+refresh(ARGV[1], ARGV[2], ARGV[3])
+return nw
+""",
+)
+
+# ARGV: mode ('ns' | 'all'), ns, before ('' = none), limit (0 = none), prefix*
+LIST = Script(
+    "list",
+    _COMMON
+    + r"""
+local mode, ns, before, limit = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local out = {}
+local function add(n, c)
+  local r = load(n, c)
+  if r then out[#out + 1] = r end
+end
+if #ARGV < 5 then
+  local ms
+  if mode == 'ns' then
+    local max = '[' .. ns .. SEP .. HI
+    if before ~= '' then max = '(' .. ns .. SEP .. before end
+    if limit > 0 then
+      ms = redis.call('ZREVRANGEBYLEX', Z, max, '[' .. ns .. SEP, 'LIMIT', 0, limit)
+    else
+      ms = redis.call('ZREVRANGEBYLEX', Z, max, '[' .. ns .. SEP)
+    end
+    for _, m in ipairs(ms) do add(ns, string.sub(m, #ns + 2)) end
+  else
+    local max = '+'
+    if before ~= '' then max = '(' .. before end
+    if limit > 0 then
+      ms = redis.call('ZREVRANGEBYLEX', ZA, max, '-', 'LIMIT', 0, limit)
+    else
+      ms = redis.call('ZREVRANGEBYLEX', ZA, max, '-')
+    end
+    for _, m in ipairs(ms) do
+      local c, n = split2(m)
+      add(n, c)
+    end
+  end
+  return out
+end
+-- metadata filter: range over the first key=value, check the others by ZSCORE
+local p = ARGV[5]
+local max = '[' .. p .. HI
+if before ~= '' then max = '(' .. p .. before end
+local offset, page = 0, 256
+while true do
+  local ms = redis.call('ZREVRANGEBYLEX', X, max, '[' .. p, 'LIMIT', offset, page)
+  for _, m in ipairs(ms) do
+    local rest = string.sub(m, #p + 1)
+    local c, n = split2(rest)
+    if mode ~= 'ns' or n == ns then
+      local ok = true
+      for k = 6, #ARGV do
+        if not redis.call('ZSCORE', X, ARGV[k] .. rest) then ok = false; break end
+      end
+      if ok then
+        add(n, c)
+        if limit > 0 and #out >= limit then return out end
+      end
+    end
+  end
+  if #ms < page then break end
+  offset = offset + page
+end
+return out
+""",
+)
+
+# ARGV: ns, cid ('' = latest), channel*
+DELTA = Script(
+    "delta_history",
+    _COMMON
+    + r"""
+local ns, cid = ARGV[1], ARGV[2]
+if cid == '' then
+  local top = redis.call('ZREVRANGEBYLEX', Z, '[' .. ns .. SEP .. HI, '[' .. ns .. SEP,
+    'LIMIT', 0, 1)
+  if #top == 0 then return {} end
+  cid = string.sub(top[1], #ns + 2)
+end
+local refs = redis.call('HGET', R, ns .. SEP .. cid)
+if not refs then return {} end
+local remaining, left = {}, 0
+for k = 3, #ARGV do
+  if not remaining[ARGV[k]] then remaining[ARGV[k]] = true; left = left + 1 end
+end
+local cur = cmsgpack.unpack(refs)[1]
+local out = {}
+while cur ~= '' and left > 0 do
+  local pf = ns .. SEP .. cur
+  local pr = redis.call('HGET', R, pf)
+  if not pr then break end
+  local t = cmsgpack.unpack(pr)
+  local picked = {}
+  local wm = lexrange(WI, pf .. SEP)
+  if #wm > 0 then
+    for _, v in ipairs(hmget(W, wm)) do
+      if v then
+        local a = string.find(v, SEP, 1, true)
+        local b = string.find(v, SEP, a + 1, true)
+        local e = string.find(v, SEP, b + 1, true)
+        if remaining[string.sub(v, b + 1, e - 1)] then picked[#picked + 1] = v end
+      end
+    end
+  end
+  local seeds = {}
+  for _, ch in ipairs(t[4]) do
+    if remaining[ch] then seeds[#seeds + 1] = ch end
+  end
+  local node = false
+  if #seeds > 0 then node = load(ns, cur) end
+  out[#out + 1] = {cur, picked, seeds, node}
+  for _, ch in ipairs(seeds) do remaining[ch] = nil; left = left - 1 end
+  cur = t[1]
+end
+return out
+""",
+)
+
+# ARGV: none. Returns the removed wait fields.
+DELETE_THREAD = Script(
+    "delete_thread",
+    _COMMON
+    + r"""
+local fields = redis.call('HKEYS', WT)
+redis.call('DEL', unpack(KEYS))
+return fields
+""",
+)
+
+# ARGV: index prefix of run_id=<run>. Returns the removed wait fields.
+DELETE_RUN = Script(
+    "delete_run",
+    _COMMON
+    + r"""
+local p = ARGV[1]
+local targets = {}
+for _, m in ipairs(lexrange(X, p)) do
+  local c, n = split2(string.sub(m, #p + 1))
+  targets[#targets + 1] = n .. SEP .. c
+end
+local removed, cand = {}, {}
+for _, f in ipairs(targets) do
+  for _, fld in ipairs(del_checkpoint(f, removed)) do cand[#cand + 1] = fld end
+end
+gc_blobs(cand)
+return removed
+""",
+)
+
+# ARGV: none. Keeps each namespace's latest checkpoint and, for DeltaChannel
+# threads, its ancestors back to the nearest one where every delta channel
+# is populated (the seed the channel is rebuilt from) with their writes.
+PRUNE_KEEP_LATEST = Script(
+    "prune_keep_latest",
+    _COMMON
+    + r"""
+local all = redis.call('ZRANGE', Z, 0, -1)
+local heads, order = {}, {}
+for _, m in ipairs(all) do
+  local n = split2(m)
+  if not heads[n] then order[#order + 1] = n end
+  heads[n] = m
+end
+local keep = {}
+for _, n in ipairs(order) do
+  local head = heads[n]
+  keep[head] = true
+  local t = cmsgpack.unpack(redis.call('HGET', R, head))
+  local need, left = {}, 0
+  for _, ch in ipairs(t[5]) do need[ch] = true; left = left + 1 end
+  for _, ch in ipairs(t[4]) do if need[ch] then need[ch] = nil; left = left - 1 end end
+  local cur = t[1]
+  while left > 0 and cur ~= '' do
+    local pf = n .. SEP .. cur
+    local pr = redis.call('HGET', R, pf)
+    if not pr then break end
+    keep[pf] = true
+    local pt = cmsgpack.unpack(pr)
+    for _, ch in ipairs(pt[4]) do if need[ch] then need[ch] = nil; left = left - 1 end end
+    cur = pt[1]
+  end
+end
+local removed, cand = {}, {}
+for _, m in ipairs(all) do
+  if not keep[m] then
+    for _, fld in ipairs(del_checkpoint(m, removed)) do cand[#cand + 1] = fld end
+  end
+end
+gc_blobs(cand)
+-- a kept checkpoint whose parent is gone is left with no parent
+for m in pairs(keep) do
+  local refs = redis.call('HGET', R, m)
+  local t = cmsgpack.unpack(refs)
+  if t[1] ~= '' then
+    local n = split2(m)
+    if redis.call('HEXISTS', C, n .. SEP .. t[1]) == 0 then
+      t[1] = ''
+      redis.call('HSET', R, m, cmsgpack.pack(t))
+    end
+  end
+end
+return removed
+""",
+)
+
+# ARGV: none. Everything of the thread, for copy_thread.
+EXPORT = Script(
+    "export",
+    _COMMON
+    + r"""
+return {
+  redis.call('HGETALL', C), redis.call('HGETALL', R), redis.call('HGETALL', B),
+  redis.call('HGETALL', W), redis.call('ZRANGE', Z, 0, -1), redis.call('ZRANGE', ZA, 0, -1),
+  redis.call('ZRANGE', X, 0, -1), redis.call('ZRANGE', WI, 0, -1),
+  redis.call('HGETALL', WT), redis.call('ZRANGE', WL, 0, -1),
+  redis.call('ZRANGE', WD, 0, -1, 'WITHSCORES'),
+}
+""",
+)
+
+# ARGV: ttl, now, grace, then 11 counts (c r b w z za x wi wt wl wd items), then items
+IMPORT = Script(
+    "import",
+    _COMMON
+    + r"""
+local order = {C, R, B, W, Z, ZA, X, WI, WT, WL, WD}
+local kinds = {'h', 'h', 'h', 'h', 'z', 'z', 'z', 'z', 'h', 'z', 's'}
+local i = 15
+for k = 1, 11 do
+  local n = tonumber(ARGV[3 + k])
+  if n > 0 then
+    local items = {}
+    if kinds[k] == 'z' then
+      for j = i, i + n - 1 do items[#items + 1] = 0; items[#items + 1] = ARGV[j] end
+    elseif kinds[k] == 's' then
+      -- WITHSCORES order is member, score; ZADD wants score, member
+      for j = i, i + n - 1, 2 do items[#items + 1] = ARGV[j + 1]; items[#items + 1] = ARGV[j] end
+    else
+      for j = i, i + n - 1 do items[#items + 1] = ARGV[j] end
+    end
+    local cmd = 'ZADD'
+    if kinds[k] == 'h' then cmd = 'HSET' end
+    chunked(cmd, order[k], items)
+  end
+  i = i + n
+end
+refresh(ARGV[1], ARGV[2], ARGV[3])
+return 1
+""",
+)
+
+# ARGV: field*. The thread's indexed waits (all when no field is given).
+WAITS = Script(
+    "waits",
+    _COMMON
+    + r"""
+if #ARGV == 0 then return redis.call('HGETALL', WT) end
+local vals = hmget(WT, ARGV)
+local out = {}
+for k = 1, #ARGV do
+  if vals[k] then out[#out + 1] = ARGV[k]; out[#out + 1] = vals[k] end
+end
+return out
+""",
+)
+
+# KEYS: lock key. ARGV: token. Releases the layout lock if still ours.
+UNLOCK = Script(
+    "unlock",
+    r"""
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+""",
+)
+
+ALL = (
+    GET, PUT, PUT_WRITES, LIST, DELTA, DELETE_THREAD, DELETE_RUN, PRUNE_KEEP_LATEST,
+    EXPORT, IMPORT, WAITS, UNLOCK,
+)
+BY_SHA = {s.sha: s for s in ALL}

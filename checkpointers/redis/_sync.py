@@ -1,0 +1,315 @@
+"""The synchronous Redis saver: a thin shell that executes the core's commands."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import redis
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from redis.cluster import RedisCluster
+
+from checkpointers._waits import WaitEntry
+from checkpointers.redis import _layout
+from checkpointers.redis._base import (
+    TOLERATED,
+    RedisSaverBase,
+    as_eval,
+    check_client,
+    check_replies,
+    describe,
+    translate,
+)
+from checkpointers.redis._core import Call, Cmd, Emit, Sleep
+
+
+def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
+    """A client for ``url``: a cluster client if ``cluster`` (``None``: ask the server)."""
+    if cluster is None:
+        if url.startswith("unix"):
+            cluster = False
+        else:
+            probe = redis.Redis.from_url(url)
+            try:
+                cluster = probe.info("cluster").get("cluster_enabled") == 1
+            finally:
+                probe.close()
+    if cluster:
+        return RedisCluster.from_url(url)
+    return redis.Redis.from_url(url)
+
+
+class RedisSaver(RedisSaverBase):
+    """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
+
+    No modules needed. Every key of a thread shares one hash tag; ``put`` and
+    ``get_tuple`` are one round trip each (a Lua script). See the README's
+    Redis section for the layout, TTL and the wait index.
+
+    Args:
+        client: A ``redis.Redis`` or ``redis.cluster.RedisCluster`` created with
+            ``decode_responses=False``.
+        serde: Serializer (default: :func:`checkpointers.default_serde`).
+        migrations: A ``migrations.StateMigrations``; its ``version`` tags every put.
+        prefix: Key prefix (no ``{``/``}``); savers with different prefixes never meet.
+        ttl: Seconds (or a timedelta) after which an idle thread's keys expire;
+            ``None`` keeps them forever. Refreshed on every write.
+        refresh_on_read: Also refresh the TTL when ``get_tuple`` reads a thread.
+        wait_grace: A thread with a pending marked interrupt whose deadline is
+            set is kept at least until deadline + ``wait_grace``.
+
+    Example:
+        >>> with RedisSaver.from_conn_string("redis://localhost:6379/0", ttl=86400) as saver:
+        ...     saver.setup()
+        ...     graph = builder.compile(checkpointer=saver)
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis | RedisCluster,
+        *,
+        serde: SerializerProtocol | None = None,
+        migrations: Any = None,
+        prefix: str = "lgd",
+        ttl: float | timedelta | None = None,
+        refresh_on_read: bool = False,
+        wait_grace: float | timedelta = timedelta(hours=1),
+    ) -> None:
+        check_client(client, (redis.Redis, RedisCluster), "redis.Redis or RedisCluster")
+        self.client = client
+        self._init_core(
+            serde=serde, migrations=migrations, prefix=prefix, ttl=ttl,
+            refresh_on_read=refresh_on_read, wait_grace=wait_grace,
+        )
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls, url: str, *, cluster: bool | None = None, **options: Any
+    ) -> Iterator[RedisSaver]:
+        """A saver on a new client for ``url``, closed on exit.
+
+        Args:
+            url: ``redis://``, ``rediss://`` or ``unix://`` URL.
+            cluster: Use a cluster client; ``None`` asks the server (INFO cluster).
+            **options: The constructor's keyword options.
+        """
+        client = connect(url, cluster)
+        try:
+            yield cls(client, **options)
+        finally:
+            client.close()
+
+    # -- the shell ------------------------------------------------------------
+    def _execute(self, cmds: list[Cmd]) -> list[Any]:
+        if len(cmds) == 1:
+            try:
+                return [self.client.execute_command(*cmds[0])]
+            except redis.exceptions.NoScriptError:
+                return [self.client.execute_command(*as_eval(cmds[0]))]
+            except (redis.exceptions.ResponseError, redis.exceptions.RedisClusterException) as exc:
+                if cmds[0][0] in TOLERATED:
+                    return [exc]
+                raise
+        pipe = self.client.pipeline(transaction=False)
+        for cmd in cmds:
+            pipe.execute_command(*cmd)
+        replies = list(pipe.execute(raise_on_error=False))
+        for i in check_replies(cmds, replies):
+            replies[i] = self.client.execute_command(*as_eval(cmds[i]))
+        return replies
+
+    def _run(self, operation: str, gen: Any) -> Any:
+        reply: Any = None
+        try:
+            while True:
+                try:
+                    step = gen.send(reply)
+                except StopIteration as stop:
+                    return stop.value
+                if isinstance(step, Sleep):
+                    time.sleep(step.seconds)
+                    reply = None
+                else:
+                    reply = self._execute(step.cmds)
+        except Exception as exc:
+            raise translate(exc, operation) from exc
+
+    def _iterate(self, operation: str, gen: Any) -> Iterator[Any]:
+        reply: Any = None
+        while True:
+            try:
+                step = gen.send(reply)
+            except StopIteration:
+                return
+            except Exception as exc:
+                raise translate(exc, operation) from exc
+            if isinstance(step, Emit):
+                reply = None
+                yield step.value
+            else:
+                assert isinstance(step, Call)
+                try:
+                    reply = self._execute(step.cmds)
+                except Exception as exc:
+                    raise translate(exc, operation) from exc
+
+    # -- BaseCheckpointSaver ----------------------------------------------------
+    def setup(self) -> None:
+        """Apply pending layout steps under a lock; warn once if Redis persists nothing."""
+        self._run("setup", _layout.setup(self._core, where=describe(self.client)))
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The latest (or ``checkpoint_id``'s) checkpoint of a thread+namespace."""
+        return self._run("get_tuple", self._core.get_tuple(config))  # type: ignore[no-any-return]
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first, filtered by metadata, before a cursor, up to ``limit``."""
+        return self._iterate("list", self._core.list(config, filter, before, limit))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint atomically; returns its config."""
+        return self._run(  # type: ignore[no-any-return]
+            "put", self._core.put(config, checkpoint, metadata, new_versions)
+        )
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes atomically (and index marked interrupts)."""
+        self._run("put_writes", self._core.put_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint, write and wait of one thread (nothing else)."""
+        self._run("delete_thread", self._core.delete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints and writes that the given runs created."""
+        self._run("delete_for_runs", self._core.delete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write of a thread onto another thread."""
+        self._run("copy_thread", self._core.copy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """``keep_latest`` (keeps what DeltaChannels rebuild from) or ``delete``."""
+        self._run("prune", self._core.prune(thread_ids, strategy))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Per channel, writes along the parent chain back to the nearest stored value."""
+        return self._run(  # type: ignore[no-any-return]
+            "get_delta_channel_history", self._core.delta_history(config, channels)
+        )
+
+    def list_waits(
+        self,
+        *,
+        kind: str | None = None,
+        approver: str | None = None,
+        thread_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[WaitEntry]:
+        """Pending marked interrupts, oldest deadline first (``None`` deadlines last)."""
+        return self._run(  # type: ignore[no-any-return]
+            "list_waits",
+            self._core.list_waits(kind=kind, approver=approver, thread_id=thread_id, limit=limit),
+        )
+
+    # -- async methods run the sync ones in a worker thread ------------------------
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """Async :meth:`get_tuple` (in a worker thread)."""
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Async :meth:`put` (in a worker thread)."""
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Async :meth:`put_writes` (in a worker thread)."""
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Async :meth:`list` (pages read in a worker thread)."""
+        items = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+        )
+        for item in items:
+            yield item
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Async :meth:`delete_thread` (in a worker thread)."""
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Async :meth:`delete_for_runs` (in a worker thread)."""
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Async :meth:`copy_thread` (in a worker thread)."""
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Async :meth:`prune` (in a worker thread)."""
+        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Async :meth:`get_delta_channel_history` (in a worker thread)."""
+        return await asyncio.to_thread(
+            lambda: self.get_delta_channel_history(config=config, channels=channels)
+        )
+
+    async def alist_waits(self, **kwargs: Any) -> list[WaitEntry]:
+        """Async :meth:`list_waits` (in a worker thread)."""
+        return await asyncio.to_thread(lambda: self.list_waits(**kwargs))
