@@ -25,7 +25,9 @@ from checkpointers._errors import CheckpointerError
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
 from checkpointers.redis._base import (
+    RETRIES,
     TOLERATED,
+    UNAVAILABLE,
     RedisSaverBase,
     as_eval,
     check_client,
@@ -120,6 +122,18 @@ class AsyncRedisSaver(RedisSaverBase):
 
     # -- the shell ------------------------------------------------------------
     async def _execute(self, cmds: list[Cmd]) -> list[Any]:
+        # every command the core sends is idempotent, so a call that met a
+        # dropped connection (a restart, a failover) is simply sent again
+        for attempt in range(RETRIES):
+            try:
+                return await self._execute_once(cmds)
+            except UNAVAILABLE:
+                if attempt == RETRIES - 1:
+                    raise
+                await asyncio.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    async def _execute_once(self, cmds: list[Cmd]) -> list[Any]:
         if len(cmds) == 1:
             try:
                 return [await self.client.execute_command(*cmds[0])]

@@ -17,6 +17,7 @@ from checkpointers.redis import _scripts as S
 from checkpointers.redis._core import Cmd, RedisCore
 
 UNAVAILABLE = (rx.ConnectionError, rx.TimeoutError, rx.ClusterDownError, rx.TryAgainError)
+RETRIES = 3
 TOLERATED = {"CONFIG"}  # setup() copes with CONFIG being disabled
 
 

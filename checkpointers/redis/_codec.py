@@ -219,7 +219,7 @@ class Codec:
 
     # -- waits ----------------------------------------------------------------
     def encode_wait(
-        self, thread_id: str, ns: str, cid: str, interrupt: Any, now: datetime
+        self, thread_id: str, ns: str, cid: str, task_id: str, interrupt: Any, now: datetime
     ) -> tuple[str, bytes, str] | None:
         """``(field, entry, deadline ms or '')`` of a marked interrupt, else ``None``."""
         info = extract_wait(interrupt)
@@ -232,6 +232,7 @@ class Codec:
                 "checkpoint_ns": ns,
                 "checkpoint_id": cid,
                 "interrupt_id": interrupt_id,
+                "task_id": task_id,
                 "kind": info.kind,
                 "deadline": info.deadline.isoformat() if info.deadline else None,
                 "approvers": list(info.approvers),
@@ -241,7 +242,7 @@ class Codec:
             }
         )
         deadline = "" if info.deadline is None else str(int(info.deadline.timestamp() * 1000))
-        return SEP.join((ns, cid, interrupt_id)), entry, deadline
+        return SEP.join((ns, cid, task_id, interrupt_id)), entry, deadline
 
     def decode_wait(self, raw: bytes) -> WaitEntry:
         """A :class:`WaitEntry` from a stored wait."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
+    EXCLUDED_METADATA_KEYS,
     WRITES_IDX_MAP,
     ChannelVersions,
     Checkpoint,
@@ -25,7 +26,6 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
     DeltaChannelHistory,
     get_checkpoint_id,
-    get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
@@ -36,6 +36,7 @@ from checkpointers._waits import WaitEntry
 from checkpointers.redis import _scripts as S
 from checkpointers.redis._codec import SEP, Codec, index_prefix, now_utc
 from checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
+from migrations import SCHEMA_VERSION_KEY
 
 Cmd = tuple[Any, ...]
 
@@ -245,8 +246,7 @@ class RedisCore:
         """Store a checkpoint atomically (one Lua script) in one round trip."""
         thread_id, ns, parent_id = self._target(config)
         cid = check_id("checkpoint_id", checkpoint["id"])
-        md: dict[str, Any] = dict(get_serializable_checkpoint_metadata(config, metadata))
-        md["schema_version"] = self.schema_version
+        md = _merge_metadata(config, metadata, self.schema_version)
         record, refs, blobs, members = self.codec.encode_put(
             ns, checkpoint, md, new_versions, parent_id, self.schema_version  # type: ignore[arg-type]
         )
@@ -284,6 +284,7 @@ class RedisCore:
         task_id = check_id("task_id", task_id)
         args: list[Any] = []
         waits: list[Any] = []
+        replace: list[str] = []
         now = now_utc()
         for idx, (channel, value) in enumerate(writes):
             i = WRITES_IDX_MAP.get(channel, idx)
@@ -291,21 +292,27 @@ class RedisCore:
             args += [member, self.codec.encode_write(task_id, i, channel, task_path, value)]
             args.append("1" if i < 0 else "0")
             if channel == INTERRUPT:
+                replace.append(SEP.join((ns, cid, task_id)) + SEP)
                 items = value if isinstance(value, (list, tuple)) else [value]
                 for item in items:
-                    w = self.codec.encode_wait(thread_id, ns, cid, item, now)
+                    w = self.codec.encode_wait(thread_id, ns, cid, task_id, item, now)
                     if w is not None:
                         waits.append(w)
         n = len(args) // 3
+        args += replace
         for fld, entry, deadline in waits:
             args += [fld, entry, deadline]
         keys = self.keys.thread(thread_id)
-        cmds = [script(S.PUT_WRITES, keys, *self._ttl_args(), n, *args)]
+        cmds = [script(S.PUT_WRITES, keys, *self._ttl_args(), n, len(replace), *args)]
+        shard = self.keys.wait_shard(shard_of(thread_id))
         for fld, _, deadline in waits:
             # best effort after the atomic write; readers check the thread
-            shard = self.keys.wait_shard(shard_of(thread_id))
             cmds.append(("ZADD", shard, deadline or "+inf", thread_id + SEP + fld))
-        yield Call(cmds)
+        replies = yield Call(cmds)
+        added = {fld for fld, _, _ in waits}
+        gone = [f for f in (x.decode() for x in replies[0] or []) if f not in added]
+        if gone:
+            yield Call(self._unshard(thread_id, gone))
 
     def _unshard(self, thread_id: str, fields: Iterable[Any]) -> list[Cmd]:
         shard = self.keys.wait_shard(shard_of(thread_id))
@@ -468,6 +475,23 @@ class RedisCore:
 def _wait_order(e: WaitEntry) -> tuple[int, float, str, str]:
     d = e.info.deadline
     return (d is None, d.timestamp() if d else 0.0, e.thread_id, e.interrupt_id)
+
+
+def _merge_metadata(
+    config: RunnableConfig, metadata: CheckpointMetadata, schema_version: int
+) -> dict[str, Any]:
+    # LangGraph's get_checkpoint_metadata minus its stripping of "\u0000" (data
+    # loss: values are stored exactly), the same merge as the Postgres saver
+    md: dict[str, Any] = dict(metadata)
+    for obj in (config.get("metadata"), config.get("configurable")):
+        for key, v in (obj or {}).items():
+            if key in md or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
+                continue
+            if isinstance(v, (str, int, bool, float)):
+                md[key] = v
+    md.pop("writes", None)
+    md[SCHEMA_VERSION_KEY] = schema_version
+    return md
 
 
 def _matches(metadata: Any, filter: dict[str, Any]) -> bool:

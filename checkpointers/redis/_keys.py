@@ -20,7 +20,7 @@ the number of namespaces, so a TTL refresh costs the same on every write:
 ``x``  sorted set  ``key\\0value\\0cid\\0ns``: metadata index (JSON key/value)
 ``w``  hash        ``ns\\0cid\\0task\\0idx`` -> pending write
 ``wi`` sorted set  the members of ``w``, to range over one checkpoint's writes
-``wt`` hash        ``ns\\0cid\\0interrupt`` -> indexed wait (deadline convention)
+``wt`` hash        ``ns\\0cid\\0task\\0interrupt`` -> indexed wait (deadline convention)
 ``wl`` sorted set  the members of ``wt`` (lex), to range by namespace/checkpoint
 ``wd`` sorted set  the members of ``wt`` with a deadline, scored by it (ms)
 =====  ==========  ==========================================================

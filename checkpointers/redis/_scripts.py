@@ -182,13 +182,15 @@ return gone
 """,
 )
 
-# ARGV: ttl, now, grace, nwrites, (member, value, overwrite)*, (field, entry, deadline)*
+# ARGV: ttl, now, grace, nwrites, nreplace, (member, value, overwrite)*, replace prefix*,
+# (field, entry, deadline)*. A task that writes __interrupt__ again replaces its
+# waits (a re-ask in the same task); returns the removed wait fields.
 PUT_WRITES = Script(
     "put_writes",
     _COMMON
     + r"""
-local nw = tonumber(ARGV[4])
-local i = 5
+local nw, nr = tonumber(ARGV[4]), tonumber(ARGV[5])
+local i = 6
 for _ = 1, nw do
   local m, v = ARGV[i], ARGV[i + 1]
   if ARGV[i + 2] == '1' then
@@ -199,6 +201,15 @@ for _ = 1, nw do
   redis.call('ZADD', WI, 0, m)
   i = i + 3
 end
+local removed = {}
+for _ = 1, nr do
+  local gone = lexrange(WL, ARGV[i])
+  if #gone > 0 then
+    chunked('HDEL', WT, gone); chunked('ZREM', WL, gone); chunked('ZREM', WD, gone)
+    for _, m in ipairs(gone) do removed[#removed + 1] = m end
+  end
+  i = i + 1
+end
 while i <= #ARGV do
   local fld, entry, dl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   redis.call('HSET', WT, fld, entry)
@@ -207,7 +218,7 @@ while i <= #ARGV do
   i = i + 3
 end
 refresh(ARGV[1], ARGV[2], ARGV[3])
-return nw
+return removed
 """,
 )
 

@@ -24,7 +24,9 @@ from redis.cluster import RedisCluster
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
 from checkpointers.redis._base import (
+    RETRIES,
     TOLERATED,
+    UNAVAILABLE,
     RedisSaverBase,
     as_eval,
     check_client,
@@ -114,6 +116,18 @@ class RedisSaver(RedisSaverBase):
 
     # -- the shell ------------------------------------------------------------
     def _execute(self, cmds: list[Cmd]) -> list[Any]:
+        # every command the core sends is idempotent, so a call that met a
+        # dropped connection (a restart, a failover) is simply sent again
+        for attempt in range(RETRIES):
+            try:
+                return self._execute_once(cmds)
+            except UNAVAILABLE:
+                if attempt == RETRIES - 1:
+                    raise
+                time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def _execute_once(self, cmds: list[Cmd]) -> list[Any]:
         if len(cmds) == 1:
             try:
                 return [self.client.execute_command(*cmds[0])]
