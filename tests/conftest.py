@@ -10,7 +10,9 @@ import psycopg
 import pytest
 import redis
 from psycopg import sql
+from redis.cluster import RedisCluster
 
+from tests._redis_cluster import LocalCluster, start_cluster
 from tests._servers import postgres_url, redis_url
 
 
@@ -65,5 +67,27 @@ def redis_prefix(redis_server_url: str) -> Iterator[tuple[str, str]]:
         keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
         for i in range(0, len(keys), 500):
             client.delete(*keys[i : i + 500])
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[LocalCluster]:
+    """A 3-master Redis Cluster started from the redis-server binary for this session."""
+    cluster = start_cluster()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def cluster_prefix(redis_cluster: LocalCluster) -> Iterator[tuple[str, str]]:
+    """``(url, prefix)`` on the test cluster; the prefix's keys are deleted afterwards."""
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    yield redis_cluster.url, prefix
+    client = RedisCluster.from_url(redis_cluster.url)
+    try:
+        for node in client.get_primaries():
+            for key in client.scan_iter(match=f"*{prefix}*", count=1000, target_nodes=node):
+                client.delete(key)
     finally:
         client.close()

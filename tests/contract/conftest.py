@@ -19,6 +19,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from checkpointers.redis import AsyncRedisSaver, RedisSaver
 from tests.contract import SyncAsAsync
 
 Opener = Callable[..., AbstractAsyncContextManager[Any]]
@@ -51,13 +52,47 @@ def _pg_async(request: pytest.FixtureRequest) -> Opener:
     return open_saver
 
 
+def _redis_sync(request: pytest.FixtureRequest) -> Opener:
+    url, prefix = request.getfixturevalue("redis_prefix")
+
+    @asynccontextmanager
+    async def open_saver(**options: Any) -> AsyncIterator[SyncAsAsync]:
+        with RedisSaver.from_conn_string(url, prefix=prefix, **options) as saver:
+            await asyncio.to_thread(saver.setup)
+            yield SyncAsAsync(saver)
+
+    return open_saver
+
+
+def _redis_async_on(fixture: str) -> Callable[[pytest.FixtureRequest], Opener]:
+    def factory(request: pytest.FixtureRequest) -> Opener:
+        url, prefix = request.getfixturevalue(fixture)
+
+        @asynccontextmanager
+        async def open_saver(**options: Any) -> AsyncIterator[AsyncRedisSaver]:
+            async with AsyncRedisSaver.from_conn_string(url, prefix=prefix, **options) as saver:
+                await saver.setup()
+                yield saver
+
+        return open_saver
+
+    return factory
+
+
 SAVER_FACTORIES: dict[str, Callable[[pytest.FixtureRequest], Opener]] = {
     "pg-sync": _pg_sync,
     "pg-async": _pg_async,
+    "redis-sync": _redis_sync,
+    "redis-async": _redis_async_on("redis_prefix"),
+    # the whole suite on the test-started 3-master Redis Cluster too
+    "redis-cluster-async": _redis_async_on("cluster_prefix"),
 }
+_MARKS = {"redis-cluster-async": [pytest.mark.cluster]}
 
 
-@pytest.fixture(params=sorted(SAVER_FACTORIES))
+@pytest.fixture(
+    params=[pytest.param(k, marks=_MARKS.get(k, [])) for k in sorted(SAVER_FACTORIES)]
+)
 def saver_factory(request: pytest.FixtureRequest) -> Opener:
     """Opener of savers of one backend on one isolated storage area."""
     return SAVER_FACTORIES[request.param](request)

@@ -1,39 +1,14 @@
-"""Fixtures of the Redis saver tests: savers on the shared server, a local cluster."""
+"""Fixtures of the Redis saver tests (the cluster ones are in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 
 import pytest
 import redis
-from redis.cluster import RedisCluster
 
 from checkpointers.redis import RedisSaver
-from tests._redis_cluster import LocalCluster, start_cluster
 from tests.redis._own_server import OwnRedis
-
-
-@pytest.fixture(scope="session")
-def redis_cluster() -> Iterator[LocalCluster]:
-    """A 3-master Redis Cluster started from the redis-server binary for this session."""
-    cluster = start_cluster()
-    yield cluster
-    cluster.stop()
-
-
-@pytest.fixture
-def cluster_prefix(redis_cluster: LocalCluster) -> Iterator[tuple[str, str]]:
-    """``(url, prefix)`` on the test cluster; the prefix's keys are deleted afterwards."""
-    prefix = f"t{uuid.uuid4().hex[:12]}"
-    yield redis_cluster.url, prefix
-    client = RedisCluster.from_url(redis_cluster.url)
-    try:
-        for node in client.get_primaries():
-            for key in client.scan_iter(match=f"*{prefix}*", count=1000, target_nodes=node):
-                client.delete(key)
-    finally:
-        client.close()
 
 
 @pytest.fixture
