@@ -45,7 +45,7 @@ from psycopg_pool import AsyncConnectionPool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from checkpointers.postgres import AsyncPostgresSaver  # noqa: E402
+from checkpointers.postgres import AsyncPostgresSaver
 
 SaverFactory = Callable[[str, int], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
 
@@ -167,9 +167,8 @@ async def run_workload(
         assert len(state.values["messages"]) == 2 * steps
     t2 = time.perf_counter()
     for tid in ids:
-        history = [
-            s async for s in graph.aget_state_history({"configurable": {"thread_id": tid}}, limit=10)
-        ]
+        config = {"configurable": {"thread_id": tid}}
+        history = [s async for s in graph.aget_state_history(config, limit=10)]
         assert len(history) == 10
     t3 = time.perf_counter()
     return {"graph run": t1 - t0, "get_state": t2 - t1, "history": t3 - t2}
@@ -223,7 +222,8 @@ async def explain(args: argparse.Namespace) -> None:
         async with pool.connection() as conn:
             await conn.execute(
                 """
-                INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata)
+                INSERT INTO checkpoints
+                    (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata)
                 SELECT 'thread-' || (i % 1000), '', lpad(i::text, 12, '0'),
                        jsonb_build_object('v', 4, 'id', lpad(i::text, 12, '0'), 'ts', '',
                                           'channel_values', '{}'::jsonb,
