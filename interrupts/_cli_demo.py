@@ -1,0 +1,62 @@
+"""``langgraph-durable demo``: an agent pauses, its process exits, another resumes it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import click
+
+from interrupts._cli_common import CliError, backend_of, redact_url
+from interrupts.cli import main
+
+
+def _role(role: str, url: str, thread: str, *extra: str) -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "interrupts._demo", role, "--url", url, "--thread", thread, *extra]
+    done = subprocess.run(cmd, env=env, check=False)
+    if done.returncode != 0:
+        raise CliError(f"the demo's {role} process failed (exit code {done.returncode})")
+
+
+@main.command()
+@click.option(
+    "--url",
+    envvar="LANGGRAPH_DURABLE_URL",
+    default=None,
+    help="postgresql:// or redis:// URL; default: an embedded PostgreSQL.",
+)
+@click.option(
+    "--timeout-demo",
+    is_flag=True,
+    help="Nobody answers: show the sweeper applying the default after the deadline.",
+)
+def demo(url: str | None, timeout_demo: bool) -> None:
+    """Watch a refund agent pause for approval, survive its process exiting, and resume."""
+    started = time.monotonic()
+    handle = None
+    if url is None:
+        from interrupts._embedded import cache_folder, start_embedded_postgres
+
+        click.echo(f"starting an embedded PostgreSQL (data in {cache_folder()}) ...")
+        url, handle = start_embedded_postgres()
+    else:
+        backend_of(url)
+    thread = f"refund-{uuid.uuid4().hex[:8]}"
+    click.echo(f"storage: {redact_url(url)}\n")
+    try:
+        _role("agent", url, thread)
+        click.echo()
+        if timeout_demo:
+            _role("sweeper", url, thread, "--minutes-later", "45")
+        else:
+            _role("operator", url, thread, "--minutes-later", "20")
+        click.echo()
+        _role("audit", url, thread)
+    finally:
+        if handle is not None:
+            handle.cleanup()
+    click.echo(f"\ndemo finished in {time.monotonic() - started:.1f} s")

@@ -1,0 +1,44 @@
+"""`langgraph-durable demo` tells its story across separate processes and loses nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _demo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "interrupts.cli", "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
+
+
+def _pids(stdout: str) -> set[str]:
+    return {line.split("pid ")[1].split("]")[0] for line in stdout.splitlines() if "pid " in line}
+
+
+def test_demo_on_the_embedded_database(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "LANGGRAPH_DURABLE_URL"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)  # the embedded server's data goes here
+    out = _demo(env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "starting an embedded PostgreSQL" in out.stdout
+    assert (tmp_path / "langgraph-durable" / "pgdata").is_dir()
+    assert "paused at ['review']" in out.stdout
+    assert "refund of $120.00 issued (approved by alice)" in out.stdout
+    assert "facts gathered before the pause: 5/5 intact=True" in out.stdout
+    assert "nothing was lost." in out.stdout
+    assert len(_pids(out.stdout)) == 3  # agent, operator and audit ran in three processes
+
+
+def test_timeout_demo_applies_the_default(pg_database: str) -> None:
+    out = _demo("--timeout-demo", "--url", pg_database)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "the sweeper resolved 1 approval(s)" in out.stdout
+    assert "by=system" in out.stdout and "timed_out=True" in out.stdout
+    assert "nothing was lost." in out.stdout
