@@ -120,7 +120,9 @@ class StateMigrations:
 
         The function receives a private copy of the checkpoint's state keys (a
         dict; internal LangGraph channels are not included) and returns the
-        upgraded dict. It may mutate and return its argument. It should be pure:
+        upgraded dict. It may mutate and return its argument. State keys that
+        were never set are absent from the dict, so a step should not assume
+        every key is present (it is not called at all when none is). It should be pure:
         the same input gives the same output, since it also runs on pending
         writes and may run again on every read until the checkpoint is rewritten.
 

@@ -4,6 +4,8 @@ What an upgrade from version ``k`` to the code's version does, step by step:
 
 1. The step's values function runs on a deep copy of the checkpoint's state keys
    (internal channels such as ``branch:to:x`` are kept aside and put back).
+   A checkpoint with no state keys at all (taken before the graph's input was
+   applied) is not passed to the values function: there is nothing to upgrade.
 2. Pending writes to state keys (a parallel task that finished in the step where
    another one was interrupted, a ``Command(update=...)`` not yet applied) are
    upgraded consistently: for each task's writes ``W``, the step runs on the
@@ -304,7 +306,10 @@ def upgrade_checkpoint(
         if step.fn is not None:
             base_in = values
             needs_base = any(is_state_channel(w[1]) for w in writes)
-            values = _run_fn(step, copy.deepcopy(base_in) if needs_base else base_in, where)
+            # A checkpoint taken before the first input was applied has no state
+            # keys: there is nothing to upgrade, and steps need not handle it.
+            if base_in:
+                values = _run_fn(step, copy.deepcopy(base_in) if needs_base else base_in, where)
             if needs_base:
                 writes = _upgrade_writes(step, base_in, values, writes, where)
         try:
