@@ -204,7 +204,12 @@ def _upgrade_writes(
         written = {writes[i][1] for i in idxs}
         for i in idxs:
             ch = writes[i][1]
-            replace[i] = [(tid, ch, out[ch])] if ch in out else []
+            if ch not in out:
+                replace[i] = []
+            elif _same(out[ch], writes[i][2]):
+                replace[i] = [writes[i]]  # unchanged: keep the stored write as is
+            else:
+                replace[i] = [(tid, ch, out[ch])]
         extra = [
             (tid, k, v)
             for k, v in out.items()
