@@ -27,8 +27,9 @@ from checkpointers._errors import InvalidConfigError
 from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
 from checkpointers.postgres._approvals import AsyncApprovals
-from checkpointers.postgres._core import Op, PostgresCore, _Queries
+from checkpointers.postgres._core import Op, PostgresCore, _Queries, check_migrations
 from checkpointers.postgres._errors import translate
+from checkpointers.postgres._migrate import PostgresMigrationAsync
 from checkpointers.postgres._sync import _check_schema
 
 T = TypeVar("T")
@@ -55,7 +56,9 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
         raise
 
 
-class AsyncPostgresSaver(AsyncApprovals, PostgresCore, BaseCheckpointSaver[str]):
+class AsyncPostgresSaver(
+    AsyncApprovals, PostgresMigrationAsync, PostgresCore, BaseCheckpointSaver[str]
+):
     """LangGraph checkpoint saver on PostgreSQL (asyncio API).
 
     Same storage, options and behaviour as
@@ -89,7 +92,7 @@ class AsyncPostgresSaver(AsyncApprovals, PostgresCore, BaseCheckpointSaver[str])
             )
         self.conn = conn
         self._q = _Queries(_check_schema(schema))
-        self._migrations = migrations
+        self._migrations = check_migrations(migrations)
         self._lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 

@@ -36,7 +36,7 @@ from checkpointers._ids import check_id
 from checkpointers._waits import WaitEntry, WaitInfo, extract_wait
 from checkpointers.postgres import _sql
 from checkpointers.postgres._metadata import decode_metadata, encode_metadata
-from migrations import SCHEMA_VERSION_KEY
+from migrations import SCHEMA_VERSION_KEY, StateMigrations, finish_read, versions_to_store
 from migrations.postgres import LayoutStep, layout_steps
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
@@ -101,6 +101,22 @@ class _Queries:
             )
             self._lists[key] = query
         return query
+
+
+def check_migrations(migrations: Any) -> Any:
+    """Validate the ``migrations=`` option when a saver is constructed (no I/O).
+
+    A gap in the chain raises ``migrations.MigrationChainError`` here, when the
+    app starts, rather than when an old thread resumes.
+    """
+    if migrations is None:
+        return None
+    if not isinstance(migrations, StateMigrations):
+        raise InvalidConfigError(
+            field="migrations",
+            reason=f"expected a migrations.StateMigrations, got {type(migrations).__name__}",
+        )
+    return migrations.validate()
 
 
 def _ids(config: RunnableConfig) -> tuple[str, str, str | None]:
@@ -170,8 +186,15 @@ class PostgresCore:
         return int(getattr(self._migrations, "version", 0) or 0) if self._migrations else 0
 
     def _finish_read(self, tup: CheckpointTuple, stored_version: int) -> CheckpointTuple:
-        """Every read builds its tuple through here (migrations hook, issue 4)."""
-        return tup
+        """Every read builds its tuple through here: upgrade to the code's schema version.
+
+        Stored version == code version (the common case) returns ``tup`` as is;
+        an older one is upgraded in memory by the migrations' steps; one with no
+        path raises ``migrations.SchemaVersionError``.
+        """
+        if stored_version == self._schema_version():
+            return tup
+        return finish_read(tup, stored_version, self._migrations)
 
     # -- setup --
 
@@ -282,9 +305,13 @@ class PostgresCore:
         return out
 
     def _parse_tuple(self, row: tuple[Any, ...]) -> CheckpointTuple:
+        return self._finish_read(self._parse_raw(row), int(row[7] or 0))
+
+    def _parse_raw(self, row: tuple[Any, ...]) -> CheckpointTuple:
+        """The tuple of a ``SELECT_TUPLES`` row exactly as stored (no upgrade)."""
         (
             thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, metadata,
-            metadata_exact, schema_version, b_channels, b_types, b_blobs,
+            metadata_exact, _schema_version, b_channels, b_types, b_blobs,
             w_tasks, w_channels, w_types, w_blobs, w_paths, w_idxs, s_types, s_blobs,
         ) = row
         where = (thread_id, checkpoint_ns, checkpoint_id)
@@ -350,7 +377,7 @@ class PostgresCore:
             ),
             pending_writes=writes,
         )
-        return self._finish_read(tup, int(schema_version or 0))
+        return tup
 
     # -- writes --
 
@@ -363,30 +390,10 @@ class PostgresCore:
     ) -> Op:
         thread_id, checkpoint_ns, parent_id = _ids(config)
         checkpoint_id = check_id("checkpoint id", checkpoint["id"])
-        stored = dict(checkpoint)
-        inline: dict[str, Any] = {}
-        blob_values: dict[str, Any] = {}
-        for k, v in checkpoint["channel_values"].items():
-            if isinstance(v, _DeltaSnapshot):
-                # the `true` marker is what langgraph-checkpoint-postgres writes
-                blob_values[k] = v
-                inline[k] = True
-            elif _inline_ok(v):
-                inline[k] = v
-            else:
-                blob_values[k] = v
-        stored["channel_values"] = inline
-        channels: list[str] = []
-        versions: list[str] = []
-        types: list[str] = []
-        blobs: list[bytes | None] = []
-        for k, ver in new_versions.items():
-            if k in blob_values:
-                type_, blob = self._encode_value(blob_values[k])
-                channels.append(k)
-                versions.append(str(ver))
-                types.append(type_)
-                blobs.append(blob)
+        # values a read upgraded in memory (migrated versions) are stored too
+        stored, (channels, versions, types, blobs) = self._split_values(
+            checkpoint, versions_to_store(checkpoint, new_versions)
+        )
         md = self._merge_metadata(config, metadata)
         json_md, exact_md = encode_metadata(md, self.serde)
         yield Stmt(
@@ -413,6 +420,36 @@ class PostgresCore:
                 "checkpoint_id": checkpoint_id,
             }
         }
+
+    def _split_values(
+        self, checkpoint: Checkpoint, new_versions: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], tuple[list[str], list[str], list[str], list[bytes | None]]]:
+        """The checkpoint row's jsonb (inline values) and the blobs of ``new_versions``."""
+        stored: dict[str, Any] = dict(checkpoint)
+        inline: dict[str, Any] = {}
+        blob_values: dict[str, Any] = {}
+        for k, v in checkpoint["channel_values"].items():
+            if isinstance(v, _DeltaSnapshot):
+                # the `true` marker is what langgraph-checkpoint-postgres writes
+                blob_values[k] = v
+                inline[k] = True
+            elif _inline_ok(v):
+                inline[k] = v
+            else:
+                blob_values[k] = v
+        stored["channel_values"] = inline
+        channels: list[str] = []
+        versions: list[str] = []
+        types: list[str] = []
+        blobs: list[bytes | None] = []
+        for k, ver in new_versions.items():
+            if k in blob_values:
+                type_, blob = self._encode_value(blob_values[k])
+                channels.append(k)
+                versions.append(str(ver))
+                types.append(type_)
+                blobs.append(blob)
+        return stored, (channels, versions, types, blobs)
 
     def _merge_metadata(
         self, config: RunnableConfig, metadata: CheckpointMetadata

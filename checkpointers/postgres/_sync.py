@@ -27,8 +27,9 @@ from checkpointers._errors import InvalidConfigError
 from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
 from checkpointers.postgres._approvals import SyncApprovals
-from checkpointers.postgres._core import Op, PostgresCore, _Queries
+from checkpointers.postgres._core import Op, PostgresCore, _Queries, check_migrations
 from checkpointers.postgres._errors import translate
+from checkpointers.postgres._migrate import PostgresMigrationSync
 
 
 def drive(conn: Connection[Any], op: Op) -> Any:
@@ -52,7 +53,7 @@ def drive(conn: Connection[Any], op: Op) -> Any:
         raise
 
 
-class PostgresSaver(SyncApprovals, PostgresCore, BaseCheckpointSaver[str]):
+class PostgresSaver(SyncApprovals, PostgresMigrationSync, PostgresCore, BaseCheckpointSaver[str]):
     """LangGraph checkpoint saver on PostgreSQL (sync API).
 
     Reads and writes the tables of langgraph-checkpoint-postgres (plus additive
@@ -91,7 +92,7 @@ class PostgresSaver(SyncApprovals, PostgresCore, BaseCheckpointSaver[str]):
             )
         self.conn = conn
         self._q = _Queries(_check_schema(schema))
-        self._migrations = migrations
+        self._migrations = check_migrations(migrations)
         self._lock = threading.Lock()
 
     @classmethod

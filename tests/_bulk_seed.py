@@ -1,0 +1,85 @@
+"""Many stored checkpoints, fast: one real paused thread, cloned by the backend.
+
+The thread is written by a real graph (4 checkpoints: input, three steps, then
+an interrupt); clones differ only in thread id, which is all ``upgrade_all``
+looks at. Also holds the migrations the bulk tests apply: a step that is not
+idempotent (``applied`` counts how often it ran on a checkpoint; ``price``
+would nest twice), so doing a checkpoint twice is visible.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
+
+from migrations import StateMigrations
+
+
+class State(TypedDict, total=False):
+    price: int
+    log: Annotated[list[str], operator.add]
+
+
+def build(checkpointer: Any) -> Any:
+    def intake(s: State) -> dict[str, Any]:
+        return {"log": ["intake"]}
+
+    def plan(s: State) -> dict[str, Any]:
+        return {"price": s["price"] + 1, "log": ["plan"]}
+
+    def review(s: State) -> dict[str, Any]:
+        return {"log": [str(interrupt({"price": s["price"]}))]}
+
+    g = StateGraph(State)
+    for name, fn in (("intake", intake), ("plan", plan), ("review", review)):
+        g.add_node(name, fn)
+    g.add_edge(START, "intake")
+    g.add_edge("intake", "plan")
+    g.add_edge("plan", "review")
+    g.add_edge("review", END)
+    return g.compile(checkpointer=checkpointer)
+
+
+v1 = StateMigrations(version=1)
+m = StateMigrations(version=2)
+
+
+@m.upgrade(from_version=1)
+def price_to_money(values: dict[str, Any]) -> dict[str, Any]:
+    if "price" in values:
+        values["price"] = {"amount": values["price"], "currency": "USD"}
+    values["applied"] = values.get("applied", 0) + 1
+    return values
+
+
+def seed_postgres(url: str, schema: str, threads: int) -> int:
+    """Write one thread with a real graph, clone it to ``threads``; return checkpoints."""
+    import psycopg
+    from psycopg import sql
+
+    from checkpointers.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(url, schema=schema, migrations=v1) as saver:
+        saver.setup()
+        build(saver).invoke({"price": 10, "log": []}, {"configurable": {"thread_id": "t0"}})
+    s = sql.Identifier(schema)
+    with psycopg.connect(url, autocommit=True) as conn:
+        for table, cols in (
+            ("checkpoints", "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+             "checkpoint, metadata, metadata_exact, schema_version"),
+            ("checkpoint_blobs", "checkpoint_ns, channel, version, type, blob"),
+            ("checkpoint_writes", "checkpoint_ns, checkpoint_id, task_id, task_path, idx, "
+             "channel, type, blob"),
+        ):
+            conn.execute(
+                sql.SQL(
+                    "INSERT INTO {s}.{t} (thread_id, {cols}) SELECT 't' || g, {cols} "
+                    "FROM {s}.{t}, generate_series(1, %s) AS g WHERE thread_id = 't0'"
+                ).format(s=s, t=sql.Identifier(table), cols=sql.SQL(cols)),
+                (threads - 1,),
+            )
+        (n,) = conn.execute(sql.SQL("SELECT count(*) FROM {}.checkpoints").format(s)).fetchone()
+    return int(n)

@@ -1,0 +1,74 @@
+"""Open our savers by backend name, so migration tests run the same on Postgres and Redis.
+
+Also runnable as a script, to play "process 1" of the seed story in its own
+process: ``python -m tests._migration_backends pause-v1 BACKEND URL AREA THREAD``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+BACKENDS = ["postgres"]
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A backend and the isolated area (PG schema / Redis prefix) of one test."""
+
+    name: str
+    url: str
+    area: str
+
+    @contextmanager
+    def open(self, migrations: Any = None) -> Iterator[Any]:
+        """The sync saver on this area, set up."""
+        if self.name == "postgres":
+            from checkpointers.postgres import PostgresSaver
+
+            with PostgresSaver.from_conn_string(
+                self.url, schema=self.area, migrations=migrations
+            ) as saver:
+                saver.setup()
+                yield saver
+        else:
+            from checkpointers.redis import RedisSaver
+
+            with RedisSaver.from_conn_string(
+                self.url, prefix=self.area, migrations=migrations
+            ) as saver:
+                saver.setup()
+                yield saver
+
+    def argv(self) -> list[str]:
+        return [self.name, self.url, self.area]
+
+
+def backend_from_fixture(name: str, request: Any) -> Backend:
+    if name == "postgres":
+        url, schema = request.getfixturevalue("pg_schema")
+        return Backend(name, url, schema)
+    url, prefix = request.getfixturevalue("redis_prefix")
+    return Backend(name, url, prefix)
+
+
+def _pause_v1(backend: Backend, thread_id: str, parallel: bool) -> None:
+    from tests._seed_graphs import build_v1, v1_migrations
+
+    with backend.open(v1_migrations()) as saver:
+        out = build_v1(saver, parallel=parallel).invoke(
+            {"price": 10, "log": []}, {"configurable": {"thread_id": thread_id}}
+        )
+    assert "__interrupt__" in out, out
+    print("paused", out["__interrupt__"][0].id)
+
+
+if __name__ == "__main__":
+    cmd, name, url, area, thread = sys.argv[1:6]
+    if cmd == "pause-v1":
+        _pause_v1(Backend(name, url, area), thread, parallel="--parallel" in sys.argv)
+    else:
+        raise SystemExit(f"unknown command {cmd}")
