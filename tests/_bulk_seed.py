@@ -10,6 +10,7 @@ would nest twice), so doing a checkpoint twice is visible.
 from __future__ import annotations
 
 import operator
+import os
 from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -47,8 +48,18 @@ v1 = StateMigrations(version=1)
 m = StateMigrations(version=2)
 
 
+# A worker started with DURABLE_TEST_CRASH_AFTER=N dies (no cleanup, like a
+# kill -9) in the middle of a batch when the step runs for the N-th time.
+_crash_after = int(os.environ.get("DURABLE_TEST_CRASH_AFTER", "0"))
+_calls = 0
+
+
 @m.upgrade(from_version=1)
 def price_to_money(values: dict[str, Any]) -> dict[str, Any]:
+    global _calls
+    _calls += 1
+    if _crash_after and _calls >= _crash_after:
+        os._exit(3)
     if "price" in values:
         values["price"] = {"amount": values["price"], "currency": "USD"}
     values["applied"] = values.get("applied", 0) + 1
@@ -83,3 +94,19 @@ def seed_postgres(url: str, schema: str, threads: int) -> int:
             )
         (n,) = conn.execute(sql.SQL("SELECT count(*) FROM {}.checkpoints").format(s)).fetchone()
     return int(n)
+
+
+def check_each_upgraded_once(saver: Any) -> int:
+    """Assert every stored checkpoint is on version 2 with the step applied once; count them."""
+    n = 0
+    for tup in saver.list(None):
+        n += 1
+        assert tup.metadata["schema_version"] == 2, tup.config
+        values = tup.checkpoint["channel_values"]
+        if "price" in values:
+            assert values["applied"] == 1, (tup.config, values)
+            assert isinstance(values["price"]["amount"], int), (tup.config, values)
+        for _, channel, value in tup.pending_writes or ():
+            if channel == "price":
+                assert isinstance(value["amount"], int), (tup.config, value)
+    return n

@@ -1,7 +1,8 @@
 """Open our savers by backend name, so migration tests run the same on Postgres and Redis.
 
 Also runnable as a script, to play "process 1" of the seed story in its own
-process: ``python -m tests._migration_backends pause-v1 BACKEND URL AREA THREAD``.
+process: ``python -m tests._migration_backends pause-v1 BACKEND URL AREA THREAD``, and
+to run ``upgrade_all`` as a separate worker: ``... upgrade-all BACKEND URL AREA BATCH``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,15 @@ class Backend:
         return [self.name, self.url, self.area]
 
 
+def seed_bulk(backend: Backend, threads: int) -> int:
+    """Store ``threads`` paused threads of 4 checkpoints each at version 1; return checkpoints."""
+    from tests import _bulk_seed
+
+    if backend.name == "postgres":
+        return _bulk_seed.seed_postgres(backend.url, backend.area, threads)
+    return _bulk_seed.seed_redis(backend.url, backend.area, threads)
+
+
 def backend_from_fixture(name: str, request: Any) -> Backend:
     if name == "postgres":
         url, schema = request.getfixturevalue("pg_schema")
@@ -66,9 +76,23 @@ def _pause_v1(backend: Backend, thread_id: str, parallel: bool) -> None:
     print("paused", out["__interrupt__"][0].id)
 
 
+def _upgrade_all(backend: Backend, all_history: bool, batch_size: int) -> None:
+    import json
+
+    from migrations import upgrade_all
+    from tests._bulk_seed import m
+
+    with backend.open(m) as saver:
+        result = upgrade_all(saver, m, all_history=all_history, batch_size=batch_size)
+    print(json.dumps({"upgraded": result.upgraded, "failed": result.failed}))
+
+
 if __name__ == "__main__":
-    cmd, name, url, area, thread = sys.argv[1:6]
+    cmd, name, url, area = sys.argv[1:5]
+    backend = Backend(name, url, area)
     if cmd == "pause-v1":
-        _pause_v1(Backend(name, url, area), thread, parallel="--parallel" in sys.argv)
+        _pause_v1(backend, sys.argv[5], parallel="--parallel" in sys.argv)
+    elif cmd == "upgrade-all":
+        _upgrade_all(backend, "--all-history" in sys.argv, int(sys.argv[5]))
     else:
         raise SystemExit(f"unknown command {cmd}")
