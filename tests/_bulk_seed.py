@@ -110,3 +110,21 @@ def check_each_upgraded_once(saver: Any) -> int:
             if channel == "price":
                 assert isinstance(value["amount"], int), (tup.config, value)
     return n
+
+
+# The same upgrade, except that it refuses a price of 13 (the "bad" thread).
+picky = StateMigrations(version=2)
+
+
+@picky.upgrade(from_version=1)
+def refuse_13(values: dict[str, Any]) -> dict[str, Any]:
+    if values.get("price") == 13:
+        raise ValueError("price 13 is not allowed")
+    if "price" in values:
+        values["price"] = {"amount": values["price"], "currency": "USD"}
+    return values
+
+
+def add_bad_thread(saver: Any) -> None:
+    """One more v1 thread whose price (13) ``picky`` refuses."""
+    build(saver).invoke({"price": 12, "log": []}, {"configurable": {"thread_id": "bad"}})

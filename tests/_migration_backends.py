@@ -8,8 +8,8 @@ to run ``upgrade_all`` as a separate worker: ``... upgrade-all BACKEND URL AREA 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +42,26 @@ class Backend:
                 self.url, prefix=self.area, migrations=migrations
             ) as saver:
                 saver.setup()
+                yield saver
+
+    @asynccontextmanager
+    async def aopen(self, migrations: Any = None) -> AsyncIterator[Any]:
+        """The async saver on this area, set up."""
+        if self.name == "postgres":
+            from checkpointers.postgres import AsyncPostgresSaver
+
+            async with AsyncPostgresSaver.from_conn_string(
+                self.url, schema=self.area, migrations=migrations
+            ) as saver:
+                await saver.setup()
+                yield saver
+        else:
+            from checkpointers.redis import AsyncRedisSaver
+
+            async with AsyncRedisSaver.from_conn_string(
+                self.url, prefix=self.area, migrations=migrations
+            ) as saver:
+                await saver.setup()
                 yield saver
 
     def argv(self) -> list[str]:
