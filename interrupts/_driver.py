@@ -60,6 +60,24 @@ class Env:
     async def ainvoke(self, input: Any, config: dict[str, Any]) -> Any:
         return await self.graph.ainvoke(input, config)
 
+    # several flows at once (the sweeper's resumes of one page)
+    def run_all(self, flows: list[Flow[Any]], concurrency: int) -> list[Any]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            return list(pool.map(lambda f: drive(f, self), flows))
+
+    async def arun_all(self, flows: list[Flow[Any]], concurrency: int) -> list[Any]:
+        import asyncio
+
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(flow: Flow[Any]) -> Any:
+            async with gate:
+                return await adrive(flow, self)
+
+        return list(await asyncio.gather(*(one(f) for f in flows)))
+
     # storage
     def __getattr__(self, name: str) -> Any:
         # everything else is the backend's (record_decision, claim_due_waits, ...)

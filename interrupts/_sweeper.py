@@ -28,43 +28,50 @@ SWEPT_KINDS = ("approval", "batch")
 
 
 def sweep_entry_flow(
-    entry: WaitEntry, *, now: datetime, owner: str, lease: timedelta, clock: Clock | None
+    entry: WaitEntry,
+    *,
+    now: datetime,
+    owner: str,
+    lease: timedelta,
+    clock: Clock | None,
+    native: bool = False,
 ) -> Flow[bool]:
     """Resolve one claimed wait; ``True`` when this call resumed the thread.
 
-    The claim is released as *done* once the thread is resumed (or found already
-    past the wait). It is kept, to expire after the lease, when someone else's
-    fresh decision is being resumed by its maker, or when the resume failed, so
-    a later sweep retries without spinning.
+    ``native``: the claim came from the saver's own index, which drops an entry
+    (and its claim) in the same atomic unit as the checkpoint that moves the
+    thread past it; so a claimed entry is pending and needs no re-check, and a
+    resumed one needs no release. On other savers the state is re-read first
+    and the in-process claim is released as done afterwards.
+
+    A claim is kept, to expire after the lease, when someone else's fresh
+    decision is being resumed by its maker or when the resume failed, so a
+    later sweep retries without spinning.
     """
     thread_id, approval_id = entry.thread_id, entry.interrupt_id
     if entry.info.kind == "batch":
         from interrupts._batch import batch_timeout_flow
 
         record = yield from batch_timeout_flow(entry, now=now, lease=lease)
+    elif entry.info.deadline is not None and entry.info.deadline <= now:
+        mine = timeout_record(entry.value, approval_id, now)
+        record = yield op("record_decision", thread_id=thread_id, key=approval_id, decision=mine)
+        if not won(record, mine) and not age_at_least(record, now, lease):
+            return False  # somebody just decided; they are resuming it
     else:
         got = yield op("get_decisions", thread_id=thread_id, keys=[approval_id])
         record = got.get(approval_id)
-        if record is None:
-            if entry.info.deadline is None or entry.info.deadline > now:
-                yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id,
-                         owner=owner)
-                return False
-            mine = timeout_record(entry.value, approval_id, now)
-            record = yield op("record_decision", thread_id=thread_id, key=approval_id,
-                              decision=mine)
-            if not won(record, mine) and not age_at_least(record, now, lease):
-                return False  # a human just decided; they are resuming it
-        elif not age_at_least(record, now, lease):
+        if record is None or not age_at_least(record, now, lease):
             return False
     if record is None:
         return False
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
-    state = yield op("get_state", config=config)
-    if approval_id not in {i.id for i in pending_of(state, entry.info.kind)}:
-        yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id,
-                 owner=owner, done=True)
-        return False
+    if not native:
+        state = yield op("get_state", config=config)
+        if approval_id not in {i.id for i in pending_of(state, entry.info.kind)}:
+            yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id,
+                     owner=owner, done=True)
+            return False
     if entry.info.kind == "batch":
         from interrupts._batch import batch_resume_value
 
@@ -73,8 +80,9 @@ def sweep_entry_flow(
         answer = resume_value(record, entry.value)
     yield op("invoke", input=Command(resume={approval_id: answer}),
              config=with_clock(config, clock))
-    yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id, owner=owner,
-             done=True)
+    if not native:
+        yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id,
+                 owner=owner, done=True)
     return True
 
 
@@ -94,6 +102,9 @@ class ApprovalSweeper:
         page_size: How many waits one claim takes.
         owner: Claim owner name; defaults to ``host:pid:random``.
         kinds: Which wait kinds to sweep (``"approval"``, ``"batch"``).
+        concurrency: How many threads of one page are resumed at once (threads
+            for :meth:`run_once`, tasks for :meth:`arun_once`); resumes wait on
+            storage round trips, so a few in flight raise throughput.
 
     Example:
         ``ApprovalSweeper(graph).run_forever(interval=5)``
@@ -108,6 +119,7 @@ class ApprovalSweeper:
         page_size: int = 100,
         owner: str | None = None,
         kinds: Sequence[str] = SWEPT_KINDS,
+        concurrency: int = 1,
     ) -> None:
         self.graph = graph
         self.clock = clock
@@ -115,6 +127,7 @@ class ApprovalSweeper:
         self.page_size = page_size
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.kinds = tuple(kinds)
+        self.concurrency = max(1, int(concurrency))
         self._env: Env | None = None
         self._stop = threading.Event()
 
@@ -128,7 +141,18 @@ class ApprovalSweeper:
         return op("claim_due_waits", now=now, owner=self.owner, lease=self.lease,
                   limit=self.page_size, kinds=list(self.kinds))
 
-    def _sweep_flow(self) -> Flow[int]:
+    def _resolve_flow(self, entry: WaitEntry, now: datetime, native: bool) -> Flow[bool]:
+        try:
+            return (yield from sweep_entry_flow(
+                entry, now=now, owner=self.owner, lease=self.lease, clock=self.clock,
+                native=native,
+            ))
+        except Exception:
+            # keep the claim: it expires after the lease and a later sweep retries
+            log.exception("sweeping %s/%s failed", entry.thread_id, entry.interrupt_id)
+            return False
+
+    def _sweep_flow(self, native: bool) -> Flow[int]:
         resolved = 0
         seen: set[tuple[str, str]] = set()
         while True:
@@ -137,27 +161,24 @@ class ApprovalSweeper:
             fresh = [e for e in entries if (e.thread_id, e.interrupt_id) not in seen]
             if not fresh:
                 return resolved
-            for entry in fresh:
-                seen.add((entry.thread_id, entry.interrupt_id))
-                try:
-                    done = yield from sweep_entry_flow(
-                        entry, now=now, owner=self.owner, lease=self.lease, clock=self.clock
-                    )
-                except Exception:
-                    # keep the claim: it expires after the lease and a later sweep retries
-                    log.exception("sweeping %s/%s failed", entry.thread_id, entry.interrupt_id)
-                    continue
-                resolved += int(done)
+            seen.update((e.thread_id, e.interrupt_id) for e in fresh)
+            flows = [self._resolve_flow(e, now, native) for e in fresh]
+            if self.concurrency == 1:
+                for flow in flows:
+                    resolved += int((yield from flow))
+            else:
+                done = yield op("run_all", flows=flows, concurrency=self.concurrency)
+                resolved += sum(int(d) for d in done)
             if len(entries) < self.page_size:
                 return resolved
 
     def run_once(self) -> int:
         """Resolve every wait due now; return how many threads were resumed."""
-        return drive(self._sweep_flow(), self.env)
+        return drive(self._sweep_flow(self.env.backend.claims), self.env)
 
     async def arun_once(self) -> int:
         """Async twin of :meth:`run_once`."""
-        return await adrive(self._sweep_flow(), self.env)
+        return await adrive(self._sweep_flow(self.env.backend.aclaims), self.env)
 
     def run_forever(self, interval: float = 5.0, *, max_runs: int | None = None) -> None:
         """Call :meth:`run_once` every ``interval`` seconds until :meth:`stop`."""

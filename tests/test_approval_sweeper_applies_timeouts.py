@@ -122,7 +122,8 @@ def test_concurrent_sweepers_resume_each_approval_once(approval_saver: Any) -> N
     for i in range(n):
         graph.invoke({"amount": i}, cfg(f"t{i}", clock))
     clock.advance(timedelta(hours=1))
-    sweepers = [ApprovalSweeper(graph, clock=clock, page_size=7) for _ in range(4)]
+    sweepers = [ApprovalSweeper(graph, clock=clock, page_size=7, concurrency=1 + k % 2 * 3)
+                for k in range(4)]
     totals = [0] * 4
     barrier = threading.Barrier(4)
 
@@ -137,3 +138,17 @@ def test_concurrent_sweepers_resume_each_approval_once(approval_saver: Any) -> N
         w.join()
     assert sum(totals) == n
     assert effects == Counter({str(i): 1 for i in range(n)})
+
+
+async def test_async_sweeper_resumes_a_page_concurrently(async_approval_saver: Any) -> None:
+    clock = FakeClock()
+    graph = review_graph(async_approval_saver, on_timeout="approve")
+    for i in range(12):
+        await graph.ainvoke({"amount": i}, cfg(f"t{i}", clock))
+    clock.advance(timedelta(minutes=15))
+    sweeper = ApprovalSweeper(graph, clock=clock, page_size=5, concurrency=4)
+    assert await sweeper.arun_once() == 12
+    assert await sweeper.arun_once() == 0
+    for i in range(12):
+        values = (await graph.aget_state(cfg(f"t{i}"))).values
+        assert values["approved"] is True and values["done"] == ["act"]
