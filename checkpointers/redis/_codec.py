@@ -134,6 +134,16 @@ class Codec:
         return record, refs, blobs, members
 
     @staticmethod
+    def blob_fields(refs: bytes | None) -> list[bytes]:
+        """The blob fields a checkpoint's refs point to."""
+        if not refs:
+            return []
+        try:
+            return [f.encode() for f in ormsgpack.unpackb(refs)[1] or []]
+        except Exception:
+            return []  # decode_entry reports the corrupt refs with its names
+
+    @staticmethod
     def blob_field(ns: str, channel: str, version: Any) -> str:
         """Field of a channel value in the thread's blob hash."""
         return f"{ns}{SEP}{channel}{SEP}{version}"

@@ -199,6 +199,7 @@ class RedisCore:
         while True:
             reply = yield Call([script(S.LIST, keys, mode, ns, cursor, page, *prefixes)])
             entries = reply[0] or []
+            yield from self._fill_blobs(keys, entries)
             for entry in entries:
                 tup = self._tuple(thread_id, entry)
                 if exact or _matches(tup.metadata, filter):
@@ -210,6 +211,17 @@ class RedisCore:
             if exact or page == 0 or len(entries) < page:
                 return
             cursor = entries[-1][1].decode()
+
+    def _fill_blobs(self, keys: list[str], entries: list[Any]) -> Generator[Call, Any, None]:
+        """One HMGET for the channel values of listed checkpoints (shared versions once)."""
+        wanted = [self.codec.blob_fields(e[3]) for e in entries]
+        unique = list(dict.fromkeys(f for fields in wanted for f in fields))
+        if not unique:
+            return
+        (values,) = yield Call([("HMGET", keys[4], *unique)])
+        found = dict(zip(unique, values, strict=True))
+        for entry, fields in zip(entries, wanted, strict=True):
+            entry[4] = [found[f] for f in fields]
 
     def _list_all_threads(
         self, filter: dict[str, Any], before: RunnableConfig | None, limit: int | None

@@ -66,13 +66,16 @@ local function refresh(ttl, now, grace)
   for i = 1, 11 do redis.call('PEXPIRE', KEYS[i], ms) end
 end
 
-local function load(ns, cid)
+-- one checkpoint: {ns, cid, record, refs, blob values, write values}; without
+-- blobs (list) the shell reads them with one HMGET instead: large values
+-- copied through Lua strings cost more than a second round trip
+local function load(ns, cid, with_blobs)
   local f = ns .. SEP .. cid
   local rec = redis.call('HGET', C, f)
   if not rec then return false end
   local refs = redis.call('HGET', R, f)
   local blobs = {}
-  if refs then
+  if refs and with_blobs then
     local fields = cmsgpack.unpack(refs)[2]
     if #fields > 0 then blobs = hmget(B, fields) end
   end
@@ -139,7 +142,7 @@ if cid == '' then
   if #top == 0 then return false end
   cid = string.sub(top[1], #ns + 2)
 end
-local res = load(ns, cid)
+local res = load(ns, cid, true)
 if res then refresh(ARGV[3], ARGV[4], ARGV[5]) end
 return res
 """,
@@ -230,7 +233,7 @@ LIST = Script(
 local mode, ns, before, limit = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local out = {}
 local function add(n, c)
-  local r = load(n, c)
+  local r = load(n, c, false)
   if r then out[#out + 1] = r end
 end
 if #ARGV < 5 then
@@ -329,7 +332,7 @@ while cur ~= '' and left > 0 do
     if remaining[ch] then seeds[#seeds + 1] = ch end
   end
   local node = false
-  if #seeds > 0 then node = load(ns, cur) end
+  if #seeds > 0 then node = load(ns, cur, true) end
   out[#out + 1] = {cur, picked, seeds, node}
   for _, ch in ipairs(seeds) do remaining[ch] = nil; left = left - 1 end
   cur = t[1]
