@@ -37,7 +37,7 @@ from langgraph.graph import END, START, StateGraph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from checkpointers.redis import AsyncRedisSaver  # noqa: E402
+from checkpointers.redis import AsyncRedisSaver
 
 SaverFactory = Callable[[argparse.Namespace], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
 
@@ -141,7 +141,9 @@ def build_graph(saver: BaseCheckpointSaver[Any]) -> Any:
     return b.compile(checkpointer=saver)
 
 
-async def run_workload(saver: BaseCheckpointSaver[Any], threads: int, steps: int) -> dict[str, float]:
+async def run_workload(
+    saver: BaseCheckpointSaver[Any], threads: int, steps: int
+) -> dict[str, float]:
     """Time the three phases on fresh threads; seconds per phase."""
     graph = build_graph(saver)
     ids = [f"bench-{uuid.uuid4()}" for _ in range(threads)]
@@ -166,7 +168,9 @@ async def run_workload(saver: BaseCheckpointSaver[Any], threads: int, steps: int
     return {"graph run": t1 - t0, "get_state": t2 - t1, "history": t3 - t2}
 
 
-async def history_growth(saver: BaseCheckpointSaver[Any], sizes: list[int], reps: int) -> dict[int, float]:
+async def history_growth(
+    saver: BaseCheckpointSaver[Any], sizes: list[int], reps: int
+) -> dict[int, float]:
     """Median seconds of a 10-item history on a thread of each size (in checkpoints)."""
     graph = build_graph(saver)
     out = {}
