@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from interrupts import (
+    CLOCK_CONFIG_KEY,
     AlreadyDecided,
     AmbiguousApproval,
     ApprovalSweeper,
@@ -85,7 +86,7 @@ def test_ten_concurrent_approvers_resume_once(approval_saver: Any) -> None:
 def test_a_decision_after_the_timeout_gets_already_decided_timed_out(approval_saver: Any) -> None:
     clock = FakeClock()
     graph = review_graph(approval_saver)
-    graph.invoke({"amount": 1}, cfg("t1"))
+    graph.invoke({"amount": 1}, {"configurable": {"thread_id": "t1", CLOCK_CONFIG_KEY: clock}})
     approval_id = pending_approvals(approval_saver)[0].approval_id
     clock.advance(timedelta(minutes=16))
     assert ApprovalSweeper(graph, clock=clock).run_once() == 1
