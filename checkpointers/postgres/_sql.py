@@ -46,9 +46,14 @@ LEFT JOIN LATERAL (
     SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types,
            array_agg(bl.blob) AS blobs
     FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
-    JOIN {s}.checkpoint_blobs AS bl
-      ON bl.thread_id = c.thread_id AND bl.checkpoint_ns = c.checkpoint_ns
-     AND bl.channel = v.key AND bl.version = v.value
+    -- one primary-key lookup per channel: LIMIT 1 keeps the planner from
+    -- turning this into a scan of every blob version of the thread
+    CROSS JOIN LATERAL (
+        SELECT b1.channel, b1.type, b1.blob FROM {s}.checkpoint_blobs AS b1
+        WHERE b1.thread_id = c.thread_id AND b1.checkpoint_ns = c.checkpoint_ns
+          AND b1.channel = v.key AND b1.version = v.value
+        LIMIT 1
+    ) AS bl
 ) AS b ON true
 LEFT JOIN LATERAL (
     SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.channel) AS channels,
