@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -223,7 +224,7 @@ class AsyncPostgresSaver(
         approver: str | None = None,
         thread_id: str | None = None,
         limit: int | None = None,
-    ) -> list[WaitEntry]:
+    ) -> builtins.list[WaitEntry]:
         """Pending marked interrupts, oldest deadline first (``None`` deadlines last)."""
         return await self._run(  # type: ignore[no-any-return]
             "list_waits", self._op_list_waits(kind, approver, thread_id, limit)
@@ -309,7 +310,7 @@ class AsyncPostgresSaver(
         approver: str | None = None,
         thread_id: str | None = None,
         limit: int | None = None,
-    ) -> list[WaitEntry]:
+    ) -> builtins.list[WaitEntry]:
         """Sync bridge to :meth:`alist_waits`."""
         return self._bridge(
             self.alist_waits(kind=kind, approver=approver, thread_id=thread_id, limit=limit)

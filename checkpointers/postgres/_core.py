@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -23,7 +22,6 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
     PendingWrite,
     writes_sort_key,
 )
@@ -33,74 +31,16 @@ from psycopg.types.json import Jsonb
 
 from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from checkpointers._ids import check_id
-from checkpointers._waits import WaitEntry, WaitInfo, extract_wait
+from checkpointers._waits import WaitInfo, extract_wait
 from checkpointers.postgres import _sql
 from checkpointers.postgres._metadata import decode_metadata, encode_metadata
+from checkpointers.postgres._stmt import Op, Rows, Stmt, _ids, _Queries
+from checkpointers.postgres._thread_ops import ThreadOpsCore
 from migrations import SCHEMA_VERSION_KEY, StateMigrations, finish_read, versions_to_store
 from migrations.postgres import LayoutStep, layout_steps
 
-PRUNE_STRATEGIES = ("keep_latest", "delete")
-
-
-@dataclass(frozen=True, slots=True)
-class Stmt:
-    """One statement for a shell to run.
-
-    Attributes:
-        query: The rendered query (placeholders ``%(name)s``).
-        params: Its parameters, or ``None`` for a parameterless script.
-        fetch: Whether the shell sends the result rows back.
-        prepare: ``False`` for statements whose plan depends on array sizes.
-    """
-
-    query: str
-    params: Mapping[str, Any] | None = None
-    fetch: bool = False
-    prepare: bool | None = None
-
-
-Rows = list[tuple[Any, ...]]
-Op = Generator[Stmt, Rows | None, Any]
-
-
-class _Queries:
-    """The statements of one schema, rendered once."""
-
-    def __init__(self, schema: str) -> None:
-        self.schema = schema
-        r = _sql.render
-        self.setup_prepare = r(_sql.SETUP_PREPARE, schema)
-        self.setup_current = r(_sql.SETUP_CURRENT, schema)
-        self.setup_record = r(_sql.SETUP_RECORD, schema)
-        self.layout_version = r(_sql.LAYOUT_VERSION, schema)
-        self.get_latest = r(_sql.GET_LATEST, schema)
-        self.get_by_id = r(_sql.GET_BY_ID, schema)
-        self.put = r(_sql.PUT, schema)
-        self.put_writes_upsert = r(_sql.PUT_WRITES_UPSERT, schema)
-        self.put_writes_insert = r(_sql.PUT_WRITES_INSERT, schema)
-        self.delete_threads = r(_sql.DELETE_THREADS, schema)
-        self.delete_for_runs = r(_sql.DELETE_FOR_RUNS, schema)
-        self.copy_thread = r(_sql.COPY_THREAD, schema)
-        self.prune_heads = r(_sql.PRUNE_HEADS, schema)
-        self.prune_chain = r(_sql.PRUNE_CHAIN, schema)
-        self.prune_delete = r(_sql.PRUNE_DELETE, schema)
-        self.delta_history = r(_sql.DELTA_HISTORY, schema)
-        self.list_waits = r(_sql.LIST_WAITS, schema)
-        self._lists: dict[tuple[str, ...], str] = {}
-
-    def list_query(self, predicates: tuple[str, ...], limited: bool) -> str:
-        key = (*predicates, "limit" if limited else "")
-        query = self._lists.get(key)
-        if query is None:
-            where = " AND ".join(_sql.LIST_PREDICATES[p] for p in predicates)
-            inner = _sql.LIST_INNER + (_sql.LIST_LIMIT if limited else "")
-            query = _sql.render(
-                _sql.SELECT_TUPLES.replace("{inner}", inner),
-                self.schema,
-                where=f"WHERE {where}" if where else "",
-            )
-            self._lists[key] = query
-        return query
+# The vocabulary every core module and shell imports from here
+__all__ = ["Op", "PostgresCore", "Rows", "Stmt", "_Queries", "check_migrations"]
 
 
 def check_migrations(migrations: Any) -> Any:
@@ -117,18 +57,6 @@ def check_migrations(migrations: Any) -> Any:
             reason=f"expected a migrations.StateMigrations, got {type(migrations).__name__}",
         )
     return migrations.validate()
-
-
-def _ids(config: RunnableConfig) -> tuple[str, str, str | None]:
-    conf = config.get("configurable") or {}
-    if "thread_id" not in conf:
-        raise InvalidConfigError(field="thread_id", reason="missing from config['configurable']")
-    thread_id = check_id("thread_id", conf["thread_id"])
-    checkpoint_ns = check_id("checkpoint_ns", conf.get("checkpoint_ns") or "")
-    checkpoint_id = conf.get("checkpoint_id")
-    if checkpoint_id is not None:
-        checkpoint_id = check_id("checkpoint_id", checkpoint_id)
-    return thread_id, checkpoint_ns, checkpoint_id or None
 
 
 def _inline_ok(value: Any) -> bool:
@@ -150,7 +78,7 @@ def _inline_ok(value: Any) -> bool:
     return False
 
 
-class PostgresCore:
+class PostgresCore(ThreadOpsCore):
     """Statement builders and row parsers shared by both Postgres savers.
 
     Subclasses provide ``serde`` (LangGraph's attribute, replaced by
@@ -517,150 +445,6 @@ class PostgresCore:
             params["w_types"].append(v_type)
             params["w_values"].append(v_blob)
         yield Stmt(self._q.put_writes_upsert if upsert else self._q.put_writes_insert, params)
-
-    # -- deletes, copies, prune --
-
-    def _op_delete_threads(self, thread_ids: Sequence[str]) -> Op:
-        ids = [check_id("thread_id", t) for t in thread_ids]
-        if ids:
-            yield Stmt(self._q.delete_threads, {"thread_ids": ids})
-
-    def _op_delete_for_runs(self, run_ids: Sequence[str]) -> Op:
-        ids = [str(r) for r in run_ids]
-        if ids:
-            yield Stmt(self._q.delete_for_runs, {"run_ids": ids}, prepare=False)
-
-    def _op_copy_thread(self, source: str, target: str) -> Op:
-        params = {"source": check_id("thread_id", source), "target": check_id("thread_id", target)}
-        yield Stmt(_sql.BEGIN)
-        yield Stmt(self._q.copy_thread, params)
-        yield Stmt(_sql.COMMIT)
-
-    def _op_prune(self, thread_ids: Sequence[str], strategy: str) -> Op:
-        if isinstance(thread_ids, str):
-            raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
-        if strategy not in PRUNE_STRATEGIES:
-            raise ValueError(f"unknown prune strategy {strategy!r}; expected {PRUNE_STRATEGIES}")
-        ids = [check_id("thread_id", t) for t in thread_ids]
-        if not ids:
-            return
-        if strategy == "delete":
-            yield from self._op_delete_threads(ids)
-            return
-        yield Stmt(_sql.BEGIN_SNAPSHOT)
-        heads = yield Stmt(self._q.prune_heads, {"thread_ids": ids}, fetch=True, prepare=False)
-        keep: list[tuple[str, str, str]] = []
-        for thread_id, ns, head_id, delta_channels in heads or ():
-            keep.append((thread_id, ns, head_id))
-            if not delta_channels:
-                continue
-            # DeltaChannel: keep the ancestors back to the nearest one holding a
-            # stored value for every delta channel, so the kept head still
-            # rebuilds those channels (BaseCheckpointSaver.prune's contract).
-            chain = yield Stmt(
-                self._q.prune_chain,
-                {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": head_id,
-                 "channels": list(delta_channels)},
-                fetch=True,
-                prepare=False,
-            )
-            open_channels = set(delta_channels)
-            for ancestor_id, seeded in chain or ():
-                if ancestor_id != head_id:
-                    keep.append((thread_id, ns, ancestor_id))
-                open_channels.difference_update(seeded)
-                if not open_channels:
-                    break
-        yield Stmt(
-            self._q.prune_delete,
-            {
-                "thread_ids": ids,
-                "keep_threads": [k[0] for k in keep],
-                "keep_ns": [k[1] for k in keep],
-                "keep_ids": [k[2] for k in keep],
-            },
-            prepare=False,
-        )
-        yield Stmt(_sql.COMMIT)
-
-    # -- delta channel history --
-
-    def _op_delta_history(self, config: RunnableConfig, channels: Sequence[str]) -> Op:
-        channels = list(channels)
-        if not channels:
-            return {}
-        thread_id, checkpoint_ns, checkpoint_id = _ids(config)
-        rows = yield Stmt(
-            self._q.delta_history,
-            {
-                "thread_id": thread_id,
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": checkpoint_id,
-                "channels": channels,
-            },
-            fetch=True,
-        )
-        where = (thread_id, checkpoint_ns, checkpoint_id or "<latest>")
-        # rows: (depth, kind, channel, type, blob, inline, task_id, task_path, idx)
-        writes: dict[str, list[tuple[int, tuple[str, str, int], PendingWrite]]] = {
-            ch: [] for ch in channels
-        }
-        seeds: dict[str, Any] = {}
-        for depth, kind, channel, type_, blob, inline, task_id, task_path, idx in rows or ():
-            if kind == "w":
-                value = self._decode_value(type_, blob, where=where, channel=channel)
-                key = writes_sort_key(task_path or "", task_id, idx)
-                writes[channel].append((depth, key, (task_id, channel, value)))
-            elif type_ is not None:
-                seeds[channel] = self._decode_value(type_, blob, where=where, channel=channel)
-            else:
-                seeds[channel] = inline
-        result: dict[str, DeltaChannelHistory] = {}
-        for ch in channels:
-            # oldest ancestor first (largest depth); within one, writes_sort_key order
-            ordered = sorted(writes[ch], key=lambda w: (-w[0], w[1]))
-            entry: DeltaChannelHistory = {"writes": [w[2] for w in ordered]}
-            if ch in seeds:
-                entry["seed"] = seeds[ch]
-            result[ch] = entry
-        return result
-
-    # -- wait index --
-
-    def _op_list_waits(
-        self,
-        kind: str | None,
-        approver: str | None,
-        thread_id: str | None,
-        limit: int | None,
-    ) -> Op:
-        rows = yield Stmt(
-            self._q.list_waits,
-            {
-                "kind": kind,
-                "approver": approver,
-                "thread_id": None if thread_id is None else check_id("thread_id", thread_id),
-                "limit": limit,
-            },
-            fetch=True,
-        )
-        entries = []
-        for (tid, ns, cid, iid, kind_, deadline, approvers, level, v_type, v_blob,
-             created) in rows or ():
-            entries.append(
-                WaitEntry(
-                    thread_id=tid,
-                    checkpoint_ns=ns,
-                    checkpoint_id=cid,
-                    interrupt_id=iid,
-                    info=WaitInfo(kind_, deadline, tuple(approvers or ()), level),
-                    value=self._decode_value(
-                        v_type, v_blob, where=(tid, ns, cid), channel=INTERRUPT
-                    ),
-                    created_at=created,
-                )
-            )
-        return entries
 
     # -- versions (the official saver's format, so both read each other's rows) --
 

@@ -93,18 +93,21 @@ WITH w AS (
                          %(tasks)b::text[], %(paths)b::text[], %(idxs)b::int[],
                          %(channels)b::text[], %(types)b::text[], %(blobs)b::bytea[])
 )
-INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id, kind,
-                               deadline, approvers, escalation_level, value_type, value)
-SELECT u.thread_id, u.interrupt_id, u.checkpoint_ns, u.checkpoint_id, u.kind, u.deadline,
+INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id, task_id,
+                               kind, deadline, approvers, escalation_level, value_type, value)
+SELECT u.thread_id, u.interrupt_id, u.checkpoint_ns, u.checkpoint_id, u.task_id, u.kind,
+       u.deadline,
        coalesce((SELECT array_agg(a) FROM jsonb_array_elements_text(u.approvers) AS a), '{{}}'),
        u.level, u.value_type, u.value
 FROM unnest(%(v_threads)b::text[], %(v_ids)b::text[], %(v_ns)b::text[], %(v_cids)b::text[],
-            %(v_kinds)b::text[], %(v_deadlines)b::timestamptz[], %(v_approvers)b::jsonb[],
-            %(v_levels)b::int[], %(v_types)b::text[], %(v_values)b::bytea[])
-     AS u(thread_id, interrupt_id, checkpoint_ns, checkpoint_id, kind, deadline, approvers,
-          level, value_type, value)
+            %(v_tasks)b::text[], %(v_kinds)b::text[], %(v_deadlines)b::timestamptz[],
+            %(v_approvers)b::jsonb[], %(v_levels)b::int[], %(v_types)b::text[],
+            %(v_values)b::bytea[])
+     AS u(thread_id, interrupt_id, checkpoint_ns, checkpoint_id, task_id, kind, deadline,
+          approvers, level, value_type, value)
 ON CONFLICT (thread_id, interrupt_id) DO UPDATE SET
     checkpoint_ns = EXCLUDED.checkpoint_ns, checkpoint_id = EXCLUDED.checkpoint_id,
+    task_id = EXCLUDED.task_id,
     kind = EXCLUDED.kind, deadline = EXCLUDED.deadline, approvers = EXCLUDED.approvers,
     escalation_level = EXCLUDED.escalation_level, value_type = EXCLUDED.value_type,
     value = EXCLUDED.value"""
@@ -285,7 +288,7 @@ class PostgresMigrationCore:
             if ch == "__interrupt__":
                 for interrupt_id, info, value in _marked_interrupts(val):
                     v_type, v_blob = self._encode_value(value)  # type: ignore[attr-defined]
-                    waits.append((interrupt_id, info, v_type, v_blob))
+                    waits.append((interrupt_id, info, v_type, v_blob, tid))
         return rows, waits
 
 
@@ -304,6 +307,7 @@ class _WriteRows:
                 "v_ids",
                 "v_ns",
                 "v_cids",
+                "v_tasks",
                 "v_kinds",
                 "v_deadlines",
                 "v_approvers",
@@ -323,12 +327,13 @@ class _WriteRows:
                 self._COLS, (ref.thread_id, ref.checkpoint_ns, ref.checkpoint_id, *row), strict=True
             ):
                 self.cols[k].append(v)
-        for interrupt_id, info, v_type, v_blob in waits:
+        for interrupt_id, info, v_type, v_blob, task_id in waits:
             w = self.waits
             w["v_threads"].append(ref.thread_id)
             w["v_ids"].append(interrupt_id)
             w["v_ns"].append(ref.checkpoint_ns)
             w["v_cids"].append(ref.checkpoint_id)
+            w["v_tasks"].append(task_id)
             w["v_kinds"].append(info.kind)
             w["v_deadlines"].append(info.deadline)
             w["v_approvers"].append(Jsonb(list(info.approvers)))

@@ -423,4 +423,4 @@ def render(template: str, schema: str, **parts: str) -> str:
         "layout": sql.Identifier(LAYOUT_TABLE),
     }
     fragments.update({k: sql.SQL(v) for k, v in parts.items()})
-    return sql.SQL(template).format(**fragments).as_string(None)  # type: ignore[arg-type]
+    return sql.SQL(template).format(**fragments).as_string(None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -218,7 +219,7 @@ class PostgresSaver(SyncApprovals, PostgresMigrationSync, PostgresCore, BaseChec
         approver: str | None = None,
         thread_id: str | None = None,
         limit: int | None = None,
-    ) -> list[WaitEntry]:
+    ) -> builtins.list[WaitEntry]:
         """Pending marked interrupts, oldest deadline first (``None`` deadlines last)."""
         return self._run(  # type: ignore[no-any-return]
             "list_waits", self._op_list_waits(kind, approver, thread_id, limit)

@@ -1,0 +1,89 @@
+"""Statements, the rendered queries of one schema, and config parsing.
+
+The vocabulary shared by the I/O-free core modules and the sync/async shells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from checkpointers._errors import InvalidConfigError
+from checkpointers._ids import check_id
+from checkpointers.postgres import _sql
+
+
+@dataclass(frozen=True, slots=True)
+class Stmt:
+    """One statement for a shell to run.
+
+    Attributes:
+        query: The rendered query (placeholders ``%(name)s``).
+        params: Its parameters, or ``None`` for a parameterless script.
+        fetch: Whether the shell sends the result rows back.
+        prepare: ``False`` for statements whose plan depends on array sizes.
+    """
+
+    query: str
+    params: Mapping[str, Any] | None = None
+    fetch: bool = False
+    prepare: bool | None = None
+
+
+Rows = list[tuple[Any, ...]]
+Op = Generator[Stmt, Rows | None, Any]
+
+
+class _Queries:
+    """The statements of one schema, rendered once."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+        r = _sql.render
+        self.setup_prepare = r(_sql.SETUP_PREPARE, schema)
+        self.setup_current = r(_sql.SETUP_CURRENT, schema)
+        self.setup_record = r(_sql.SETUP_RECORD, schema)
+        self.layout_version = r(_sql.LAYOUT_VERSION, schema)
+        self.get_latest = r(_sql.GET_LATEST, schema)
+        self.get_by_id = r(_sql.GET_BY_ID, schema)
+        self.put = r(_sql.PUT, schema)
+        self.put_writes_upsert = r(_sql.PUT_WRITES_UPSERT, schema)
+        self.put_writes_insert = r(_sql.PUT_WRITES_INSERT, schema)
+        self.delete_threads = r(_sql.DELETE_THREADS, schema)
+        self.delete_for_runs = r(_sql.DELETE_FOR_RUNS, schema)
+        self.copy_thread = r(_sql.COPY_THREAD, schema)
+        self.prune_heads = r(_sql.PRUNE_HEADS, schema)
+        self.prune_chain = r(_sql.PRUNE_CHAIN, schema)
+        self.prune_delete = r(_sql.PRUNE_DELETE, schema)
+        self.delta_history = r(_sql.DELTA_HISTORY, schema)
+        self.list_waits = r(_sql.LIST_WAITS, schema)
+        self._lists: dict[tuple[str, ...], str] = {}
+
+    def list_query(self, predicates: tuple[str, ...], limited: bool) -> str:
+        key = (*predicates, "limit" if limited else "")
+        query = self._lists.get(key)
+        if query is None:
+            where = " AND ".join(_sql.LIST_PREDICATES[p] for p in predicates)
+            inner = _sql.LIST_INNER + (_sql.LIST_LIMIT if limited else "")
+            query = _sql.render(
+                _sql.SELECT_TUPLES.replace("{inner}", inner),
+                self.schema,
+                where=f"WHERE {where}" if where else "",
+            )
+            self._lists[key] = query
+        return query
+
+
+def _ids(config: RunnableConfig) -> tuple[str, str, str | None]:
+    conf = config.get("configurable") or {}
+    if "thread_id" not in conf:
+        raise InvalidConfigError(field="thread_id", reason="missing from config['configurable']")
+    thread_id = check_id("thread_id", conf["thread_id"])
+    checkpoint_ns = check_id("checkpoint_ns", conf.get("checkpoint_ns") or "")
+    checkpoint_id = conf.get("checkpoint_id")
+    if checkpoint_id is not None:
+        checkpoint_id = check_id("checkpoint_id", checkpoint_id)
+    return thread_id, checkpoint_ns, checkpoint_id or None

@@ -1,0 +1,174 @@
+"""I/O-free operations on whole threads: delete, copy, prune, delta history, waits.
+
+Mixed into :class:`checkpointers.postgres._core.PostgresCore`; same protocol
+(generators of :class:`~checkpointers.postgres._stmt.Stmt`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_sort_key
+from langgraph.checkpoint.serde.types import INTERRUPT
+
+from checkpointers._ids import check_id
+from checkpointers._waits import WaitEntry, WaitInfo
+from checkpointers.postgres import _sql
+from checkpointers.postgres._stmt import Op, Stmt, _ids, _Queries
+
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+class ThreadOpsCore:
+    """Whole-thread operations; needs ``_q`` and ``_decode_value`` from the core."""
+
+    _q: _Queries
+
+    def _decode_value(
+        self, type_: str, blob: bytes | None, *, where: tuple[str, str, str], channel: str
+    ) -> Any:
+        raise NotImplementedError
+
+    def _op_delete_threads(self, thread_ids: Sequence[str]) -> Op:
+        ids = [check_id("thread_id", t) for t in thread_ids]
+        if ids:
+            yield Stmt(self._q.delete_threads, {"thread_ids": ids})
+
+    def _op_delete_for_runs(self, run_ids: Sequence[str]) -> Op:
+        ids = [str(r) for r in run_ids]
+        if ids:
+            yield Stmt(self._q.delete_for_runs, {"run_ids": ids}, prepare=False)
+
+    def _op_copy_thread(self, source: str, target: str) -> Op:
+        params = {"source": check_id("thread_id", source), "target": check_id("thread_id", target)}
+        yield Stmt(_sql.BEGIN)
+        yield Stmt(self._q.copy_thread, params)
+        yield Stmt(_sql.COMMIT)
+
+    def _op_prune(self, thread_ids: Sequence[str], strategy: str) -> Op:
+        if isinstance(thread_ids, str):
+            raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
+        if strategy not in PRUNE_STRATEGIES:
+            raise ValueError(f"unknown prune strategy {strategy!r}; expected {PRUNE_STRATEGIES}")
+        ids = [check_id("thread_id", t) for t in thread_ids]
+        if not ids:
+            return
+        if strategy == "delete":
+            yield from self._op_delete_threads(ids)
+            return
+        yield Stmt(_sql.BEGIN_SNAPSHOT)
+        heads = yield Stmt(self._q.prune_heads, {"thread_ids": ids}, fetch=True, prepare=False)
+        keep: list[tuple[str, str, str]] = []
+        for thread_id, ns, head_id, delta_channels in heads or ():
+            keep.append((thread_id, ns, head_id))
+            if not delta_channels:
+                continue
+            # DeltaChannel: keep the ancestors back to the nearest one holding a
+            # stored value for every delta channel, so the kept head still
+            # rebuilds those channels (BaseCheckpointSaver.prune's contract).
+            chain = yield Stmt(
+                self._q.prune_chain,
+                {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": head_id,
+                 "channels": list(delta_channels)},
+                fetch=True,
+                prepare=False,
+            )
+            open_channels = set(delta_channels)
+            for ancestor_id, seeded in chain or ():
+                if ancestor_id != head_id:
+                    keep.append((thread_id, ns, ancestor_id))
+                open_channels.difference_update(seeded)
+                if not open_channels:
+                    break
+        yield Stmt(
+            self._q.prune_delete,
+            {
+                "thread_ids": ids,
+                "keep_threads": [k[0] for k in keep],
+                "keep_ns": [k[1] for k in keep],
+                "keep_ids": [k[2] for k in keep],
+            },
+            prepare=False,
+        )
+        yield Stmt(_sql.COMMIT)
+
+    # -- delta channel history --
+
+    def _op_delta_history(self, config: RunnableConfig, channels: Sequence[str]) -> Op:
+        channels = list(channels)
+        if not channels:
+            return {}
+        thread_id, checkpoint_ns, checkpoint_id = _ids(config)
+        rows = yield Stmt(
+            self._q.delta_history,
+            {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "checkpoint_id": checkpoint_id,
+                "channels": channels,
+            },
+            fetch=True,
+        )
+        where = (thread_id, checkpoint_ns, checkpoint_id or "<latest>")
+        # rows: (depth, kind, channel, type, blob, inline, task_id, task_path, idx)
+        writes: dict[str, list[tuple[int, tuple[str, str, int], PendingWrite]]] = {
+            ch: [] for ch in channels
+        }
+        seeds: dict[str, Any] = {}
+        for depth, kind, channel, type_, blob, inline, task_id, task_path, idx in rows or ():
+            if kind == "w":
+                value = self._decode_value(type_, blob, where=where, channel=channel)
+                key = writes_sort_key(task_path or "", task_id, idx)
+                writes[channel].append((depth, key, (task_id, channel, value)))
+            elif type_ is not None:
+                seeds[channel] = self._decode_value(type_, blob, where=where, channel=channel)
+            else:
+                seeds[channel] = inline
+        result: dict[str, DeltaChannelHistory] = {}
+        for ch in channels:
+            # oldest ancestor first (largest depth); within one, writes_sort_key order
+            ordered = sorted(writes[ch], key=lambda w: (-w[0], w[1]))
+            entry: DeltaChannelHistory = {"writes": [w[2] for w in ordered]}
+            if ch in seeds:
+                entry["seed"] = seeds[ch]
+            result[ch] = entry
+        return result
+
+    # -- wait index --
+
+    def _op_list_waits(
+        self,
+        kind: str | None,
+        approver: str | None,
+        thread_id: str | None,
+        limit: int | None,
+    ) -> Op:
+        rows = yield Stmt(
+            self._q.list_waits,
+            {
+                "kind": kind,
+                "approver": approver,
+                "thread_id": None if thread_id is None else check_id("thread_id", thread_id),
+                "limit": limit,
+            },
+            fetch=True,
+        )
+        entries = []
+        for (tid, ns, cid, iid, kind_, deadline, approvers, level, v_type, v_blob,
+             created) in rows or ():
+            entries.append(
+                WaitEntry(
+                    thread_id=tid,
+                    checkpoint_ns=ns,
+                    checkpoint_id=cid,
+                    interrupt_id=iid,
+                    info=WaitInfo(kind_, deadline, tuple(approvers or ()), level),
+                    value=self._decode_value(
+                        v_type, v_blob, where=(tid, ns, cid), channel=INTERRUPT
+                    ),
+                    created_at=created,
+                )
+            )
+        return entries
