@@ -158,7 +158,8 @@ class ApprovalSweeper:
         while True:
             now = now_of(self.clock)
             entries = yield self._claim(now)
-            fresh = [e for e in entries if (e.thread_id, e.interrupt_id) not in seen]
+            fresh = list({(e.thread_id, e.interrupt_id): e for e in entries
+                          if (e.thread_id, e.interrupt_id) not in seen}.values())
             if not fresh:
                 return resolved
             seen.update((e.thread_id, e.interrupt_id) for e in fresh)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-BACKENDS = ["memory", "postgres"]
+BACKENDS = ["memory", "postgres", "redis"]
 
 
 def saver_url(request: pytest.FixtureRequest, backend: str) -> tuple[str, dict[str, Any]]:

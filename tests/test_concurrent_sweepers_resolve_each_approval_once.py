@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 N = 500
 
 
-@pytest.mark.parametrize("backend", ["postgres"])
+@pytest.mark.parametrize("backend", ["postgres", "redis"])
 def test_four_sweeper_processes_resume_each_of_500_once(
     request: pytest.FixtureRequest, backend: str, pg_schema: tuple[str, str]
 ) -> None:

@@ -24,6 +24,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from checkpointers._errors import CheckpointerError
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
+from checkpointers.redis._approvals import AsyncApprovals
 from checkpointers.redis._base import (
     RETRIES,
     TOLERATED,
@@ -54,7 +55,7 @@ async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisC
     return aredis.Redis.from_url(url)
 
 
-class AsyncRedisSaver(RedisSaverBase):
+class AsyncRedisSaver(AsyncApprovals, RedisSaverBase):
     """Asyncio LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     Same storage, options and behaviour as :class:`checkpointers.redis.RedisSaver`

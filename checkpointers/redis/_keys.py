@@ -23,6 +23,8 @@ the number of namespaces, so a TTL refresh costs the same on every write:
 ``wt`` hash        ``ns\\0cid\\0task\\0interrupt`` -> indexed wait (deadline convention)
 ``wl`` sorted set  the members of ``wt`` (lex), to range by namespace/checkpoint
 ``wd`` sorted set  the members of ``wt`` with a deadline, scored by it (ms)
+``dc`` hash        decision key -> decision JSON (approvals, compare-and-set)
+``cl`` hash        interrupt id -> ``owner\0taken_ms\0done`` (sweeper claims)
 =====  ==========  ==========================================================
 
 Cross-thread keys (each in its own slot, written best-effort next to the
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 from checkpointers._errors import InvalidConfigError
 
 SEP = "\x00"
-THREAD_SUFFIXES = ("z", "za", "c", "r", "b", "x", "w", "wi", "wt", "wl", "wd")
+THREAD_SUFFIXES = ("z", "za", "c", "r", "b", "x", "w", "wi", "wt", "wl", "wd", "dc", "cl")
 """Order of a thread's keys in every script's KEYS (the Lua side relies on it)."""
 SHARDS = 16
 """Fixed number of registry / due-wait shards; changing it is a layout step."""
@@ -99,6 +101,18 @@ class Keys:
     def wait_shards(self) -> list[str]:
         """Every due-wait shard."""
         return [self.wait_shard(i) for i in range(SHARDS)]
+
+    def resume_shard(self, shard: int) -> str:
+        """Sorted set of ``thread\0interrupt id`` with a recorded decision, scored by its time.
+
+        A sweeper finishes the resumes their deciders did not (crash): entries a
+        lease old are claimed; entries whose wait is gone are dropped.
+        """
+        return f"{{{self.prefix}:wr:{shard}}}"
+
+    def resume_shards(self) -> list[str]:
+        """Every resume-pending shard."""
+        return [self.resume_shard(i) for i in range(SHARDS)]
 
     def run(self, run_id: str) -> str:
         """Set of thread ids that hold checkpoints of ``run_id``."""

@@ -63,7 +63,7 @@ local function refresh(ttl, now, grace)
     if hold > keep then keep = hold end
   end
   local ms = string.format('%d', math.floor(keep))
-  for i = 1, 11 do redis.call('PEXPIRE', KEYS[i], ms) end
+  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ms) end
 end
 
 -- one checkpoint: {ns, cid, record, refs, blob values, write values}; without

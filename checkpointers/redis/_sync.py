@@ -23,6 +23,7 @@ from redis.cluster import RedisCluster
 
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
+from checkpointers.redis._approvals import SyncApprovals
 from checkpointers.redis._base import (
     RETRIES,
     TOLERATED,
@@ -53,7 +54,7 @@ def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
     return redis.Redis.from_url(url)
 
 
-class RedisSaver(RedisSaverBase):
+class RedisSaver(SyncApprovals, RedisSaverBase):
     """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     No modules needed. Every key of a thread shares one hash tag; ``put`` and

@@ -1,0 +1,119 @@
+"""Lua scripts of the approvals fast path on Redis (one thread's slot each)."""
+
+from __future__ import annotations
+
+from checkpointers.redis import _scripts as S
+from checkpointers.redis._scripts import _COMMON, Script
+
+# The approvals keys follow the saver's 11 thread keys (THREAD_SUFFIXES order).
+_APPROVALS = r"""
+local DC, CL = KEYS[12], KEYS[13]
+
+-- claim value: owner \0 taken_ms \0 done
+local function parse_claim(v)
+  local a = string.find(v, SEP, 1, true)
+  local b = string.find(v, SEP, a + 1, true)
+  return string.sub(v, 1, a - 1), tonumber(string.sub(v, a + 1, b - 1)), string.sub(v, b + 1)
+end
+
+local function iid_of(field)
+  local last = 0
+  while true do
+    local i = string.find(field, SEP, last + 1, true)
+    if not i then break end
+    last = i
+  end
+  return string.sub(field, last + 1)
+end
+"""
+
+# ARGV: key, decision json, at_ms, owner, is_wait ('1' when key may name a wait).
+# Compare-and-set: the stored decision wins; the winner also takes the claim on
+# resuming (taken at the decision time, kept if a later claim exists).
+RECORD_DECISION = Script(
+    "record_decision",
+    _COMMON
+    + _APPROVALS
+    + r"""
+local key, decision, at, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+if redis.call('HSETNX', DC, key, decision) == 1 and ARGV[5] == '1' then
+  local old = redis.call('HGET', CL, key)
+  if old then
+    local o, taken, done = parse_claim(old)
+    if tonumber(at) > taken then taken = tonumber(at) end
+    redis.call('HSET', CL, key, o .. SEP .. string.format('%d', taken) .. SEP .. done)
+  else
+    redis.call('HSET', CL, key, owner .. SEP .. at .. SEP .. '0')
+  end
+end
+return redis.call('HGET', DC, key)
+""",
+)
+
+# ARGV: owner, now_ms, expired_ms, (unused), then candidates: a wait field
+# (ns\0cid\0task\0iid) or 'i:' .. interrupt id.
+# Returns {claimed entries..., '', gone candidates...}: entries this owner now
+# holds; candidates whose wait no longer exists (the caller unlists them).
+CLAIM = Script(
+    "claim_waits",
+    _COMMON
+    + _APPROVALS
+    + r"""
+local owner, now, expired = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local out, gone, seen = {}, {}, {}
+for k = 5, #ARGV do
+  local cand = ARGV[k]
+  local field = cand
+  if string.sub(cand, 1, 2) == 'i:' then
+    field = nil
+    local want = string.sub(cand, 3)
+    for _, f in ipairs(redis.call('HKEYS', WT)) do
+      if iid_of(f) == want then field = f; break end
+    end
+  end
+  local entry = field and redis.call('HGET', WT, field)
+  if not entry then
+    gone[#gone + 1] = cand
+  else
+    local iid = iid_of(field)
+    local ok = not seen[iid]
+    seen[iid] = true
+    local old = ok and redis.call('HGET', CL, iid)
+    if old then
+      local o, taken, done = parse_claim(old)
+      if done == '1' or (taken > expired and o ~= owner) then ok = false end
+    end
+    if ok then
+      redis.call('HSET', CL, iid, owner .. SEP .. now .. SEP .. '0')
+      out[#out + 1] = entry
+    end
+  end
+end
+out[#out + 1] = ''
+for _, g in ipairs(gone) do out[#out + 1] = g end
+return out
+""",
+)
+
+# ARGV: interrupt id, owner, done ('1' marks the wait resolved for good).
+RELEASE = Script(
+    "release_claim",
+    _COMMON
+    + _APPROVALS
+    + r"""
+local old = redis.call('HGET', CL, ARGV[1])
+if not old then return 0 end
+local o, taken, done = parse_claim(old)
+if o ~= ARGV[2] then return 0 end
+if ARGV[3] == '1' then
+  redis.call('HSET', CL, ARGV[1], o .. SEP .. string.format('%d', taken) .. SEP .. '1')
+elseif done ~= '1' then
+  redis.call('HDEL', CL, ARGV[1])
+end
+return 1
+""",
+)
+
+ALL = (RECORD_DECISION, CLAIM, RELEASE)
+
+S.BY_SHA.update({s.sha: s for s in ALL})
