@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import click
 
@@ -38,7 +38,8 @@ def url_option(fn: F) -> F:
         "--url",
         envvar=URL_ENV,
         required=True,
-        help=f"postgresql://, redis:// or rediss:// URL of the storage (or ${URL_ENV}).",
+        help=f"postgresql://, redis:// or rediss:// URL of the storage (or ${URL_ENV}); "
+        "?schema=NAME (Postgres) or ?prefix=NAME (Redis) selects a saver's namespace.",
     )(fn)
 
 
@@ -64,14 +65,35 @@ def backend_of(url: str) -> str:
     )
 
 
+SAVER_PARAMS = {"postgres": "schema", "redis": "prefix"}
+
+
+def split_saver_options(url: str) -> tuple[str, dict[str, str]]:
+    """Take our own query parameter off ``url``: ``?schema=`` (Postgres), ``?prefix=`` (Redis).
+
+    Returns:
+        The URL the driver sees, and the saver options found.
+    """
+    param = SAVER_PARAMS[backend_of(url)]
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    options = {k: v for k, v in query if k == param}
+    rest = [(k, v) for k, v in query if k != param]
+    return urlunsplit(parts._replace(query=urlencode(rest))), options
+
+
 @contextmanager
 def open_saver(url: str, **options: Any) -> Iterator[Any]:
-    """Open the sync saver for ``url`` (already set up), translating connection failures.
+    """Open the sync saver for ``url``, translating connection failures.
+
+    ``url`` may carry ``?schema=NAME`` (Postgres) or ``?prefix=NAME`` (Redis).
 
     Yields:
         A ``PostgresSaver`` or ``RedisSaver``.
     """
     backend = backend_of(url)
+    url, found = split_saver_options(url)
+    options = {**found, **options}
     try:
         if backend == "postgres":
             from checkpointers.postgres import PostgresSaver
@@ -108,6 +130,13 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
+def console() -> Any:
+    """A rich console; when output is not a terminal, wide enough not to cut cells."""
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
 def load_object(spec: str, *, what: str) -> Any:
     """Import ``package.module:attr`` (the current directory is importable).
 
@@ -130,3 +159,27 @@ def load_object(spec: str, *, what: str) -> Any:
         except AttributeError:
             raise CliError(f"{module_name!r} has no {attr!r} ({what})") from None
     return obj
+
+
+def bind_graph(obj: Any, saver: Any, spec: str) -> Any:
+    """The user's graph running on ``saver``.
+
+    ``obj`` may be a compiled graph (its checkpointer is replaced by ``saver``),
+    an uncompiled ``StateGraph`` (compiled with ``saver``) or a callable that
+    takes the saver and returns a compiled graph.
+    """
+    from langgraph.graph import StateGraph
+    from langgraph.pregel import Pregel
+
+    if isinstance(obj, Pregel):
+        return obj.copy(update={"checkpointer": saver})
+    if isinstance(obj, StateGraph):
+        return obj.compile(checkpointer=saver)
+    if callable(obj):
+        graph = obj(saver)
+        if isinstance(graph, Pregel):
+            return graph
+    raise CliError(
+        f"--graph {spec!r} must be a compiled graph, a StateGraph, or a function "
+        "taking a saver and returning a compiled graph"
+    )

@@ -38,7 +38,13 @@ def run() -> None:
 
 
 # Subcommands register themselves on `main` when imported.
-from interrupts import _cli_demo, _cli_migrate, _cli_setup, _cli_sweep  # noqa: E402, F401
+from interrupts import (  # noqa: E402, F401
+    _cli_demo,
+    _cli_migrate,
+    _cli_operate,
+    _cli_setup,
+    _cli_sweep,
+)
 
 __all__ = ["CliError", "main", "run"]
 

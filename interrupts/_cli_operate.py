@@ -1,0 +1,157 @@
+"""Operator commands: ``inspect THREAD``, ``approve THREAD``, ``reject THREAD``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+
+from interrupts._cli_common import (
+    CliError,
+    bind_graph,
+    console,
+    load_object,
+    open_saver,
+    url_option,
+)
+from interrupts.cli import main
+
+
+def _decision_text(d: dict[str, Any] | None) -> str:
+    if not d:
+        return "waiting"
+    if d.get("type") == "escalate":
+        return f"escalated to {', '.join(d.get('to') or []) or 'anyone'}"
+    verdict = "approved" if d.get("approved") else "rejected"
+    who = "timeout rule" if d.get("timed_out") else d.get("by")
+    return f"{verdict} by {who} at {d.get('at')}"
+
+
+@main.command()
+@url_option
+@click.argument("thread")
+@click.option(
+    "--ns",
+    "checkpoint_ns",
+    default="",
+    show_default=True,
+    help="Checkpoint namespace (subgraph) to show.",
+)
+def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
+    """A timeline of THREAD's checkpoints: step, nodes, schema version, interrupts, decisions."""
+    from interrupts._timeline import thread_timeline
+
+    with open_saver(url) as saver:
+        try:
+            entries = thread_timeline(saver, thread, checkpoint_ns=checkpoint_ns)
+        except KeyError:
+            raise CliError(f"unknown thread {thread!r}: no checkpoints stored") from None
+    table = Table(title=f"thread {thread}")
+    for col in ("step", "source", "nodes", "schema", "checkpoint", "interrupts / decisions"):
+        table.add_column(col)
+    for e in entries:
+        notes = []
+        for i in e.interrupts:
+            deadline = f" until {i.deadline:%Y-%m-%d %H:%M} UTC" if i.deadline else ""
+            who = f" for {', '.join(i.approvers)}" if i.approvers else ""
+            notes.append(
+                f"{i.kind or 'interrupt'} {i.interrupt_id[:8]}{who}{deadline}: "
+                f"{_decision_text(i.decision)}"
+            )
+        if e.compensations:
+            notes.append(f"compensation: {e.compensations}")
+        table.add_row(
+            str(e.step),
+            e.source or "",
+            ", ".join(e.nodes),
+            str(e.schema_version),
+            e.checkpoint_id,
+            "\n".join(notes),
+        )
+    console().print(table)
+
+
+def _decide(
+    url: str,
+    thread: str,
+    spec: str,
+    approved: bool,
+    by: str,
+    comment: str | None,
+    approval_id: str | None,
+    roles: tuple[str, ...],
+) -> None:
+    from interrupts import AlreadyDecided, InterruptsError, approve, reject
+
+    obj = load_object(spec, what="--graph")
+    with open_saver(url) as saver:
+        graph = bind_graph(obj, saver, spec)
+        config = {"configurable": {"thread_id": thread}}
+        if not saver.get_tuple(config):
+            raise CliError(f"unknown thread {thread!r}: no checkpoints stored")
+        fn = approve if approved else reject
+        kwargs: dict[str, Any] = {"by": by, "comment": comment, "approval_id": approval_id}
+        if roles:
+            kwargs["roles"] = list(roles)
+        try:
+            fn(graph, config, **kwargs)
+        except AlreadyDecided as exc:
+            raise CliError(str(exc)) from None
+        except InterruptsError as exc:
+            raise CliError(str(exc)) from None
+        state = graph.get_state(config)
+    verdict = "approved" if approved else "rejected"
+    waiting = f"; now waiting at {list(state.next)}" if state.next else "; the run completed"
+    click.echo(f"{verdict} thread {thread} as {by}{waiting}")
+
+
+def _decision_options(fn: Any) -> Any:
+    fn = click.option("--roles", multiple=True, help="Roles of the decider (repeatable).")(fn)
+    fn = click.option(
+        "--approval-id", default=None, help="Which approval, when the thread has several pending."
+    )(fn)
+    fn = click.option("--comment", default=None, help="Free text stored with the decision.")(fn)
+    fn = click.option("--by", required=True, help="Who decides (user id).")(fn)
+    fn = click.option(
+        "--graph",
+        "spec",
+        required=True,
+        metavar="package.module:graph",
+        help="The graph the thread runs (the run resumes in this process).",
+    )(fn)
+    return fn
+
+
+@main.command("approve")
+@url_option
+@click.argument("thread")
+@_decision_options
+def approve_cmd(
+    url: str,
+    thread: str,
+    spec: str,
+    by: str,
+    comment: str | None,
+    approval_id: str | None,
+    roles: tuple[str, ...],
+) -> None:
+    """Approve THREAD's pending approval (exactly once) and resume the run."""
+    _decide(url, thread, spec, True, by, comment, approval_id, roles)
+
+
+@main.command("reject")
+@url_option
+@click.argument("thread")
+@_decision_options
+def reject_cmd(
+    url: str,
+    thread: str,
+    spec: str,
+    by: str,
+    comment: str | None,
+    approval_id: str | None,
+    roles: tuple[str, ...],
+) -> None:
+    """Reject THREAD's pending approval (exactly once) and resume the run."""
+    _decide(url, thread, spec, False, by, comment, approval_id, roles)

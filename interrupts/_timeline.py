@@ -1,0 +1,120 @@
+"""A thread's timeline: what ``langgraph-durable inspect`` prints and notebooks draw.
+
+Built from plain saver calls (``list``) plus the decision store, so it needs no
+graph: which nodes ran is read off ``versions_seen`` (a node's entry changes in
+the checkpoint its step produced).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from pydantic import BaseModel, Field
+
+from checkpointers import extract_wait
+from migrations import SCHEMA_VERSION_KEY
+
+INTERRUPT = "__interrupt__"
+
+
+class TimelineInterrupt(BaseModel):
+    """A pending interrupt at one checkpoint."""
+
+    interrupt_id: str
+    kind: str | None = None
+    deadline: datetime | None = None
+    approvers: list[str] = Field(default_factory=list)
+    escalation_level: int = 0
+    decision: dict[str, Any] | None = None
+
+
+class TimelineEntry(BaseModel):
+    """One checkpoint of a thread, oldest first in :func:`thread_timeline`."""
+
+    checkpoint_id: str
+    checkpoint_ns: str = ""
+    step: int | None = None
+    source: str | None = None
+    ts: str | None = None
+    nodes: list[str] = Field(default_factory=list)
+    schema_version: int = 0
+    interrupts: list[TimelineInterrupt] = Field(default_factory=list)
+    compensations: list[Any] = Field(default_factory=list)
+
+
+def _nodes(prev: CheckpointTuple | None, cur: CheckpointTuple) -> list[str]:
+    before = prev.checkpoint.get("versions_seen", {}) if prev else {}
+    after = cur.checkpoint.get("versions_seen", {})
+    return sorted(
+        n for n, seen in after.items() if before.get(n) != seen and not n.startswith("__")
+    )
+
+
+def _interrupts(tup: CheckpointTuple) -> list[TimelineInterrupt]:
+    out: dict[str, TimelineInterrupt] = {}
+    for _task, channel, value in tup.pending_writes or ():
+        if channel != INTERRUPT:
+            continue
+        for intr in value if isinstance(value, (list, tuple)) else [value]:
+            iid = str(getattr(intr, "id", ""))
+            info = extract_wait(intr)
+            out[iid] = TimelineInterrupt(
+                interrupt_id=iid,
+                kind=info.kind if info else None,
+                deadline=info.deadline if info else None,
+                approvers=list(info.approvers) if info else [],
+                escalation_level=info.escalation_level if info else 0,
+            )
+    return list(out.values())
+
+
+def thread_timeline(
+    saver: BaseCheckpointSaver[Any], thread_id: str, *, checkpoint_ns: str | None = ""
+) -> list[TimelineEntry]:
+    """Every checkpoint of ``thread_id`` (root namespace by default), oldest first.
+
+    Each entry carries the step, the nodes that ran to produce it, its schema
+    version, the interrupts pending at it (with deadlines and, where decided,
+    the decision record) and compensation records found in its state.
+
+    Raises:
+        KeyError: the thread has no checkpoint.
+    """
+    from interrupts._store import Backend
+
+    configurable: dict[str, Any] = {"thread_id": thread_id}
+    if checkpoint_ns is not None:
+        configurable["checkpoint_ns"] = checkpoint_ns
+    tuples = list(saver.list({"configurable": configurable}))
+    if not tuples:
+        raise KeyError(f"thread {thread_id!r} has no checkpoints")
+    tuples.reverse()
+    entries: list[TimelineEntry] = []
+    prev: CheckpointTuple | None = None
+    for tup in tuples:
+        md = dict(tup.metadata or {})
+        values = tup.checkpoint.get("channel_values", {})
+        comps = [v for k, v in values.items() if "compensat" in k and v]
+        entries.append(
+            TimelineEntry(
+                checkpoint_id=tup.checkpoint["id"],
+                checkpoint_ns=tup.config["configurable"].get("checkpoint_ns", ""),
+                step=md.get("step"),
+                source=md.get("source"),
+                ts=tup.checkpoint.get("ts"),
+                nodes=_nodes(prev, tup),
+                schema_version=int(md.get(SCHEMA_VERSION_KEY, 0) or 0),
+                interrupts=_interrupts(tup),
+                compensations=comps,
+            )
+        )
+        prev = tup
+    ids = [i.interrupt_id for e in entries for i in e.interrupts]
+    if ids:
+        decisions = Backend(saver).get_decisions(thread_id, ids)
+        for e in entries:
+            for i in e.interrupts:
+                i.decision = decisions.get(i.interrupt_id)
+    return entries

@@ -1,0 +1,62 @@
+"""Operators inspect, approve and reject threads from the command line, on both backends."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "interrupts.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def _agent(url: str, thread: str) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "interrupts._demo", "agent", "--url", url, "--thread", thread],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+
+
+# TODO(lead): add "redis" once the Redis saver stores decisions (DecisionStore).
+@pytest.fixture(params=["postgres"])
+def storage_url(request: pytest.FixtureRequest) -> str:
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_database"))
+    url, prefix = request.getfixturevalue("redis_prefix")
+    return f"{url}{'&' if '?' in url else '?'}prefix={prefix}"
+
+
+def test_inspect_approve_and_reject(storage_url: str) -> None:
+    graph = "interrupts._demo:build_graph"
+    _agent(storage_url, "cli-1")
+    shown = _cli("inspect", "cli-1", "--url", storage_url)
+    assert shown.returncode == 0, shown.stderr
+    assert "approval" in shown.stdout and "waiting" in shown.stdout
+    assert "compute_refund" in shown.stdout and "UTC" in shown.stdout
+
+    done = _cli("approve", "cli-1", "--url", storage_url, "--graph", graph, "--by", "alice")
+    assert done.returncode == 0, done.stderr
+    assert "the run completed" in done.stdout
+    again = _cli("reject", "cli-1", "--url", storage_url, "--graph", graph, "--by", "bob")
+    assert again.returncode == 1
+    assert len(again.stderr.strip().splitlines()) == 1 and "alice" in again.stderr
+
+    shown = _cli("inspect", "cli-1", "--url", storage_url)
+    assert "approved by alice" in shown.stdout
+
+    _agent(storage_url, "cli-2")
+    rejected = _cli("reject", "cli-2", "--url", storage_url, "--graph", graph, "--by", "bob")
+    assert rejected.returncode == 0, rejected.stderr
+
+
+def test_unknown_thread_is_one_line(pg_database: str) -> None:
+    out = _cli("inspect", "no-such-thread", "--url", pg_database)
+    assert out.returncode == 1
+    assert out.stderr.strip() == "error: unknown thread 'no-such-thread': no checkpoints stored"
