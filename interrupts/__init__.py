@@ -19,6 +19,7 @@ from interrupts._batch import (
     request_batch_approval,
 )
 from interrupts._clock import CLOCK_CONFIG_KEY, Clock
+from interrupts._embedded import start_embedded_postgres
 from interrupts._errors import (
     AlreadyDecided,
     AmbiguousApproval,
@@ -44,6 +45,7 @@ from interrupts._models import (
 )
 from interrupts._request import request_approval
 from interrupts._sweeper import ApprovalSweeper
+from interrupts._timeline import TimelineEntry, TimelineInterrupt, plot_timeline, thread_timeline
 
 __all__ = [
     "CLOCK_CONFIG_KEY",
@@ -64,6 +66,8 @@ __all__ = [
     "NoPendingApproval",
     "OnTimeout",
     "StaleApproval",
+    "TimelineEntry",
+    "TimelineInterrupt",
     "UnknownBatchItem",
     "aapproval_health",
     "aapprove",
@@ -74,7 +78,10 @@ __all__ = [
     "areject",
     "decide",
     "pending_approvals",
+    "plot_timeline",
     "reject",
     "request_approval",
     "request_batch_approval",
+    "start_embedded_postgres",
+    "thread_timeline",
 ]

@@ -18,9 +18,9 @@ from interrupts._cli_common import (
 from interrupts.cli import main
 
 
-def _decision_text(d: dict[str, Any] | None) -> str:
+def _decision_text(d: dict[str, Any] | None, resumed: bool) -> str:
     if not d:
-        return "waiting"
+        return "resumed" if resumed else "waiting"
     if d.get("type") == "escalate":
         return f"escalated to {', '.join(d.get('to') or []) or 'anyone'}"
     verdict = "approved" if d.get("approved") else "rejected"
@@ -57,7 +57,7 @@ def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
             who = f" for {', '.join(i.approvers)}" if i.approvers else ""
             notes.append(
                 f"{i.kind or 'interrupt'} {i.interrupt_id[:8]}{who}{deadline}: "
-                f"{_decision_text(i.decision)}"
+                f"{_decision_text(i.decision, i.resumed)}"
             )
         if e.compensations:
             notes.append(f"compensation: {e.compensations}")

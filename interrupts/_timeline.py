@@ -28,6 +28,8 @@ class TimelineInterrupt(BaseModel):
     approvers: list[str] = Field(default_factory=list)
     escalation_level: int = 0
     decision: dict[str, Any] | None = None
+    resumed: bool = False
+    """The thread moved past this interrupt (a later checkpoint exists)."""
 
 
 class TimelineEntry(BaseModel):
@@ -111,6 +113,9 @@ def thread_timeline(
             )
         )
         prev = tup
+    for e in entries[:-1]:
+        for i in e.interrupts:
+            i.resumed = True
     ids = [i.interrupt_id for e in entries for i in e.interrupts]
     if ids:
         decisions = Backend(saver).get_decisions(thread_id, ids)
@@ -118,3 +123,65 @@ def thread_timeline(
             for i in e.interrupts:
                 i.decision = decisions.get(i.interrupt_id)
     return entries
+
+
+def plot_timeline(entries: list[TimelineEntry], *, title: str | None = None) -> Any:
+    """Draw a thread's timeline with matplotlib (the ``notebooks`` extra).
+
+    One mark per checkpoint, labelled with the nodes that produced it; pauses
+    at an interrupt in orange, decided ones green (approved) or red (rejected),
+    with who decided; compensations in purple.
+
+    Returns:
+        The matplotlib ``Figure``.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(entries)), 2.6))
+    ax.axhline(0, color="#bbbbbb", zorder=0)
+    for x, e in enumerate(entries):
+        color, note = "#4c72b0", ""
+        for i in e.interrupts:
+            d = i.decision or {}
+            if not d and i.resumed:
+                color, note = "#55a868", "paused here,\nthen resumed"
+            elif not d:
+                color, note = "#dd8452", f"waiting for\n{', '.join(i.approvers) or 'anyone'}"
+            elif d.get("type") == "escalate":
+                color, note = "#dd8452", f"escalated\nto {', '.join(d.get('to') or [])}"
+            else:
+                ok = bool(d.get("approved"))
+                who = "timeout" if d.get("timed_out") else d.get("by")
+                color = "#55a868" if ok else "#c44e52"
+                note = f"{'approved' if ok else 'rejected'}\nby {who}"
+                if d.get("level"):
+                    note += f"\n(escalation level {d['level']})"
+        if e.compensations:
+            color, note = "#8172b2", "compensation"
+        ax.scatter([x], [0], s=140, color=color, zorder=2)
+        label = ", ".join(e.nodes) or (e.source or "")
+        ax.annotate(
+            f"step {e.step}\n{label}",
+            (x, 0),
+            xytext=(0, 14),
+            textcoords="offset points",
+            ha="center",
+            fontsize=8,
+        )
+        if note:
+            ax.annotate(
+                note,
+                (x, 0),
+                xytext=(0, -30),
+                textcoords="offset points",
+                ha="center",
+                fontsize=8,
+                color=color,
+            )
+    ax.set_xlim(-0.7, len(entries) - 0.3)
+    ax.set_ylim(-1, 1)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,379 @@
+"""Write the lesson notebooks from the cells below, then run them so outputs are committed.
+
+    python notebooks/build.py            # write and execute every notebook
+    python notebooks/build.py 02         # only the ones whose name starts with 02
+
+The test suite runs every committed notebook again (tests/test_notebooks_run.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+HERE = Path(__file__).resolve().parent
+
+STORAGE = '''import os
+import warnings
+from interrupts import start_embedded_postgres
+
+warnings.filterwarnings("ignore", module="platformdirs")
+
+# LANGGRAPH_DURABLE_URL if set, else an embedded PostgreSQL (the `embedded` extra)
+URL = os.environ.get("LANGGRAPH_DURABLE_URL") or start_embedded_postgres()[0]
+print(URL.split("@")[-1][:60])'''
+
+NOTEBOOKS: dict[str, list[tuple[str, str]]] = {}
+
+
+def notebook(name: str, *cells: tuple[str, str]) -> None:
+    NOTEBOOKS[name] = list(cells)
+
+
+def md(text: str) -> tuple[str, str]:
+    return ("markdown", text.strip("\n"))
+
+
+def code(text: str) -> tuple[str, str]:
+    return ("code", text.strip("\n"))
+
+
+notebook(
+    "01_quickstart",
+    md("""
+# 1. Quick start: a pause that survives the process
+
+A LangGraph agent that calls `interrupt()` stops and waits. Whether the wait survives a process
+exit, a deploy or a night depends on the **checkpointer**. This lesson runs a small agent on
+`PostgresSaver`, lets it pause, throws the saver (and its connection) away, and resumes the
+thread from a brand-new one: only what PostgreSQL stored is left.
+"""),
+    code(STORAGE),
+    md("## A graph that asks before it acts"),
+    code('''
+import operator
+from typing import Annotated, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
+
+
+class State(TypedDict, total=False):
+    notes: Annotated[list[str], operator.add]
+    answer: str
+
+
+def research(state: State) -> dict:
+    return {"notes": ["found 3 flights", "cheapest: $412"]}
+
+
+def ask_human(state: State) -> dict:
+    answer = interrupt({"question": "book the $412 flight?"})   # the run pauses here
+    return {"answer": answer}
+
+
+def book(state: State) -> dict:
+    return {"notes": [f"booking: {state['answer']}"]}
+
+
+builder = StateGraph(State)
+builder.add_node("research", research)
+builder.add_node("ask_human", ask_human)
+builder.add_node("book", book)
+builder.add_edge(START, "research")
+builder.add_edge("research", "ask_human")
+builder.add_edge("ask_human", "book")
+builder.add_edge("book", END);
+'''),
+    md("## Run until the pause"),
+    code('''
+import uuid
+from checkpointers.postgres import PostgresSaver
+
+config = {"configurable": {"thread_id": f"quickstart-{uuid.uuid4().hex[:6]}"}}
+
+with PostgresSaver.from_conn_string(URL) as saver:
+    saver.setup()                      # creates or upgrades the tables, safe to repeat
+    graph = builder.compile(checkpointer=saver)
+    result = graph.invoke({"notes": []}, config)
+    print("paused with:", result["__interrupt__"][0].value)
+    print("next node:", graph.get_state(config).next)
+# the saver and its connection are gone now: nothing is held in memory
+'''),
+    md("""
+## Resume from a new saver
+
+This could be another process, another machine, or the same one a day later.
+`Command(resume=...)` is what `interrupt()` returns inside `ask_human`.
+"""),
+    code('''
+with PostgresSaver.from_conn_string(URL) as saver:
+    graph = builder.compile(checkpointer=saver)
+    final = graph.invoke(Command(resume="yes, book it"), config)
+print(final["notes"])
+'''),
+    md("""
+## The async saver inside Jupyter
+
+Jupyter already runs an event loop, so use `await` directly: `AsyncPostgresSaver` shares
+the storage and the behaviour of the sync saver.
+"""),
+    code('''
+from checkpointers.postgres import AsyncPostgresSaver
+
+config2 = {"configurable": {"thread_id": f"quickstart-async-{uuid.uuid4().hex[:6]}"}}
+async with AsyncPostgresSaver.from_conn_string(URL) as asaver:
+    agraph = builder.compile(checkpointer=asaver)
+    await agraph.ainvoke({"notes": []}, config2)
+    done = await agraph.ainvoke(Command(resume="no"), config2)
+print(done["notes"])
+'''),
+    md("""
+## What the thread looks like
+
+`thread_timeline` reads a thread back from any saver (no graph needed), and `plot_timeline`
+draws it: one mark per checkpoint, the nodes that produced it, and the pause.
+"""),
+    code('''
+from interrupts import plot_timeline, thread_timeline
+
+with PostgresSaver.from_conn_string(URL) as saver:
+    entries = thread_timeline(saver, config["configurable"]["thread_id"])
+for e in entries:
+    print(e.step, e.nodes, [i.interrupt_id[:8] for i in e.interrupts])
+plot_timeline(entries, title="quickstart thread");
+'''),
+)
+
+notebook(
+    "02_approval_timeouts",
+    md("""
+# 2. Approvals with timeouts, escalation, an inbox and a sweeper
+
+`interrupt()` waits forever. `request_approval` waits **with a rule**: a deadline, who is asked,
+and what happens when nobody answers (`on_timeout`: reject, approve, or `Escalate` to the next
+approver). The deadline is stored in the checkpoint and indexed by our savers, so an inbox and a
+sweeper can find waiting and overdue approvals without scanning every thread.
+
+Every helper takes a `clock`, so this notebook moves time by hand instead of sleeping.
+"""),
+    code(STORAGE),
+    code('''
+from datetime import datetime, timedelta, timezone
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from checkpointers.postgres import PostgresSaver
+from interrupts import (ApprovalSweeper, Escalate, approval_health, approve,
+                        pending_approvals, request_approval)
+
+
+class Clock:
+    """A clock we move by hand."""
+    def __init__(self):
+        self.now = datetime.now(timezone.utc)
+    def __call__(self):
+        return self.now
+    def advance(self, **kw):
+        self.now += timedelta(**kw)
+
+
+class Refund(TypedDict, total=False):
+    amount: int
+    outcome: str
+
+
+def build(saver, on_timeout="reject"):
+    def review(state):
+        d = request_approval({"action": "refund", "amount": state["amount"]},
+                             timeout=timedelta(minutes=15), on_timeout=on_timeout,
+                             approvers=["ops"])
+        who = "the timeout rule" if d.timed_out else d.by
+        verdict = "approved" if d.approved else "rejected"
+        levels = len(d.escalations)
+        return {"outcome": f"{verdict} by {who} after {levels} escalation(s)"}
+    g = StateGraph(Refund)
+    g.add_node("review", review)
+    g.add_edge(START, "review")
+    g.add_edge("review", END)
+    return g.compile(checkpointer=saver)
+
+
+saver_cm = PostgresSaver.from_conn_string(URL)
+saver = saver_cm.__enter__()
+saver.setup()
+clock = Clock()
+'''),
+    md("## An approval, the inbox, and a decision"),
+    code('''
+import uuid
+run = uuid.uuid4().hex[:6]
+graph = build(saver)
+t1 = {"configurable": {"thread_id": f"refund-a-{run}"}}
+graph.invoke({"amount": 120}, {"configurable": {**t1["configurable"], "__durable_clock__": clock}})
+
+for item in pending_approvals(saver, approver="ops"):
+    if item.thread_id.endswith(run):
+        print(item.thread_id, item.request, "deadline", item.deadline.strftime("%H:%M UTC"))
+'''),
+    code('''
+clock.advance(minutes=5)
+result = approve(graph, t1, by="alice", comment="looks right", clock=clock)
+print(result["outcome"])
+'''),
+    md("""
+## Nobody answers: the sweeper applies the default
+
+`ApprovalSweeper.run_once()` claims every approval past its deadline (exactly once, even with
+several sweepers in several processes), applies `on_timeout` and resumes the thread.
+`approval_health` tells healthy waiting from a stuck sweeper.
+"""),
+    code('''
+t2 = {"configurable": {"thread_id": f"refund-b-{run}", "__durable_clock__": clock}}
+graph.invoke({"amount": 900}, t2)
+clock.advance(minutes=16)
+print(approval_health(saver, clock=clock))
+print("resolved:", ApprovalSweeper(graph, clock=clock).run_once())
+print(graph.get_state(t2).values["outcome"])
+'''),
+    md("""
+## Escalation
+
+On timeout, `Escalate` asks the next approver with a new deadline; when the last level times
+out, `then` applies. The history is in `Decision.escalations`.
+"""),
+    code('''
+esc = build(saver, on_timeout=Escalate(to="manager", timeout=timedelta(hours=1), then="reject"))
+t3 = {"configurable": {"thread_id": f"refund-c-{run}", "__durable_clock__": clock}}
+esc.invoke({"amount": 5000}, t3)
+clock.advance(minutes=16)
+ApprovalSweeper(esc, clock=clock).run_once()          # escalates to the manager
+print([(i.approvers, i.escalation_level) for i in pending_approvals(saver)
+       if i.thread_id == t3["configurable"]["thread_id"]])
+clock.advance(hours=2)
+ApprovalSweeper(esc, clock=clock).run_once()          # the manager did not answer either
+print(esc.get_state(t3).values["outcome"])
+'''),
+    code('''
+from interrupts import plot_timeline, thread_timeline
+plot_timeline(thread_timeline(saver, t3["configurable"]["thread_id"]), title="escalated, then rejected");
+'''),
+    code("saver_cm.__exit__(None, None, None);"),
+)
+
+notebook(
+    "03_partial_batches",
+    md("""
+# 3. Partial batches and approvals that apply only to what was shown
+
+Five orders go out for approval; three come back approved, two bounce, and the answers arrive
+hours apart from different people. `request_batch_approval` keeps each item's decision on its
+own, waits only for the items still open, and returns the split when all are decided (or the
+deadline passes). And if an item changed while it waited, the old decision is not applied.
+"""),
+    code(STORAGE),
+    code('''
+import uuid
+from datetime import timedelta
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from checkpointers.postgres import PostgresSaver
+from interrupts import decide, pending_approvals, request_batch_approval
+
+
+class Orders(TypedDict, total=False):
+    orders: list[dict]
+    to_ship: list[dict]
+    to_refund: list[dict]
+
+
+def review_orders(state):
+    result = request_batch_approval(state["orders"], key=lambda o: o["id"],
+                                    timeout=timedelta(hours=4), on_timeout="reject")
+    return {"to_ship": result.approved, "to_refund": result.rejected}
+
+
+g = StateGraph(Orders)
+g.add_node("review_orders", review_orders)
+g.add_edge(START, "review_orders")
+g.add_edge("review_orders", END)
+
+saver_cm = PostgresSaver.from_conn_string(URL)
+saver = saver_cm.__enter__()
+saver.setup()
+graph = g.compile(checkpointer=saver)
+orders = [{"id": f"o{i}", "price": 10 * i} for i in range(1, 6)]
+config = {"configurable": {"thread_id": f"batch-{uuid.uuid4().hex[:6]}"}}
+graph.invoke({"orders": orders}, config);
+'''),
+    md("## Alice decides three items; the thread keeps waiting for the other two"),
+    code('''
+print(decide(graph, config, {"o1": True, "o2": True, "o3": False}, by="alice"))
+(item,) = [i for i in pending_approvals(saver) if i.thread_id == config["configurable"]["thread_id"]]
+for it in item.items:
+    state = f"{'approved' if it.approved else 'rejected'} by {it.by}" if it.decided else "open"
+    print(it.key, it.item, state)
+'''),
+    md("## Hours later Bob decides the rest; the node completes with the split"),
+    code('''
+decide(graph, config, {"o4": True, "o5": False}, by="bob")
+state = graph.get_state(config).values
+print("ship:  ", [o["id"] for o in state["to_ship"]])
+print("refund:", [o["id"] for o in state["to_refund"]])
+'''),
+    md("""
+## What was approved is what was shown
+
+Each item's payload is fingerprinted when it is asked. If the node re-runs and computes a
+different payload, the decision about the old one is not applied: by default the item is asked
+again (`on_stale="reask"`), or `on_stale="raise"` raises `StaleApproval` with both payloads.
+"""),
+    code('''
+prices = {"p1": 100}
+
+def review_price(state):
+    item = {"id": "p1", "price": prices["p1"]}     # read fresh on every run of the node
+    result = request_batch_approval([item], key=lambda o: o["id"])
+    return {"to_ship": result.approved, "to_refund": result.rejected}
+
+g2 = StateGraph(Orders)
+g2.add_node("review_price", review_price)
+g2.add_edge(START, "review_price")
+g2.add_edge("review_price", END)
+graph2 = g2.compile(checkpointer=saver)
+c2 = {"configurable": {"thread_id": f"stale-{uuid.uuid4().hex[:6]}"}}
+graph2.invoke({"orders": []}, c2)
+
+prices["p1"] = 180                                 # the price changes during the wait
+decide(graph2, c2, {"p1": True}, by="alice")      # alice approved what she saw: 100
+(again,) = [i for i in pending_approvals(saver) if i.thread_id == c2["configurable"]["thread_id"]]
+print("asked again with:", again.request)
+'''),
+    code("saver_cm.__exit__(None, None, None);"),
+)
+
+
+def build(names: list[str]) -> None:
+    for name, cells in NOTEBOOKS.items():
+        if names and not any(name.startswith(n) for n in names):
+            continue
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                     "language": "python"}
+        nb.cells = [nbformat.v4.new_markdown_cell(src) if kind == "markdown"
+                    else nbformat.v4.new_code_cell(src) for kind, src in cells]
+        NotebookClient(nb, timeout=300, kernel_name="python3",
+                       resources={"metadata": {"path": str(HERE)}}).execute()
+        path = HERE / f"{name}.ipynb"
+        nbformat.write(nb, path)
+        print("wrote", path.name)
+
+
+if __name__ == "__main__":
+    build(sys.argv[1:])
