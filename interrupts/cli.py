@@ -10,7 +10,10 @@ import sys
 
 import click
 
+from checkpointers import CheckpointerError
 from interrupts._cli_common import CliError
+from interrupts._errors import InterruptsError
+from migrations import MigrationsError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,6 +36,12 @@ def run() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
+    except (CheckpointerError, MigrationsError, InterruptsError) as exc:
+        # our own errors already say what was wrong (thread, version, step): one line
+        click.echo(
+            f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", err=True
+        )
+        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
 
