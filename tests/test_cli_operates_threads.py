@@ -24,8 +24,7 @@ def _agent(url: str, thread: str) -> None:
     assert out.returncode == 0, out.stderr
 
 
-# TODO(lead): add "redis" once the Redis saver stores decisions (DecisionStore).
-@pytest.fixture(params=["postgres"])
+@pytest.fixture(params=["postgres", "redis"])
 def storage_url(request: pytest.FixtureRequest) -> str:
     if request.param == "postgres":
         return str(request.getfixturevalue("pg_database"))

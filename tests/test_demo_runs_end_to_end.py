@@ -42,3 +42,11 @@ def test_timeout_demo_applies_the_default(pg_database: str) -> None:
     assert "the sweeper resolved 1 approval(s)" in out.stdout
     assert "by=system" in out.stdout and "timed_out=True" in out.stdout
     assert "nothing was lost." in out.stdout
+
+
+def test_demo_on_redis(redis_prefix: tuple[str, str]) -> None:
+    url, prefix = redis_prefix
+    out = _demo("--url", f"{url}{'&' if '?' in url else '?'}prefix={prefix}")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "refund of $120.00 issued (approved by alice)" in out.stdout
+    assert "nothing was lost." in out.stdout
