@@ -358,6 +358,137 @@ print("asked again with:", again.request)
     code("saver_cm.__exit__(None, None, None);"),
 )
 
+notebook(
+    "05_migrating_after_deploy",
+    md("""
+# 5. Migrating paused threads after a deploy
+
+An agent pauses for review. During the wait, a deploy changes how the state is structured:
+`price` used to be a number and is now `{"amount", "currency"}`, and the node `review` was renamed
+`human_review`. Without help, the resume either crashes deep inside a node or, worse, runs on
+old-shape data. Here every checkpoint carries the **schema version** of the code that wrote it,
+old ones are upgraded by steps the team writes (lazily on read, or in bulk with `upgrade_all`),
+and a checkpoint that cannot be upgraded fails **loudly**.
+"""),
+    code(STORAGE),
+    md("## Version 1 of the app pauses at `review`"),
+    code('''
+import uuid
+from typing import Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
+
+from checkpointers.postgres import PostgresSaver
+from migrations import SchemaVersionError, StateMigrations, upgrade_all
+
+
+class StateV1(TypedDict, total=False):
+    item: str
+    price: float
+    status: str
+
+
+def review_v1(state):
+    ok = interrupt({"check": state["item"], "price": state["price"]})
+    return {"status": "approved" if ok else "rejected"}
+
+
+g1 = StateGraph(StateV1)
+g1.add_node("review", review_v1)
+g1.add_edge(START, "review")
+g1.add_edge("review", END)
+
+v1 = StateMigrations(version=1)
+run = uuid.uuid4().hex[:6]
+SCHEMA = f"lesson05_{run}"   # a schema of its own: upgrade_all sees only this lesson's threads
+threads = [f"deploy-{run}-{i}" for i in range(3)]
+with PostgresSaver.from_conn_string(URL, schema=SCHEMA, migrations=v1) as saver:
+    saver.setup()
+    app_v1 = g1.compile(checkpointer=saver)
+    for t in threads:
+        app_v1.invoke({"item": "espresso machine", "price": 240.0},
+                      {"configurable": {"thread_id": t}})
+    tup = saver.get_tuple({"configurable": {"thread_id": threads[0]}})
+    print("stored by v1:", tup.checkpoint["channel_values"]["price"],
+          "schema_version =", tup.metadata["schema_version"])
+'''),
+    md("""
+## Version 2 is deployed while they wait
+
+The new code declares version 2, one step from 1 to 2 that reshapes `price`, and the node rename
+in the same step. The chain is checked when the saver is built: a gap is an error at start-up,
+not when some thread resumes at 3 a.m.
+"""),
+    code('''
+class StateV2(TypedDict, total=False):
+    item: str
+    price: dict
+    status: str
+
+
+def human_review(state):
+    ok = interrupt({"check": state["item"], "price": state["price"]})
+    return {"status": f"{'approved' if ok else 'rejected'} at "
+                      f"{state['price']['amount']} {state['price']['currency']}"}
+
+
+g2 = StateGraph(StateV2)
+g2.add_node("human_review", human_review)
+g2.add_edge(START, "human_review")
+g2.add_edge("human_review", END)
+
+v2 = StateMigrations(version=2)
+
+@v2.upgrade(from_version=1)
+def price_to_money(values: dict) -> dict:
+    values["price"] = {"amount": values["price"], "currency": "USD"}
+    return values
+
+v2.rename_node(from_version=1, old="review", new="human_review")
+'''),
+    md("## Lazily, on read: the paused thread resumes at the renamed node with upgraded state"),
+    code('''
+with PostgresSaver.from_conn_string(URL, schema=SCHEMA, migrations=v2) as saver:
+    app_v2 = g2.compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": threads[0]}}
+    print("waiting at:", app_v2.get_state(config).next)
+    final = app_v2.invoke(Command(resume=True), config)
+    print(final["status"])
+    print("new checkpoint tagged:", saver.get_tuple(config).metadata["schema_version"])
+'''),
+    md("""
+## Eagerly, in bulk: `upgrade_all`
+
+After a deploy, rewrite every thread that is behind (the latest checkpoint of each; or every
+checkpoint with `all_history=True`), in batches, resumable, safe to run in several processes.
+The command line does the same: `langgraph-durable migrate --url URL --migrations pkg.mod:v2`.
+"""),
+    code('''
+with PostgresSaver.from_conn_string(URL, schema=SCHEMA, migrations=v2) as saver:
+    for v in upgrade_all(saver, v2, dry_run=True).dry_run_versions:
+        print(f"dry run: {v.would_change} thread(s) on version {v.schema_version} would change;"
+              f" {v.sampled} sampled, {len(v.sample_failures)} failed")
+    result = upgrade_all(saver, v2)
+    print("upgraded:", result.upgraded, "by stored version:", result.by_version,
+          "failed:", result.failed)
+'''),
+    md("""
+## The loud failure
+
+A rolled-back deploy (code at version 1 reading checkpoints written by version 2), or a version
+with no path, raises `SchemaVersionError` naming the thread and both versions. Nothing is
+silently dropped, and the stored checkpoint is left as it was.
+"""),
+    code('''
+with PostgresSaver.from_conn_string(URL, schema=SCHEMA, migrations=v1) as saver:
+    try:
+        saver.get_tuple({"configurable": {"thread_id": threads[0]}})
+    except SchemaVersionError as exc:
+        print(type(exc).__name__ + ":", exc)
+'''),
+)
+
 
 def build(names: list[str]) -> None:
     for name, cells in NOTEBOOKS.items():
