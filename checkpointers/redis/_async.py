@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -205,7 +206,8 @@ class AsyncRedisSaver(AsyncApprovals, RedisSaverBase):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """Checkpoints newest first, filtered by metadata, before a cursor, up to ``limit``."""
-        async for item in self._iterate("list", self._core.list(config, filter, before, limit)):
+        gen = self._core.list_checkpoints(config, filter, before, limit)
+        async for item in self._iterate("list", gen):
             yield item
 
     async def aput(
@@ -301,7 +303,7 @@ class AsyncRedisSaver(AsyncApprovals, RedisSaverBase):
     ) -> Iterator[CheckpointTuple]:
         """Sync :meth:`alist` (from another thread than the saver's loop)."""
 
-        async def collect() -> list[CheckpointTuple]:
+        async def collect() -> builtins.list[CheckpointTuple]:
             return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
 
         yield from self._sync(collect())
@@ -338,6 +340,6 @@ class AsyncRedisSaver(AsyncApprovals, RedisSaverBase):
             self.aget_delta_channel_history(config=config, channels=channels)
         )
 
-    def list_waits(self, **kwargs: Any) -> list[WaitEntry]:
+    def list_waits(self, **kwargs: Any) -> builtins.list[WaitEntry]:
         """Sync :meth:`alist_waits` (from another thread than the saver's loop)."""
         return self._sync(self.alist_waits(**kwargs))  # type: ignore[no-any-return]

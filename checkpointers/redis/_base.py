@@ -109,7 +109,7 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Any:
         """A shallow clone whose deserializer also allows ``extra_allowlist``."""
         clone = super().with_allowlist(extra_allowlist)
-        if clone is not self:
+        if isinstance(clone, RedisSaverBase) and clone is not self:
             clone._core = self._core.with_serde(clone.serde)
         return clone
 

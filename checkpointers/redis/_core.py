@@ -63,7 +63,7 @@ class Emit:
 
 
 Op = Generator[Call | Sleep, Any, Any]
-ListOp = Generator[Call | Emit, list[Any] | None, None]
+ListOp = Generator[Call | Emit, Any, None]
 
 
 def _ms(value: float | timedelta | None, field: str) -> int:
@@ -162,7 +162,7 @@ class RedisCore:
         (entry,) = yield Call([script(S.GET, keys, ns, cid or "", *self._ttl_args(read=True))])
         return self._tuple(thread_id, entry) if entry else None
 
-    def list(
+    def list_checkpoints(
         self,
         config: RunnableConfig | None,
         filter: dict[str, Any] | None,
@@ -231,11 +231,12 @@ class RedisCore:
         threads = sorted({m.decode() for members in reply for m in members})
         found: list[CheckpointTuple] = []
         for thread_id in threads:
-            gen = self.list({"configurable": {"thread_id": thread_id}}, filter, before, limit)
-            replies: list[Any] | None = None
+            config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+            gen = self.list_checkpoints(config, filter, before, limit)
+            replies: Any = None
             while True:
                 try:
-                    step = gen.send(replies)  # type: ignore[arg-type]
+                    step = gen.send(replies)
                 except StopIteration:
                     break
                 if isinstance(step, Emit):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -129,11 +130,12 @@ class RedisSaver(SyncApprovals, RedisSaverBase):
         raise AssertionError("unreachable")
 
     def _execute_once(self, cmds: list[Cmd]) -> list[Any]:
+        execute: Any = self.client.execute_command  # untyped in redis-py's sync client
         if len(cmds) == 1:
             try:
-                return [self.client.execute_command(*cmds[0])]
+                return [execute(*cmds[0])]
             except redis.exceptions.NoScriptError:
-                return [self.client.execute_command(*as_eval(cmds[0]))]
+                return [execute(*as_eval(cmds[0]))]
             except (redis.exceptions.ResponseError, redis.exceptions.RedisClusterException) as exc:
                 if cmds[0][0] in TOLERATED:
                     return [exc]
@@ -143,7 +145,7 @@ class RedisSaver(SyncApprovals, RedisSaverBase):
             pipe.execute_command(*cmd)
         replies = list(pipe.execute(raise_on_error=False))
         for i in check_replies(cmds, replies):
-            replies[i] = self.client.execute_command(*as_eval(cmds[i]))
+            replies[i] = execute(*as_eval(cmds[i]))
         return replies
 
     def _run(self, operation: str, gen: Any) -> Any:
@@ -199,7 +201,7 @@ class RedisSaver(SyncApprovals, RedisSaverBase):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first, filtered by metadata, before a cursor, up to ``limit``."""
-        return self._iterate("list", self._core.list(config, filter, before, limit))
+        return self._iterate("list", self._core.list_checkpoints(config, filter, before, limit))
 
     def put(
         self,
@@ -254,7 +256,7 @@ class RedisSaver(SyncApprovals, RedisSaverBase):
         approver: str | None = None,
         thread_id: str | None = None,
         limit: int | None = None,
-    ) -> list[WaitEntry]:
+    ) -> builtins.list[WaitEntry]:
         """Pending marked interrupts, oldest deadline first (``None`` deadlines last)."""
         return self._run(  # type: ignore[no-any-return]
             "list_waits",
@@ -325,6 +327,6 @@ class RedisSaver(SyncApprovals, RedisSaverBase):
             lambda: self.get_delta_channel_history(config=config, channels=channels)
         )
 
-    async def alist_waits(self, **kwargs: Any) -> list[WaitEntry]:
+    async def alist_waits(self, **kwargs: Any) -> builtins.list[WaitEntry]:
         """Async :meth:`list_waits` (in a worker thread)."""
         return await asyncio.to_thread(lambda: self.list_waits(**kwargs))
