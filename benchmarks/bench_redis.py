@@ -14,6 +14,7 @@ Usage::
 
     python benchmarks/bench_redis.py                          # redis, plainredis, pg
     python benchmarks/bench_redis.py --rounds 7 --growth
+    python benchmarks/bench_redis.py --micro                  # per-call medians
 """
 
 from __future__ import annotations
@@ -188,6 +189,54 @@ async def history_growth(
     return out
 
 
+async def micro(args: argparse.Namespace) -> None:
+    """Per-call medians on one 30-step thread per saver, interleaved call by call.
+
+    The phase totals of :func:`bench` are a few milliseconds per call, so on a
+    busy machine they mostly measure the scheduler; this repeats each call.
+    """
+    names = args.savers.split(",")
+    cms = {n: SAVERS[n](args) for n in names}
+    savers = {n: await cm.__aenter__() for n, cm in cms.items()}
+    try:
+        graphs = {n: build_graph(s) for n, s in savers.items()}
+        cfg = {n: {"configurable": {"thread_id": f"micro-{uuid.uuid4()}"}} for n in names}
+        for n in names:
+            for _ in range(30):
+                await graphs[n].ainvoke({"messages": ["user: next"]}, cfg[n])
+        calls: dict[str, Callable[[str], Any]] = {
+            "get_state": lambda n: graphs[n].aget_state(cfg[n]),
+            "history(10)": lambda n: _drain(graphs[n].aget_state_history(cfg[n], limit=10)),
+            "invoke": lambda n: graphs[n].ainvoke({"messages": ["user: next"]}, cfg[n]),
+        }
+        times: dict[str, dict[str, list[float]]] = {c: {n: [] for n in names} for c in calls}
+        for r in range(args.reps):
+            for n in names if r % 2 == 0 else names[::-1]:
+                for c, fn in calls.items():
+                    t0 = time.perf_counter()
+                    await fn(n)
+                    times[c][n].append(time.perf_counter() - t0)
+    finally:
+        for cm in cms.values():
+            await cm.__aexit__(None, None, None)
+    base = args.baseline if args.baseline in names else names[-1]
+    print(f"per-call medians over {args.reps} interleaved repetitions:")
+    for c, by_name in times.items():
+        b = statistics.median(by_name[base])
+        print(
+            f"  {c:>12}:"
+            + "".join(
+                f"  {n} {statistics.median(v) * 1000:7.2f} ms ({statistics.median(v) / b:.2f}x)"
+                for n, v in by_name.items()
+            )
+        )
+
+
+async def _drain(it: Any) -> None:
+    async for _ in it:
+        pass
+
+
 async def bench(args: argparse.Namespace) -> None:
     names = args.savers.split(",")
     results: dict[str, dict[str, list[float]]] = {n: {} for n in names}
@@ -245,10 +294,12 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--pool", type=int, default=10, help="Postgres connections")
     ap.add_argument("--growth", action="store_true", help="history cost at 30 and 300 checkpoints")
+    ap.add_argument("--micro", action="store_true", help="per-call medians instead of phases")
+    ap.add_argument("--reps", type=int, default=60, help="repetitions for --micro")
     args = ap.parse_args()
     args.redis_url = args.redis_url or redis_url()
     args.pg_url = args.pg_url or postgres_url()
-    asyncio.run(bench(args))
+    asyncio.run(micro(args) if args.micro else bench(args))
 
 
 if __name__ == "__main__":
