@@ -30,6 +30,7 @@ from typing import Any
 from xxhash import xxh3_128_hexdigest
 
 _PULL = "__pregel_pull"
+_PUSH = "__pregel_push"
 _TASKS = "__pregel_tasks"
 _INTERRUPT = "__interrupt__"
 _NS_SEP = "|"
@@ -120,6 +121,21 @@ def _find_pull_tasks(
                     new,
                 )
                 break
+    # Send targets: PUSH tasks hash the node name and the Send's position in
+    # the checkpoint's __pregel_tasks.
+    sends = checkpoint.get("channel_values", {}).get(_TASKS)
+    if isinstance(sends, list):
+        for idx, packet in enumerate(sends):
+            node = getattr(packet, "node", None)
+            if not isinstance(node, str) or node not in renames:
+                continue
+            new = renames[node]
+            old_ns = f"{checkpoint_ns}{_NS_SEP}{node}" if checkpoint_ns else node
+            new_ns = f"{checkpoint_ns}{_NS_SEP}{new}" if checkpoint_ns else new
+            tid = _task_id(checkpoint, old_ns, str(step + 1), node, _PUSH, str(idx))
+            if tid in task_ids:
+                new_tid = _task_id(checkpoint, new_ns, str(step + 1), new, _PUSH, str(idx))
+                found[tid] = (new_tid, f"{old_ns}{_NS_END}{tid}", f"{new_ns}{_NS_END}{new_tid}", "")
     return found
 
 
@@ -167,8 +183,14 @@ def rename_nodes(
         ValueError: a new name is already used by a node in the checkpoint.
     """
     seen = checkpoint.get("versions_seen", {})
+    channels = list(checkpoint.get("channel_versions", {}))
+
+    def present(node: str) -> bool:
+        return node in seen or any(_targets(c, node) for c in channels)
+
     for old, new in renames.items():
-        if new in seen and old in seen and new not in renames:
+        # merging two nodes' bookkeeping would lose what one of them has seen
+        if new not in renames and present(old) and present(new):
             raise ValueError(f"cannot rename node {old!r} to {new!r}: {new!r} already exists")
 
     def rc(ch: str) -> str:

@@ -336,7 +336,8 @@ def upgrade_checkpoint(
                 first = next((k for k, v in task_ids.items() if v == old_id), old_id)
                 task_ids[first] = new_id
                 task_nodes.pop(old_id, None)
-                task_nodes[new_id] = node
+                if node:  # pull tasks: their stored task path names the node
+                    task_nodes[new_id] = node
     versions = dict(cp.get("channel_versions", {}))
     new_versions: dict[str, Any] = {}
     top = _max_version(versions)

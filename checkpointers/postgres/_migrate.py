@@ -24,7 +24,6 @@ from migrations import (
     BatchOutcome,
     CheckpointRef,
     ItemOutcome,
-    MigrationsError,
     Upgrade,
     VersionStatus,
 )
@@ -193,11 +192,6 @@ class PostgresMigrationCore:
         limit: int,
         upgrade: Callable[[CheckpointTuple, int], Upgrade],
     ) -> Any:
-        if self._schema_version() != below:  # type: ignore[attr-defined]
-            raise MigrationsError(
-                f"this saver writes schema version {self._schema_version()} "  # type: ignore[attr-defined]
-                f"but the upgrade targets {below}: open it with the same migrations="
-            )
         c_version, c_thread, c_ns, c_id = cursor if cursor is not None else _START
         yield _sql_stmt(_sql.BEGIN)
         rows = yield _sql_stmt(
