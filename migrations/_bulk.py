@@ -13,6 +13,7 @@ fails is reported and skipped without stopping the others.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from langgraph.checkpoint.base import CheckpointTuple
 from migrations._chain import StateMigrations
 from migrations._errors import MigrationsError
 from migrations._upgrade import Upgrade, upgrade_checkpoint
+
+_PASS_PAUSE = 1.0
 
 UpgradeFn = Callable[[CheckpointTuple, int], Upgrade]
 """``(tuple as stored, stored version) -> Upgrade``; raises on failure."""
@@ -232,7 +235,8 @@ class UpgradeResult:
         dry_run: Whether this was a dry run (nothing written).
         all_history: Whether every checkpoint (not only the latest) was a candidate.
         upgraded: Checkpoints rewritten by this run.
-        skipped: Candidates another worker was holding (it upgrades them).
+        skipped: Times a candidate was found held by another worker (such
+            candidates are retried in a later pass, see ``claim_wait``).
         by_version: Rewritten (dry run: would be rewritten) per stored version.
         failures: Every checkpoint that failed (dry run: failed in the sample).
         dry_run_versions: Dry run only: the per-version findings.
@@ -338,6 +342,7 @@ def upgrade_all(
     all_history: bool = False,
     progress: Callable[[Progress], None] | None = None,
     sample_size: int = 20,
+    claim_wait: float = 60.0,
 ) -> UpgradeResult:
     """Upgrade every stored checkpoint that is behind ``m.version`` (eagerly, after a deploy).
 
@@ -356,6 +361,9 @@ def upgrade_all(
         all_history: Upgrade every checkpoint, not only the latest ones.
         progress: Called with a :class:`Progress` after every batch.
         sample_size: Dry run only: checkpoints sampled per stored version.
+        claim_wait: Candidates another worker had claimed are retried in a new
+            pass (they are done by then, or the claim of a dead worker has
+            expired) for up to this many seconds.
 
     Returns:
         An :class:`UpgradeResult`; ``result.ok`` is ``False`` if any failed.
@@ -380,21 +388,28 @@ def upgrade_all(
         result.seconds = time.perf_counter() - started
         return result
     prog = Progress(total=sum(counts.values()))
-    cursor: Any = None
-    while True:
-        out = saver.migration_upgrade_batch(
-            below=m.version,
-            all_history=all_history,
-            cursor=cursor,
-            limit=batch_size,
-            upgrade=upgrade,
-        )
-        _absorb(result, prog, out)
-        if progress is not None:
-            progress(prog)
-        if out.cursor is None:
+    deadline = time.monotonic() + claim_wait
+    while True:  # one pass over the candidates; again while others held some
+        cursor: Any = None
+        held = 0
+        while True:
+            out = saver.migration_upgrade_batch(
+                below=m.version,
+                all_history=all_history,
+                cursor=cursor,
+                limit=batch_size,
+                upgrade=upgrade,
+            )
+            _absorb(result, prog, out)
+            held += out.skipped
+            if progress is not None:
+                progress(prog)
+            if out.cursor is None:
+                break
+            cursor = out.cursor
+        if not held or time.monotonic() >= deadline:
             break
-        cursor = out.cursor
+        time.sleep(_PASS_PAUSE)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -408,6 +423,7 @@ async def aupgrade_all(
     all_history: bool = False,
     progress: Callable[[Progress], None] | None = None,
     sample_size: int = 20,
+    claim_wait: float = 60.0,
 ) -> UpgradeResult:
     """The async twin of :func:`upgrade_all`, for savers implementing :class:`AsyncMigrationStore`.
 
@@ -431,20 +447,27 @@ async def aupgrade_all(
         result.seconds = time.perf_counter() - started
         return result
     prog = Progress(total=sum(counts.values()))
-    cursor: Any = None
-    while True:
-        out = await saver.amigration_upgrade_batch(
-            below=m.version,
-            all_history=all_history,
-            cursor=cursor,
-            limit=batch_size,
-            upgrade=upgrade,
-        )
-        _absorb(result, prog, out)
-        if progress is not None:
-            progress(prog)
-        if out.cursor is None:
+    deadline = time.monotonic() + claim_wait
+    while True:  # one pass over the candidates; again while others held some
+        cursor: Any = None
+        held = 0
+        while True:
+            out = await saver.amigration_upgrade_batch(
+                below=m.version,
+                all_history=all_history,
+                cursor=cursor,
+                limit=batch_size,
+                upgrade=upgrade,
+            )
+            _absorb(result, prog, out)
+            held += out.skipped
+            if progress is not None:
+                progress(prog)
+            if out.cursor is None:
+                break
+            cursor = out.cursor
+        if not held or time.monotonic() >= deadline:
             break
-        cursor = out.cursor
+        await asyncio.sleep(_PASS_PAUSE)
     result.seconds = time.perf_counter() - started
     return result

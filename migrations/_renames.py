@@ -213,13 +213,16 @@ def rename_nodes(
 
     tasks = _find_pull_tasks(checkpoint, metadata, checkpoint_ns, {w[0] for w in writes}, renames)
     new_writes: list[tuple[str, str, Any]] = []
-    for tid, ch, val in writes:
+    for w in writes:
+        tid, ch, val = w
         task = tasks.get(tid)
         if ch == _TASKS:
             val = _rename_send(val, renames)
         elif ch == _INTERRUPT and task is not None:
             val = _rename_interrupts(val, task[1], task[2])
-        new_writes.append((task[0] if task else tid, rc(ch), val))
+        new = (task[0] if task else tid, rc(ch), val)
+        # unchanged writes stay the same object, so savers can tell what changed
+        new_writes.append(w if new[0] == tid and new[1] == ch and val is w[2] else new)
     return cp, new_writes, {tid: (t[0], t[3]) for tid, t in tasks.items()}
 
 

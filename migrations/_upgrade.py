@@ -58,6 +58,8 @@ class Upgrade:
             renamed node's task.
         task_nodes: ``new task id -> new node name`` for those tasks (a saver
             that stores a task path with each write rewrites it from this).
+        writes_changed: Whether the pending writes differ from the stored ones
+            (a saver rewriting the checkpoint replaces them only then).
     """
 
     tuple: CheckpointTuple
@@ -66,6 +68,7 @@ class Upgrade:
     new_versions: dict[str, Any] = field(default_factory=dict)
     task_ids: dict[str, str] = field(default_factory=dict)
     task_nodes: dict[str, str] = field(default_factory=dict)
+    writes_changed: bool = False
 
 
 def code_version(migrations: StateMigrations | None) -> int:
@@ -363,7 +366,11 @@ def upgrade_checkpoint(
         parent_config=tup.parent_config,
         pending_writes=None if tup.pending_writes is None else writes,
     )
-    return Upgrade(new_tup, stored_version, current, new_versions, task_ids, task_nodes)
+    stored = tup.pending_writes or []
+    changed = len(writes) != len(stored) or any(
+        a is not b for a, b in zip(writes, stored, strict=True)
+    )
+    return Upgrade(new_tup, stored_version, current, new_versions, task_ids, task_nodes, changed)
 
 
 def _max_version(versions: Mapping[str, Any]) -> Any:

@@ -128,3 +128,17 @@ def refuse_13(values: dict[str, Any]) -> dict[str, Any]:
 def add_bad_thread(saver: Any) -> None:
     """One more v1 thread whose price (13) ``picky`` refuses."""
     build(saver).invoke({"price": 12, "log": []}, {"configurable": {"thread_id": "bad"}})
+
+
+def seed_redis(url: str, prefix: str, threads: int) -> int:
+    """As :func:`seed_postgres`, on Redis: clones made with ``copy_thread``."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from checkpointers.redis import RedisSaver
+
+    with RedisSaver.from_conn_string(url, prefix=prefix, migrations=v1) as saver:
+        saver.setup()
+        build(saver).invoke({"price": 10, "log": []}, {"configurable": {"thread_id": "t0"}})
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda i: saver.copy_thread("t0", f"t{i}"), range(1, threads)))
+    return 4 * threads

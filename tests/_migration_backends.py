@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-BACKENDS = ["postgres"]
+BACKENDS = ["postgres", "redis"]
 
 
 @dataclass(frozen=True)

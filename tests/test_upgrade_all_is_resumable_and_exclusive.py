@@ -1,5 +1,6 @@
-"""``upgrade_all`` on 20,000 checkpoints: a run killed half-way and restarted upgrades every
-checkpoint exactly once, and two concurrent runs never upgrade the same checkpoint twice.
+"""``upgrade_all`` on 20,000 checkpoints (4,000 in the default run): a run killed half-way and
+restarted upgrades every checkpoint exactly once, and two concurrent runs never upgrade the
+same checkpoint twice.
 
 The step counts its applications in the state (``applied``) and nests ``price``,
 so a checkpoint done twice would show ``applied == 2`` or a nested amount.
@@ -17,7 +18,11 @@ import pytest
 from tests._bulk_seed import check_each_upgraded_once, m
 from tests._migration_backends import BACKENDS, Backend, backend_from_fixture, seed_bulk
 
-THREADS = 5000  # x 4 checkpoints = 20,000
+# 4 checkpoints per thread: 20,000 checkpoints in the slow variant, 4,000 by default
+SIZES = [
+    pytest.param(1000, id="4k-checkpoints"),
+    pytest.param(5000, id="20k-checkpoints", marks=pytest.mark.slow),
+]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -29,7 +34,7 @@ def _worker(backend: Backend, *, crash_after: int = 0) -> subprocess.Popen[str]:
     env = {**os.environ, "DURABLE_TEST_CRASH_AFTER": str(crash_after)}
     return subprocess.Popen(
         [sys.executable, "-m", "tests._migration_backends", "upgrade-all", *backend.argv(),
-         "500", "--all-history"],
+         "200", "--all-history"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )
 
@@ -46,11 +51,15 @@ def _status(backend: Backend) -> dict[int, int]:
         return {s.schema_version: s.checkpoints for s in saver.migration_status()}
 
 
-@pytest.mark.timeout(600)
-def test_killed_run_restarted_upgrades_every_checkpoint_once(backend: Backend) -> None:
-    total = seed_bulk(backend, THREADS)
-    assert total == 4 * THREADS
-    code, _ = _finish(_worker(backend, crash_after=6_000))
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("threads", SIZES)
+def test_killed_run_restarted_upgrades_every_checkpoint_once(
+    backend: Backend, threads: int
+) -> None:
+    total = seed_bulk(backend, threads)
+    assert total == 4 * threads
+    # the step runs about twice per checkpoint (values, pending writes): mid-run
+    code, _ = _finish(_worker(backend, crash_after=3 * threads))
     assert code == 3  # died mid-batch, its open batch rolled back
     half = _status(backend)
     assert 0 < half.get(2, 0) < total and half[1] + half[2] == total
@@ -62,9 +71,10 @@ def test_killed_run_restarted_upgrades_every_checkpoint_once(backend: Backend) -
     assert _status(backend) == {2: total}
 
 
-@pytest.mark.timeout(600)
-def test_two_concurrent_runs_do_not_double_apply(backend: Backend) -> None:
-    total = seed_bulk(backend, THREADS)
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("threads", SIZES)
+def test_two_concurrent_runs_do_not_double_apply(backend: Backend, threads: int) -> None:
+    total = seed_bulk(backend, threads)
     a, b = _worker(backend), _worker(backend)
     (code_a, res_a), (code_b, res_b) = _finish(a), _finish(b)
     assert code_a == 0 and code_b == 0 and res_a and res_b

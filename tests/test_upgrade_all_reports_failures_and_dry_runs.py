@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 
 import pytest
+import redis
 
 from migrations import aupgrade_all, upgrade_all
 from tests._bulk_seed import add_bad_thread, picky, v1
 from tests._migration_backends import BACKENDS, Backend, backend_from_fixture, seed_bulk
+from tests._servers import free_port, redis_server_binary
 
 THREADS = 20
 
@@ -76,13 +80,36 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.fixture
+def own_redis() -> Iterator[str]:
+    """A Redis server of this test's own (the CLI uses the default key prefix)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [redis_server_binary(), "--port", str(port), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        client = redis.Redis(port=port)
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        client.close()
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 @pytest.fixture(params=BACKENDS)
 def whole_store(request: pytest.FixtureRequest) -> Backend:
     """Like ``backend`` but owning a whole database (the CLI opens the default schema)."""
     if request.param == "postgres":
         b = Backend("postgres", request.getfixturevalue("pg_database"), "public")
     else:
-        b = backend_from_fixture(request.param, request)
+        b = Backend("redis", request.getfixturevalue("own_redis"), "lgd")
     seed_bulk(b, THREADS)
     with b.open(v1) as saver:
         add_bad_thread(saver)

@@ -31,32 +31,17 @@ from psycopg.types.json import Jsonb
 
 from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from checkpointers._ids import check_id
+from checkpointers._migrations import check_migrations
 from checkpointers._waits import WaitInfo, extract_wait
 from checkpointers.postgres import _sql
 from checkpointers.postgres._metadata import decode_metadata, encode_metadata
 from checkpointers.postgres._stmt import Op, Rows, Stmt, _ids, _Queries
 from checkpointers.postgres._thread_ops import ThreadOpsCore
-from migrations import SCHEMA_VERSION_KEY, StateMigrations, finish_read, versions_to_store
+from migrations import SCHEMA_VERSION_KEY, finish_read, versions_to_store
 from migrations.postgres import LayoutStep, layout_steps
 
 # The vocabulary every core module and shell imports from here
 __all__ = ["Op", "PostgresCore", "Rows", "Stmt", "_Queries", "check_migrations"]
-
-
-def check_migrations(migrations: Any) -> Any:
-    """Validate the ``migrations=`` option when a saver is constructed (no I/O).
-
-    A gap in the chain raises ``migrations.MigrationChainError`` here, when the
-    app starts, rather than when an old thread resumes.
-    """
-    if migrations is None:
-        return None
-    if not isinstance(migrations, StateMigrations):
-        raise InvalidConfigError(
-            field="migrations",
-            reason=f"expected a migrations.StateMigrations, got {type(migrations).__name__}",
-        )
-    return migrations.validate()
 
 
 def _inline_ok(value: Any) -> bool:

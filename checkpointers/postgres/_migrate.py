@@ -226,7 +226,7 @@ class PostgresMigrationCore:
                 )
                 json_md, exact_md = encode_metadata(dict(new.metadata), self.serde)  # type: ignore[attr-defined]
                 new_writes = (
-                    self._encode_writes(row, new, up) if _writes_changed(raw, new) else None
+                    self._encode_writes(row, new, up) if up.writes_changed else None
                 )
             except Exception as exc:
                 items.append(ItemOutcome(ref, exc))
@@ -337,13 +337,6 @@ class _WriteRows:
 
     def params(self) -> dict[str, Any]:
         return {**self.cols, **self.waits}
-
-
-def _writes_changed(raw: CheckpointTuple, new: CheckpointTuple) -> bool:
-    a, b = raw.pending_writes or [], new.pending_writes or []
-    if len(a) != len(b):
-        return True
-    return any(x[0] != y[0] or x[1] != y[1] or x[2] is not y[2] for x, y in zip(a, b, strict=True))
 
 
 def _sql_stmt(query: str, params: Any = None, *, fetch: bool = False, prepare: Any = None) -> Any:

@@ -25,10 +25,11 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from checkpointers._errors import InvalidConfigError
+from checkpointers._migrations import check_migrations
 from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
 from checkpointers.postgres._approvals import SyncApprovals
-from checkpointers.postgres._core import Op, PostgresCore, _Queries, check_migrations
+from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
 from checkpointers.postgres._migrate import PostgresMigrationSync
 

@@ -38,6 +38,7 @@ from checkpointers.redis._base import (
     translate,
 )
 from checkpointers.redis._core import Call, Cmd, Emit, Sleep
+from checkpointers.redis._migrate import RedisMigrationAsync
 
 
 async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisCluster:
@@ -56,7 +57,7 @@ async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisC
     return aredis.Redis.from_url(url)
 
 
-class AsyncRedisSaver(AsyncApprovals, RedisSaverBase):
+class AsyncRedisSaver(AsyncApprovals, RedisMigrationAsync, RedisSaverBase):
     """Asyncio LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     Same storage, options and behaviour as :class:`checkpointers.redis.RedisSaver`

@@ -134,6 +134,14 @@ class Codec:
         return record, refs, blobs, members
 
     @staticmethod
+    def record_version(record: bytes) -> int:
+        """The schema version stored in a checkpoint record (0 if unreadable)."""
+        try:
+            return int(ormsgpack.unpackb(record)[5] or 0)
+        except Exception:
+            return 0  # decode_entry reports a corrupt record with its names
+
+    @staticmethod
     def blob_fields(refs: bytes | None) -> list[bytes]:
         """The blob fields a checkpoint's refs point to."""
         if not refs:

@@ -32,11 +32,12 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 
 from checkpointers._errors import InvalidConfigError
 from checkpointers._ids import check_id
+from checkpointers._migrations import check_migrations
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _scripts as S
 from checkpointers.redis._codec import SEP, Codec, index_prefix, now_utc
 from checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
-from migrations import SCHEMA_VERSION_KEY
+from migrations import SCHEMA_VERSION_KEY, code_version, finish_read, versions_to_store
 
 Cmd = tuple[Any, ...]
 
@@ -98,8 +99,8 @@ class RedisCore:
         self.ttl_ms = _ms(ttl, "ttl")
         self.refresh_on_read = refresh_on_read
         self.grace_ms = _ms(wait_grace, "wait_grace")
-        self.migrations = migrations
-        self.schema_version = int(getattr(migrations, "version", 0) or 0) if migrations else 0
+        self.migrations = check_migrations(migrations)
+        self.schema_version = code_version(self.migrations)
         # registrations already sent (key, member) -> monotonic time to resend
         self._registered: dict[tuple[str, str], float] = {}
 
@@ -111,8 +112,15 @@ class RedisCore:
 
     # -- the read hook agreed with the migrations engineer -----------------------
     def _finish_read(self, tup: CheckpointTuple, stored_version: int) -> CheckpointTuple:
-        """Every read path builds its tuple through here (agreement 2)."""
-        return tup
+        """Every read path builds its tuple through here: upgrade to the code's version.
+
+        Stored version == code version (the common case) returns ``tup`` as is;
+        an older one is upgraded in memory; one with no path raises
+        ``migrations.SchemaVersionError``.
+        """
+        if stored_version == self.schema_version:
+            return tup
+        return finish_read(tup, stored_version, self.migrations)
 
     def _tuple(self, thread_id: str, entry: Sequence[Any]) -> CheckpointTuple:
         tup, version = self.codec.decode_entry(thread_id, entry)
@@ -260,8 +268,10 @@ class RedisCore:
         thread_id, ns, parent_id = self._target(config)
         cid = check_id("checkpoint_id", checkpoint["id"])
         md = _merge_metadata(config, metadata, self.schema_version)
+        # values a read upgraded in memory (migrated versions) are stored too
         record, refs, blobs, members = self.codec.encode_put(
-            ns, checkpoint, md, new_versions, parent_id, self.schema_version  # type: ignore[arg-type]
+            ns, checkpoint, md, versions_to_store(checkpoint, new_versions), parent_id,  # type: ignore[arg-type]
+            self.schema_version,
         )
         keys = self.keys.thread(thread_id)
         cmds = self._registration(
@@ -398,6 +408,9 @@ class RedisCore:
         for g in groups:
             args += g
         cmds = self._registration(self.keys.registry(shard_of(target)), target, expire=False)
+        # the schema versions the copied checkpoints were written with (migrations)
+        for version in sorted({self.codec.record_version(c[i]) for i in range(1, len(c), 2)}):
+            cmds += self._registration(self.keys.version(version), target)
         run_prefix = index_prefix("run_id", "")
         assert run_prefix is not None
         key_part = run_prefix.split(SEP)[0] + SEP

@@ -498,8 +498,97 @@ return 0
 """,
 )
 
+# Schema versions of a thread (migrations): per checkpoint its field and record
+# (Python reads the version: Lua's cmsgpack cannot unpack the record's binary
+# fields), and whether the latest root checkpoint has a pending interrupt.
+# Returns {paused (0/1), field1, record1, field2, record2, ...}.
+VERSIONS = Script(
+    "versions",
+    _COMMON
+    + r"""
+local out = {0}
+local top = redis.call('ZREVRANGEBYLEX', Z, '[' .. SEP .. HI, '[' .. SEP, 'LIMIT', 0, 1)
+if top[1] then
+  local wm = lexrange(WI, top[1] .. SEP)
+  if #wm > 0 then
+    for _, v in ipairs(hmget(W, wm)) do
+      if v and string.find(v, SEP .. '__interrupt__' .. SEP, 1, true) then out[1] = 1 end
+    end
+  end
+end
+for _, v in ipairs(redis.call('HGETALL', C)) do out[#out + 1] = v end
+return out
+""",
+)
+
+# Rewrite one checkpoint with its upgraded form (migrations), only if its record
+# is still the one the upgrade was computed from (compare-and-set: a checkpoint
+# another worker or a put changed meanwhile is left alone and 0 is returned).
+# ARGV: ns, cid, old record, record, refs, ttl, now, grace, nb, nb blob pairs,
+#       nm, nm index members, replace writes ('0'/'1'), nw, nw (member, value),
+#       then (field, entry, deadline) of each indexed wait.
+# Returns {1, removed wait fields...} or 0.
+REWRITE = Script(
+    "rewrite",
+    _COMMON
+    + r"""
+local ns, cid = ARGV[1], ARGV[2]
+local f = ns .. SEP .. cid
+if redis.call('HGET', C, f) ~= ARGV[3] then return 0 end
+local old = redis.call('HGET', R, f)
+if old then
+  local xm = cmsgpack.unpack(old)[3]
+  if #xm > 0 then chunked('ZREM', X, xm) end
+end
+redis.call('HSET', C, f, ARGV[4])
+redis.call('HSET', R, f, ARGV[5])
+local i = 10
+local nb = tonumber(ARGV[9])
+if nb > 0 then
+  local pairs_ = {}
+  for j = i, i + 2 * nb - 1 do pairs_[#pairs_ + 1] = ARGV[j] end
+  chunked('HSET', B, pairs_)
+  i = i + 2 * nb
+end
+local nm = tonumber(ARGV[i])
+i = i + 1
+if nm > 0 then
+  local zargs = {}
+  for j = i, i + nm - 1 do zargs[#zargs + 1] = 0; zargs[#zargs + 1] = ARGV[j] end
+  chunked('ZADD', X, zargs)
+  i = i + nm
+end
+local out = {1}
+if ARGV[i] == '1' then
+  local wm = lexrange(WI, f .. SEP)
+  if #wm > 0 then chunked('HDEL', W, wm); chunked('ZREM', WI, wm) end
+  local wl = lexrange(WL, f .. SEP)
+  if #wl > 0 then
+    chunked('HDEL', WT, wl); chunked('ZREM', WL, wl); chunked('ZREM', WD, wl)
+    for _, m in ipairs(wl) do out[#out + 1] = m end
+  end
+  local nw = tonumber(ARGV[i + 1])
+  i = i + 2
+  for _ = 1, nw do
+    redis.call('HSET', W, ARGV[i], ARGV[i + 1])
+    redis.call('ZADD', WI, 0, ARGV[i])
+    i = i + 2
+  end
+  while i <= #ARGV do
+    local fld, entry, dl = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+    redis.call('HSET', WT, fld, entry)
+    redis.call('ZADD', WL, 0, fld)
+    if dl ~= '' then redis.call('ZADD', WD, dl, fld) end
+    i = i + 3
+  end
+end
+refresh(ARGV[6], ARGV[7], ARGV[8])
+return out
+""",
+)
+
 ALL = (
     GET, PUT, PUT_WRITES, LIST, DELTA, DELETE_THREAD, DELETE_RUN, PRUNE_KEEP_LATEST,
-    EXPORT, IMPORT, WAITS, UNLOCK,
+    EXPORT, IMPORT, WAITS, UNLOCK, VERSIONS, REWRITE,
 )
 BY_SHA = {s.sha: s for s in ALL}

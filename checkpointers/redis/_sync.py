@@ -37,6 +37,7 @@ from checkpointers.redis._base import (
     translate,
 )
 from checkpointers.redis._core import Call, Cmd, Emit, Sleep
+from checkpointers.redis._migrate import RedisMigrationSync
 
 
 def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
@@ -55,7 +56,7 @@ def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
     return redis.Redis.from_url(url)
 
 
-class RedisSaver(SyncApprovals, RedisSaverBase):
+class RedisSaver(SyncApprovals, RedisMigrationSync, RedisSaverBase):
     """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     No modules needed. Every key of a thread shares one hash tag; ``put`` and

@@ -1,0 +1,28 @@
+"""The ``migrations=`` option every saver takes (agreement 1), checked in one place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checkpointers._errors import InvalidConfigError
+from migrations import StateMigrations
+
+
+def check_migrations(migrations: Any) -> StateMigrations | None:
+    """Validate ``migrations=`` when a saver is constructed (no I/O).
+
+    A gap in the chain raises ``migrations.MigrationChainError`` here, when the
+    app starts, rather than when an old thread resumes.
+
+    Raises:
+        InvalidConfigError: not a ``migrations.StateMigrations``.
+        migrations.MigrationChainError: the chain is invalid.
+    """
+    if migrations is None:
+        return None
+    if not isinstance(migrations, StateMigrations):
+        raise InvalidConfigError(
+            field="migrations",
+            reason=f"expected a migrations.StateMigrations, got {type(migrations).__name__}",
+        )
+    return migrations.validate()
