@@ -17,6 +17,7 @@ Usage::
     python benchmarks/bench_savers.py                       # ours vs official
     python benchmarks/bench_savers.py --rounds 7 --pool 10
     python benchmarks/bench_savers.py --explain             # list(filter) plan on 100k rows
+    python benchmarks/bench_savers.py --savers redis,plainredis,ours --baseline plainredis
 """
 
 from __future__ import annotations
@@ -262,6 +263,11 @@ def main() -> None:
     ap.add_argument("--explain", action="store_true", help="show the list(filter) plan")
     args = ap.parse_args()
     args.url = args.url or postgres_url()
+    if set(args.savers.split(",")) & {"redis", "plainredis", "pg"}:
+        # the Redis savers (issue 3): ours, langgraph-checkpoint-plainredis, and "pg" = ours
+        from benchmarks.bench_redis import FACTORIES
+
+        SAVERS.update(FACTORIES)
     asyncio.run(explain(args) if args.explain else bench(args))
 
 

@@ -51,7 +51,8 @@ def setup(core: RedisCore, *, where: str) -> Generator[Call | Sleep, Any, None]:
                     reply = yield Call([("SMEMBERS", k) for k in keys.registries()])
                     threads = sorted({m.decode() for members in reply for m in members})
                     for thread_id in threads:
-                        yield Call([("EVAL", lua, 11, *keys.thread(thread_id))])
+                        tkeys = keys.thread(thread_id)
+                        yield Call([("EVAL", lua, len(tkeys), *tkeys)])
                 yield Call([("SET", keys.layout(), int(step["version"]))])
         finally:
             yield Call([script(S.UNLOCK, [keys.layout_lock()], token)])
