@@ -271,6 +271,10 @@ class AsyncRedisSaver(AsyncApprovals, RedisMigrationAsync, RedisSaverBase):
             self._core.list_waits(kind=kind, approver=approver, thread_id=thread_id, limit=limit),
         )
 
+    async def areconcile_waits(self) -> int:
+        """Re-add to the due-wait shards every indexed wait they miss; returns how many."""
+        return await self._run("reconcile_waits", self._core.reconcile_waits())  # type: ignore[no-any-return]
+
     # -- sync methods: run on the saver's loop from another thread -----------------
     def _sync(self, coro: Any) -> Any:
         if self.loop is None:
@@ -332,6 +336,18 @@ class AsyncRedisSaver(AsyncApprovals, RedisMigrationAsync, RedisSaverBase):
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread` (from another thread than the saver's loop)."""
         self._sync(self.adelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Sync :meth:`adelete_for_runs` (from another thread than the saver's loop)."""
+        self._sync(self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Sync :meth:`acopy_thread` (from another thread than the saver's loop)."""
+        self._sync(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Sync :meth:`aprune` (from another thread than the saver's loop)."""
+        self._sync(self.aprune(thread_ids, strategy=strategy))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -298,6 +298,14 @@ class Codec:
         )
 
     @staticmethod
+    def wait_deadline_ms(raw: bytes) -> str:
+        """The deadline of a stored wait in epoch ms ('' when it has none)."""
+        deadline = ormsgpack.unpackb(raw).get("deadline")
+        if not deadline:
+            return ""
+        return str(int(datetime.fromisoformat(deadline).timestamp() * 1000))
+
+    @staticmethod
     def rethread_wait(raw: bytes, thread_id: str) -> bytes:
         """A stored wait moved to another thread (copy_thread)."""
         d = ormsgpack.unpackb(raw)

@@ -460,6 +460,26 @@ class RedisCore:
         return result
 
     # -- wait index -------------------------------------------------------------
+    def reconcile_waits(self) -> Op:
+        """Re-add the shard entries of every registered thread's waits (idempotent)."""
+        reply = yield Call([("SMEMBERS", k) for k in self.keys.registries()])
+        threads = sorted({m.decode() for members in reply for m in members})
+        if not threads:
+            return 0
+        replies = yield Call([script(S.WAITS, self.keys.thread(t)) for t in threads])
+        cmds: list[Cmd] = []
+        for thread_id, flat in zip(threads, replies, strict=True):
+            shard = self.keys.wait_shard(shard_of(thread_id))
+            for i in range(0, len(flat), 2):
+                member = thread_id.encode() + b"\x00" + flat[i]
+                deadline = self.codec.wait_deadline_ms(flat[i + 1])
+                cmds.append(("ZADD", shard, "NX", deadline or "+inf", member))
+        if not cmds:
+            return 0
+        added = yield Call(cmds)
+        return sum(int(a) for a in added)
+
+
     def list_waits(
         self,
         *,

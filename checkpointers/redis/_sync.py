@@ -264,6 +264,15 @@ class RedisSaver(SyncApprovals, RedisMigrationSync, RedisSaverBase):
             self._core.list_waits(kind=kind, approver=approver, thread_id=thread_id, limit=limit),
         )
 
+    def reconcile_waits(self) -> int:
+        """Re-add to the due-wait shards every indexed wait they miss; returns how many.
+
+        A shard entry is written right after the atomic thread write; a crash
+        in between leaves the wait indexed in its thread but not in its shard.
+        Run this after an unclean stop (the sweeper may call it periodically).
+        """
+        return self._run("reconcile_waits", self._core.reconcile_waits())  # type: ignore[no-any-return]
+
     # -- async methods run the sync ones in a worker thread ------------------------
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Async :meth:`get_tuple` (in a worker thread)."""

@@ -127,3 +127,19 @@ def test_delete_for_runs_spans_threads(sync_saver: RedisSaver) -> None:
         assert saver.list_waits(thread_id=c["configurable"]["thread_id"]) == []
     assert len(list(saver.list(configs[2]))) > 0
     assert [w.thread_id for w in saver.list_waits()] == [configs[2]["configurable"]["thread_id"]]
+
+
+def test_reconcile_restores_a_lost_shard_entry(sync_saver: RedisSaver, raw: redis.Redis) -> None:
+    tid = f"lost-{uuid.uuid4().hex[:6]}"
+    _graph(sync_saver, SOON, []).invoke({"decision": ""}, {"configurable": {"thread_id": tid}})
+    (member,) = _shard_members(raw, sync_saver.prefix)
+    score = [raw.zscore(k, member) for k in Keys(sync_saver.prefix).wait_shards()]
+    # a crash between the thread write and the shard write
+    for key in Keys(sync_saver.prefix).wait_shards():
+        raw.zrem(key, member)
+    assert sync_saver.list_waits() == []
+    assert sync_saver.list_waits(thread_id=tid) != []  # the thread still has it
+    assert sync_saver.reconcile_waits() == 1
+    assert [w.thread_id for w in sync_saver.list_waits()] == [tid]
+    assert [raw.zscore(k, member) for k in Keys(sync_saver.prefix).wait_shards()] == score
+    assert sync_saver.reconcile_waits() == 0  # idempotent
