@@ -97,23 +97,32 @@ SAVERS: dict[str, SaverFactory] = {**PG_SAVERS, **FACTORIES}
 
 
 async def history_growth(
-    saver: BaseCheckpointSaver[Any], sizes: list[int], reps: int
-) -> dict[int, float]:
-    """Median seconds of a 10-item history on a thread of each size (in checkpoints)."""
-    graph = build_graph(saver)
-    out = {}
-    for size in sizes:
-        config = {"configurable": {"thread_id": f"growth-{uuid.uuid4()}"}}
-        while len([c async for c in saver.alist(config)]) < size:
-            await graph.ainvoke({"messages": ["user: next"]}, config)
-        times = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            history = [s async for s in graph.aget_state_history(config, limit=10)]
-            times.append(time.perf_counter() - t0)
-            assert len(history) == 10
-        out[size] = statistics.median(times)
-    return out
+    savers: dict[str, BaseCheckpointSaver[Any]], sizes: list[int], reps: int
+) -> dict[str, dict[int, float]]:
+    """Median seconds of a 10-item history on a thread of each size (in checkpoints).
+
+    Measured interleaved (saver by saver, size by size) so load on the machine
+    hits every figure alike.
+    """
+    graphs = {n: build_graph(s) for n, s in savers.items()}
+    configs: dict[str, dict[int, Any]] = {n: {} for n in savers}
+    for name, saver in savers.items():
+        for size in sizes:
+            config = {"configurable": {"thread_id": f"growth-{uuid.uuid4()}"}}
+            while len([c async for c in saver.alist(config)]) < size:
+                await graphs[name].ainvoke({"messages": ["user: next"]}, config)
+            configs[name][size] = config
+    times: dict[str, dict[int, list[float]]] = {n: {s: [] for s in sizes} for n in savers}
+    for r in range(reps):
+        for name in savers if r % 2 == 0 else list(savers)[::-1]:
+            for size in sizes:
+                t0 = time.perf_counter()
+                history = [
+                    s async for s in graphs[name].aget_state_history(configs[name][size], limit=10)
+                ]
+                times[name][size].append(time.perf_counter() - t0)
+                assert len(history) == 10
+    return {n: {s: statistics.median(v) for s, v in by.items()} for n, by in times.items()}
 
 
 async def micro(args: argparse.Namespace) -> None:
@@ -171,9 +180,15 @@ async def run(args: argparse.Namespace) -> None:
     shared.SAVERS.update(FACTORIES)
     await bench(args)
     if args.growth:
-        for name in args.savers.split(","):
-            async with SAVERS[name](args.url, args.pool) as saver:
-                by_size = await history_growth(saver, [30, 300], 15)
+        names = args.savers.split(",")
+        cms = {n: SAVERS[n](args.url, args.pool) for n in names}
+        try:
+            savers = {n: await cm.__aenter__() for n, cm in cms.items()}
+            growth = await history_growth(savers, [30, 300], args.reps)
+        finally:
+            for cm in cms.values():
+                await cm.__aexit__(None, None, None)
+        for name, by_size in growth.items():
             print(
                 f"  history(limit=10) {name:>10}: "
                 + "  ".join(f"{n} checkpoints {s * 1000:6.2f} ms" for n, s in by_size.items())
@@ -193,7 +208,7 @@ def main() -> None:
     ap.add_argument("--pool", type=int, default=10, help="Postgres connections")
     ap.add_argument("--growth", action="store_true", help="history cost at 30 and 300 checkpoints")
     ap.add_argument("--micro", action="store_true", help="per-call medians instead of phases")
-    ap.add_argument("--reps", type=int, default=60, help="repetitions for --micro")
+    ap.add_argument("--reps", type=int, default=60, help="repetitions for --micro, --growth")
     args = ap.parse_args()
     args.url = args.url or postgres_url()
     asyncio.run(micro(args) if args.micro else run(args))

@@ -222,14 +222,17 @@ class RedisCore:
 
     def _fill_blobs(self, keys: list[str], entries: list[Any]) -> Generator[Call, Any, None]:
         """One HMGET for the channel values of listed checkpoints (shared versions once)."""
-        wanted = [self.codec.blob_fields(e[3]) for e in entries]
+        wanted = [
+            [] if len(e[4] or ()) else self.codec.blob_fields(e[3]) for e in entries
+        ]  # the script attached small values itself
         unique = list(dict.fromkeys(f for fields in wanted for f in fields))
         if not unique:
             return
         (values,) = yield Call([("HMGET", keys[4], *unique)])
         found = dict(zip(unique, values, strict=True))
         for entry, fields in zip(entries, wanted, strict=True):
-            entry[4] = [found[f] for f in fields]
+            if fields:
+                entry[4] = [found[f] for f in fields]
 
     def _list_all_threads(
         self, filter: dict[str, Any], before: RunnableConfig | None, limit: int | None

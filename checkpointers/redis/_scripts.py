@@ -85,6 +85,27 @@ local function load(ns, cid, with_blobs)
   return {ns, cid, rec, refs or false, blobs, wv}
 end
 
+-- attach blob values to listed checkpoints when they are small (one round trip);
+-- large ones are left to one HMGET by the shell (cheaper than copying through Lua)
+local INLINE_LIMIT = 262144
+local function attach(out)
+  local total, lists = 0, {}
+  for i, e in ipairs(out) do
+    if e[4] then
+      local fields = cmsgpack.unpack(e[4])[2]
+      lists[i] = fields
+      for _, fld in ipairs(fields) do
+        total = total + redis.call('HSTRLEN', B, fld)
+        if total > INLINE_LIMIT then return out end
+      end
+    end
+  end
+  for i, e in ipairs(out) do
+    if lists[i] and #lists[i] > 0 then e[5] = hmget(B, lists[i]) end
+  end
+  return out
+end
+
 local function split2(s)
   local i = string.find(s, SEP, 1, true)
   return string.sub(s, 1, i - 1), string.sub(s, i + 1)
@@ -260,7 +281,7 @@ if #ARGV < 5 then
       add(n, c)
     end
   end
-  return out
+  return attach(out)
 end
 -- metadata filter: range over the first key=value, check the others by ZSCORE
 local p = ARGV[5]
@@ -279,14 +300,14 @@ while true do
       end
       if ok then
         add(n, c)
-        if limit > 0 and #out >= limit then return out end
+        if limit > 0 and #out >= limit then return attach(out) end
       end
     end
   end
   if #ms < page then break end
   offset = offset + page
 end
-return out
+return attach(out)
 """,
 )
 
