@@ -99,6 +99,7 @@ class StateMigrations:
         self._lock = threading.Lock()
         self._validators: dict[int, Callable[[Any], Any]] = {}
         self._final_validator: Callable[[Any], Any] | None = None
+        self._paths: dict[int, list[Step] | None] = {}
 
     # ---------------------------------------------------------------- registration
     def _step_for(self, from_version: int) -> Step:
@@ -207,6 +208,8 @@ class StateMigrations:
         Raises:
             MigrationChainError: a gap in the chain or an unusable schema.
         """
+        if self._frozen:  # the common case, on every upgrade: no lock
+            return self
         with self._lock:
             if self._frozen:
                 return self
@@ -236,11 +239,19 @@ class StateMigrations:
         Validates (and freezes) the chain on first use.
         """
         self.validate()
+        try:
+            return self._paths[stored_version]
+        except KeyError:
+            pass
+        path: list[Step] | None
         if stored_version == self.version:
-            return []
-        if stored_version > self.version or stored_version < self.oldest_supported:
-            return None
-        return [self._steps[v] for v in range(stored_version, self.version)]
+            path = []
+        elif stored_version > self.version or stored_version < self.oldest_supported:
+            path = None
+        else:
+            path = [self._steps[v] for v in range(stored_version, self.version)]
+        self._paths[stored_version] = path  # frozen: the path never changes
+        return path
 
     def check_values(self, step: Step, values: Mapping[str, Any], *, final: bool) -> None:
         """Validate a step's result against its schema (and the state schema if ``final``).

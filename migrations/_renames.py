@@ -220,9 +220,9 @@ def rename_nodes(
             val = _rename_send(val, renames)
         elif ch == _INTERRUPT and task is not None:
             val = _rename_interrupts(val, task[1], task[2])
-        new = (task[0] if task else tid, rc(ch), val)
+        moved = (task[0] if task else tid, rc(ch), val)
         # unchanged writes stay the same object, so savers can tell what changed
-        new_writes.append(w if new[0] == tid and new[1] == ch and val is w[2] else new)
+        new_writes.append(w if moved[0] == tid and moved[1] == ch and val is w[2] else moved)
     return cp, new_writes, {tid: (t[0], t[3]) for tid, t in tasks.items()}
 
 

@@ -298,7 +298,7 @@ def upgrade_checkpoint(
     if not steps:
         md = dict(tup.metadata or {})
         md[SCHEMA_VERSION_KEY] = current
-        return Upgrade(tup._replace(metadata=md), stored_version, current)
+        return Upgrade(tup._replace(metadata=md), stored_version, current)  # type: ignore[arg-type]
     assert migrations is not None
     where = _where(tup)
     cp: dict[str, Any] = dict(tup.checkpoint)

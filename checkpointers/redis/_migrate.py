@@ -34,6 +34,8 @@ a dead worker's claims to expire, and an expired claim is harmless (the
 rewrite is a compare-and-set)."""
 
 Gen = Generator[Call, Any, Any]
+_PAGE = 200
+"""Threads per SSCAN page in counts, samples and status."""
 _Entry = list[Any]
 
 
@@ -203,17 +205,6 @@ def upgrade_batch(
     return BatchOutcome(items, skipped_threads + skipped_items, nxt)
 
 
-def _scan_set(key: str, limit: int) -> Gen:
-    """All members of a set, SSCAN page by page (returns them decoded)."""
-    out: list[str] = []
-    cursor = 0
-    while True:
-        ((cursor, members),) = yield Call([("SSCAN", key, cursor, "COUNT", limit)])
-        out.extend(m.decode() for m in members)
-        if int(cursor) == 0:
-            return sorted(set(out))
-
-
 def _thread_versions(core: RedisCore, threads: list[str]) -> Gen:
     """Per thread: (paused, [(ns, cid, version)...])."""
     if not threads:
@@ -241,9 +232,12 @@ def counts(core: RedisCore, below: int, all_history: bool) -> Gen:
     """Candidates per stored version (see ``MigrationStore.migration_counts``)."""
     result: dict[int, int] = {}
     for v in range(below):
-        threads = yield from _scan_set(core.keys.version(v), 500)
-        for i in range(0, len(threads), 200):
-            info = yield from _thread_versions(core, threads[i : i + 200])
+        cursor = 0
+        while True:  # one SSCAN page at a time: memory stays one page
+            ((cursor, members),) = yield Call(
+                [("SSCAN", core.keys.version(v), cursor, "COUNT", _PAGE)]
+            )
+            info = yield from _thread_versions(core, sorted({m.decode() for m in members}))
             for _paused, cps in info.values():
                 if all_history:
                     n = sum(1 for _, _, cv in cps if cv == v)
@@ -251,22 +245,27 @@ def counts(core: RedisCore, below: int, all_history: bool) -> Gen:
                     n = sum(1 for _, cv in _latest(cps).values() if cv == v)
                 if n:
                     result[v] = result.get(v, 0) + n
+            if int(cursor) == 0:
+                break
     return result
 
 
 def sample(core: RedisCore, version: int, all_history: bool, limit: int) -> Gen:
     """Up to ``limit`` candidates stored with ``version``, decoded, not claimed."""
-    threads = yield from _scan_set(core.keys.version(version), 500)
     out: list[CheckpointTuple] = []
-    for i in range(0, len(threads), 50):
-        entries = yield from _read_threads(core, threads[i : i + 50])
+    cursor = 0
+    while len(out) < limit:
+        ((cursor, members),) = yield Call(
+            [("SSCAN", core.keys.version(version), cursor, "COUNT", _PAGE)]
+        )
+        entries = yield from _read_threads(core, sorted({m.decode() for m in members}))
         for t, es in entries.items():
             versions = [_record_version(core, e) for e in es]
             for j in _candidates(es, versions, version + 1, all_history):
-                if versions[j] == version:
+                if versions[j] == version and len(out) < limit:
                     out.append(core.codec.decode_entry(t, es[j])[0])
-                    if len(out) >= limit:
-                        return out
+        if int(cursor) == 0:
+            break
     return out
 
 
@@ -274,9 +273,10 @@ def status(core: RedisCore) -> Gen:
     """Per version: threads (latest root checkpoint), checkpoints, paused threads."""
     agg: dict[int, list[int]] = {}
     for shard in core.keys.registries():
-        threads = yield from _scan_set(shard, 500)
-        for i in range(0, len(threads), 200):
-            info = yield from _thread_versions(core, threads[i : i + 200])
+        cursor = 0
+        while True:
+            ((cursor, members),) = yield Call([("SSCAN", shard, cursor, "COUNT", _PAGE)])
+            info = yield from _thread_versions(core, sorted({m.decode() for m in members}))
             for paused, cps in info.values():
                 for _, _, v in cps:
                     agg.setdefault(v, [0, 0, 0])[1] += 1
@@ -285,6 +285,8 @@ def status(core: RedisCore) -> Gen:
                     row = agg.setdefault(root[1], [0, 0, 0])
                     row[0] += 1
                     row[2] += paused
+            if int(cursor) == 0:
+                break
     return [VersionStatus(v, *agg[v]) for v in sorted(agg)]
 
 
