@@ -59,7 +59,7 @@ class _SagaInput(TypedDict, total=False):
     saga: Annotated[dict[str, Any], saga_reducer]
 
 
-def fail_op(exc: BaseException, node: str) -> dict[str, Any]:
+def fail_op(exc: BaseException | str, node: str) -> dict[str, Any]:
     """The saga operation that starts compensation because ``node`` raised ``exc``."""
     info = error_info(exc, node=node)
     reason = exc.reason if isinstance(exc, Compensate) else f"{info['type']}: {info['message']}"

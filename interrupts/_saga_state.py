@@ -23,7 +23,9 @@ Shape of the folded value::
 
 from __future__ import annotations
 
+import ast
 import copy
+import re
 from typing import Annotated, Any
 
 from typing_extensions import TypedDict
@@ -54,8 +56,28 @@ class Compensate(Exception):
         super().__init__(reason)
 
 
-def error_info(exc: BaseException, node: str | None = None) -> dict[str, Any]:
+_REPR = re.compile(r"^([A-Za-z_][\w.]*)\((.*)\)$", re.S)
+
+
+def _from_repr(text: str, node: str | None) -> dict[str, Any]:
+    # LangGraph stores a failed task's error as its repr; a task re-run after a
+    # restart (its error handler rescheduled from the checkpoint) sees that string
+    match = _REPR.match(text)
+    if not match:
+        return {"node": node, "type": "Exception", "message": text}
+    kind, raw = match.groups()
+    try:
+        args = ast.literal_eval(f"({raw},)") if raw else ()
+    except (ValueError, SyntaxError):
+        args = (raw,)
+    message = str(args[0]) if len(args) == 1 else str(args) if args else ""
+    return {"node": node, "type": kind, "message": message}
+
+
+def error_info(exc: BaseException | str, node: str | None = None) -> dict[str, Any]:
     """The JSON-able description of an exception: type and message, no traceback."""
+    if isinstance(exc, str):
+        return _from_repr(exc, node)
     cls = type(exc)
     module = cls.__module__
     name = cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
