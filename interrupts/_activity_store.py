@@ -16,6 +16,7 @@ Two implementations behind one small interface:
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -47,10 +48,14 @@ class _NativeStore:
         return self.saver.put_activity(thread_id=self.thread_id, key=key, value=value).value
 
     async def aget(self, key: str) -> Any:
+        if not hasattr(self.saver, "aget_activity"):  # a sync-only saver
+            return await asyncio.to_thread(self.get, key)
         rec = await self.saver.aget_activity(thread_id=self.thread_id, key=key)
         return _MISSING if rec is None else rec.value
 
     async def aput(self, key: str, value: Any) -> Any:
+        if not hasattr(self.saver, "aput_activity"):
+            return await asyncio.to_thread(self.put, key, value)
         rec = await self.saver.aput_activity(thread_id=self.thread_id, key=key, value=value)
         return rec.value
 

@@ -1,7 +1,7 @@
 """The savers the compensation/activity tests run on, and a way to open them by name.
 
 ``memory`` and ``langgraph-postgres`` (the official saver, which knows nothing of
-activity results) exercise the fallback path; our savers (added as they land)
+activity results) exercise the fallback path; ``postgres`` and ``redis`` (ours)
 exercise native activity storage. Subprocess workers open the same saver by
 name with :func:`open_saver`.
 """
@@ -16,8 +16,9 @@ from urllib.parse import quote
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-IN_PROCESS = ["memory", "langgraph-postgres"]
-DURABLE = ["langgraph-postgres"]
+IN_PROCESS = ["memory", "langgraph-postgres", "postgres", "redis"]
+DURABLE = ["langgraph-postgres", "postgres", "redis"]
+NATIVE = ["postgres", "redis"]
 
 
 def _with_search_path(url: str, schema: str) -> str:
@@ -39,6 +40,18 @@ def open_saver(kind: str, url: str, area: str) -> Iterator[Any]:
         with PostgresSaver.from_conn_string(_with_search_path(url, area)) as saver:
             saver.setup()
             yield saver
+    elif kind == "postgres":
+        from checkpointers.postgres import PostgresSaver as OurPostgresSaver
+
+        with OurPostgresSaver.from_conn_string(url, schema=area) as ours:
+            ours.setup()
+            yield ours
+    elif kind == "redis":
+        from checkpointers.redis import RedisSaver
+
+        with RedisSaver.from_conn_string(url, prefix=area) as rsaver:
+            rsaver.setup()
+            yield rsaver
     else:
         raise AssertionError(f"unknown saver kind {kind!r}")
 

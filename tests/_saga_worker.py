@@ -1,6 +1,7 @@
 """Subprocess worker for the SIGKILL tests: run one saga thread until done or killed.
 
-``python -m tests._saga_worker <graph> <saver kind> <url> <area> <thread>``, with
+``python -m tests._saga_worker <graph> <saver kind> <url> <area> <ledger url> <ledger schema>
+<thread>``, with
 ``LGD_KILL_AT`` naming where to die (see :func:`tests._saga_graphs.maybe_kill`):
 ``<undo>:enter`` before an undo's side effect, ``<undo>:exit`` after it and
 before its result is recorded, ``<name>:recorded`` right after the result is
@@ -81,8 +82,8 @@ def run(graph_name: str, saver: Any, thread: str, *, start: bool) -> Any:
 
 
 def main(argv: list[str]) -> None:
-    graph_name, kind, url, area, thread = argv
-    g.LEDGER = g.PgLedger(url, area)
+    graph_name, kind, url, area, ledger_url, ledger_schema, thread = argv
+    g.LEDGER = g.PgLedger(ledger_url, ledger_schema)
     with open_saver(kind, url, area) as saver:
         install_recorded_hook(saver)
         run(graph_name, saver, thread, start=True)

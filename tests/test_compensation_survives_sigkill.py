@@ -18,7 +18,7 @@ import pytest
 
 from tests import _saga_graphs as g
 from tests import _saga_worker as worker
-from tests._saga_savers import DURABLE, open_saver, saver_area
+from tests._saga_savers import DURABLE, NATIVE, open_saver, saver_area
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -29,22 +29,31 @@ POINTS = ["ship:enter"] + [
 ]
 
 
-def run_worker(graph: str, kind: str, url: str, area: str, thread: str, kill_at: str) -> int:
+def run_worker(
+    graph: str, kind: str, saver_at: tuple[str, str], ledger: g.PgLedger, thread: str, kill_at: str
+) -> int:
     env = {**os.environ, "LGD_KILL_AT": kill_at}
+    args = [graph, kind, *saver_at, ledger.url, ledger.schema, thread]
     proc = subprocess.run(
-        [sys.executable, "-m", "tests._saga_worker", graph, kind, url, area, thread],
+        [sys.executable, "-m", "tests._saga_worker", *args],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == -9, (kill_at, proc.returncode, proc.stdout, proc.stderr[-3000:])
     return proc.returncode
 
 
-@pytest.mark.parametrize("kind", DURABLE)
+# our savers in the default run; the official saver (fallback path) as a slow variant
+KILL_LOOP_KINDS = [
+    pytest.param(k, marks=pytest.mark.slow) if k not in NATIVE else k for k in DURABLE
+]
+
+
+@pytest.mark.parametrize("kind", KILL_LOOP_KINDS)
 def test_each_undo_runs_exactly_once_whatever_the_kill_point(
     kind: str, request: pytest.FixtureRequest
 ) -> None:
     url, area = saver_area(kind, request)
-    ledger = g.PgLedger(url, area)
+    ledger = g.PgLedger(*request.getfixturevalue("pg_schema"))
     ledger.setup()
     g.LEDGER = ledger
     os.environ.pop("LGD_KILL_AT", None)
@@ -52,7 +61,7 @@ def test_each_undo_runs_exactly_once_whatever_the_kill_point(
         for n, point in enumerate(POINTS):
             thread = f"order-{n}"
             calls_before = len(ledger.calls())
-            run_worker("order", kind, url, area, thread, point)
+            run_worker("order", kind, (url, area), ledger, thread, point)
 
             final = worker.run("order", saver, thread, start=False)
 
@@ -83,11 +92,11 @@ def test_activity_killed_after_its_side_effect(
     kind: str, point: str, request: pytest.FixtureRequest
 ) -> None:
     url, area = saver_area(kind, request)
-    ledger = g.PgLedger(url, area)
+    ledger = g.PgLedger(*request.getfixturevalue("pg_schema"))
     ledger.setup()
     g.LEDGER = ledger
     os.environ.pop("LGD_KILL_AT", None)
-    run_worker("activity", kind, url, area, "pay-1", point)
+    run_worker("activity", kind, (url, area), ledger, "pay-1", point)
     assert [w for w, _ in ledger.calls()] == ["charge_api"]
     (first_key,) = [k for _, k in ledger.calls()]
 
