@@ -58,7 +58,11 @@ def open_saver(kind: str, url: str, area: str) -> Iterator[Any]:
 
 def saver_area(kind: str, request: pytest.FixtureRequest) -> tuple[str, str]:
     """``(url, area)`` for ``kind``, from the isolation fixtures."""
-    if kind in ("memory", "langgraph-postgres", "postgres"):
+    if kind == "langgraph-postgres":
+        # a database of its own: the official setup() runs CREATE INDEX
+        # CONCURRENTLY, which waits for every older transaction in the database
+        return request.getfixturevalue("pg_database"), "public"
+    if kind in ("memory", "postgres"):
         url, schema = request.getfixturevalue("pg_schema")
         return url, schema
     url, prefix = request.getfixturevalue("redis_prefix")
