@@ -146,7 +146,7 @@ def _add_saga_to_output(builder: StateGraph[Any, Any, Any, Any]) -> None:
     fields = {k: hints.get(k, Any) for k in channels}
     fields[SAGA_KEY] = Annotated[dict[str, Any], saga_reducer]
     name = f"{getattr(old, '__name__', 'Output')}WithSaga"
-    new = TypedDict(name, fields, total=False)  # type: ignore[operator]
+    new = TypedDict(name, fields, total=False)  # type: ignore[misc]
     builder.schemas[new] = {**channels, SAGA_KEY: builder.channels[SAGA_KEY]}
     builder.output_schema = new
 
@@ -206,7 +206,7 @@ def add_compensation(
     for name in forward:
         spec = builder.nodes[name]
         if not isinstance(spec.runnable, Pregel):
-            spec.runnable = _guard_node(name, spec.runnable)
+            spec.runnable = _guard_node(name, spec.runnable)  # type: ignore[arg-type]
 
     # static edges become guarded conditional edges
     targets: dict[str, list[str]] = defaultdict(list)
@@ -231,7 +231,7 @@ def add_compensation(
         input_schema=_SagaInput,
         destinations=(COMPENSATE_NODE, END),
     )
-    builder.set_node_defaults(error_handler=_on_node_error)
+    builder.set_node_defaults(error_handler=_on_node_error)  # type: ignore[arg-type]
     _add_saga_to_output(builder)
     return builder
 

@@ -68,10 +68,9 @@ def undo_key(thread_id: str | None, step_id: str) -> str:
 
 def next_step(saga: dict[str, Any]) -> dict[str, Any] | None:
     """The step to undo next: the last completed one not yet undone or skipped."""
-    for step in reversed(saga["steps"]):
-        if step["status"] in PENDING:
-            return step
-    return None
+    steps: list[dict[str, Any]] = saga["steps"]
+    pending = [s for s in steps if s["status"] in PENDING]
+    return pending[-1] if pending else None
 
 
 def _info(step: dict[str, Any]) -> StepInfo:

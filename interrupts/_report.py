@@ -163,14 +163,15 @@ def resume_recovery(
 
 def parse_decision(resume: Any) -> tuple[RecoveryAction, str | None, str | None]:
     """``(action, by, note)`` from a resume value (a string or a dict)."""
+    action: Any = None
+    by: Any = None
+    note: Any = None
     if isinstance(resume, str):
-        action, by, note = resume, None, None
+        action = resume
     elif isinstance(resume, dict):
         action, by, note = resume.get("action"), resume.get("by"), resume.get("note")
-    else:
-        action, by, note = None, None, None
     if action not in ACTIONS:
         raise ValueError(
             f"a recovery report is answered with one of {ACTIONS}, got {resume!r}"
         )
-    return action, by, note  # type: ignore[return-value]
+    return action, None if by is None else str(by), None if note is None else str(note)

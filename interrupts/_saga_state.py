@@ -66,8 +66,9 @@ def _from_repr(text: str, node: str | None) -> dict[str, Any]:
     if not match:
         return {"node": node, "type": "Exception", "message": text}
     kind, raw = match.groups()
+    args: tuple[Any, ...]
     try:
-        args = ast.literal_eval(f"({raw},)") if raw else ()
+        args = tuple(ast.literal_eval(f"({raw},)")) if raw else ()
     except (ValueError, SyntaxError):
         args = (raw,)
     message = str(args[0]) if len(args) == 1 else str(args) if args else ""
