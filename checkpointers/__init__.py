@@ -4,6 +4,7 @@ The savers live in :mod:`checkpointers.postgres` and :mod:`checkpointers.redis`;
 importing this package imports neither driver.
 """
 
+from checkpointers._activities import ActivityRecord, ActivityStore
 from checkpointers._errors import (
     CheckpointerError,
     CorruptCheckpointError,
@@ -28,6 +29,8 @@ from checkpointers._waits import (
 
 __all__ = [
     "WAIT_KEY",
+    "ActivityRecord",
+    "ActivityStore",
     "AsyncDecisionStore",
     "AsyncWaitClaims",
     "AsyncWaitIndex",

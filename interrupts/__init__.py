@@ -7,8 +7,18 @@ Approvals (work with any LangGraph saver; our savers add indexed fast paths)::
     def review(state):
         d = request_approval({"action": "refund"}, timeout=timedelta(minutes=15))
         return {"approved": d.approved}
+
+Compensation (sagas) and idempotent activities::
+
+    from interrupts import compensable, add_compensation, Compensate, activity
+
+    @compensable(undo=refund_card)
+    def charge_card(state): ...
+
+    graph = add_compensation(builder, max_attempts=3).compile(checkpointer=saver)
 """
 
+from interrupts._activity import Activity, activity, idempotency_key
 from interrupts._approve import aapprove, approve, areject, reject
 from interrupts._batch import (
     BatchDecision,
@@ -19,6 +29,9 @@ from interrupts._batch import (
     request_batch_approval,
 )
 from interrupts._clock import CLOCK_CONFIG_KEY, Clock
+from interrupts._compensable import compensable
+from interrupts._compensation import add_compensation, compensate_command
+from interrupts._compensator import Backoff
 from interrupts._embedded import start_embedded_postgres
 from interrupts._errors import (
     AlreadyDecided,
@@ -43,45 +56,73 @@ from interrupts._models import (
     Escalation,
     OnTimeout,
 )
+from interrupts._registry import register_undo
+from interrupts._report import (
+    ErrorInfo,
+    RecoveryAction,
+    RecoveryReport,
+    StepInfo,
+    is_recovery_value,
+    resume_recovery,
+)
 from interrupts._request import request_approval
+from interrupts._saga_state import COMPENSATE_NODE, SAGA_KEY, Compensate, SagaState
 from interrupts._sweeper import ApprovalSweeper
 from interrupts._timeline import TimelineEntry, TimelineInterrupt, plot_timeline, thread_timeline
 
 __all__ = [
     "CLOCK_CONFIG_KEY",
+    "COMPENSATE_NODE",
+    "SAGA_KEY",
+    "Activity",
     "AlreadyDecided",
     "AmbiguousApproval",
     "ApprovalHealth",
     "ApprovalItem",
     "ApprovalSweeper",
+    "Backoff",
     "BatchDecision",
     "BatchItemState",
     "Clock",
+    "Compensate",
     "DecideResult",
     "Decision",
+    "ErrorInfo",
     "Escalate",
     "Escalation",
     "InterruptsError",
     "ItemDecision",
     "NoPendingApproval",
     "OnTimeout",
+    "RecoveryAction",
+    "RecoveryReport",
+    "SagaState",
     "StaleApproval",
+    "StepInfo",
     "TimelineEntry",
     "TimelineInterrupt",
     "UnknownBatchItem",
     "aapproval_health",
     "aapprove",
+    "activity",
+    "add_compensation",
     "adecide",
     "apending_approvals",
     "approval_health",
     "approve",
     "areject",
+    "compensable",
+    "compensate_command",
     "decide",
+    "idempotency_key",
+    "is_recovery_value",
     "pending_approvals",
     "plot_timeline",
+    "register_undo",
     "reject",
     "request_approval",
     "request_batch_approval",
+    "resume_recovery",
     "start_embedded_postgres",
     "thread_timeline",
 ]

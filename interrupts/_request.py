@@ -21,8 +21,10 @@ from interrupts._clock import Clock, clock_from_config, now_of
 from interrupts._errors import StaleApproval
 from interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
 from interrupts._records import fingerprint
+from interrupts._saga_state import Compensate
 
 OnStale = Literal["reask", "raise"]
+OnReject = Literal["return", "compensate"]
 
 
 def _parse(value: str | None) -> datetime | None:
@@ -46,6 +48,7 @@ def request_approval(
     approvers: Iterable[str] = (),
     on_stale: OnStale = "reask",
     clock: Clock | None = None,
+    on_reject: OnReject = "return",
 ) -> Decision:
     """Pause the run until a human approves or rejects ``request``; call inside a node.
 
@@ -60,13 +63,20 @@ def request_approval(
             raises :class:`~interrupts.StaleApproval`.
         clock: Time source; defaults to the clock the run was given
             (``approve(..., clock=)``, ``ApprovalSweeper(clock=)``), else real UTC time.
+        on_reject: ``"return"`` (default) returns the rejection; ``"compensate"``
+            raises :class:`~interrupts.Compensate`, so a graph wired with
+            :func:`~interrupts.add_compensation` undoes its committed steps (the
+            reason names who rejected, or the timeout, and the comment).
 
     Returns:
         The :class:`~interrupts.Decision`.
 
     Raises:
         StaleApproval: with ``on_stale="raise"``, when the decided payload changed.
+        Compensate: with ``on_reject="compensate"``, when the request was rejected.
     """
+    if on_reject not in ("return", "compensate"):
+        raise ValueError(f'on_reject must be "return" or "compensate", got {on_reject!r}')
     if on_stale not in ("reask", "raise"):
         raise ValueError(f'on_stale must be "reask" or "raise", got {on_stale!r}')
     policy = policy_to_json(on_timeout)
@@ -125,7 +135,7 @@ def request_approval(
             requested_at = datetime.fromisoformat(answer["at"])
             deadline = None if timeout_s is None else requested_at + timedelta(seconds=timeout_s)
             continue
-        return Decision(
+        decision = Decision(
             approved=bool(answer.get("approved")),
             by=str(answer.get("by", "")),
             at=datetime.fromisoformat(answer["at"]),
@@ -139,3 +149,12 @@ def request_approval(
             history=history,
             extra=dict(answer.get("extra") or {}),
         )
+        if on_reject == "compensate" and not decision.approved:
+            raise Compensate(_rejection_reason(decision))
+        return decision
+
+
+def _rejection_reason(decision: Decision) -> str:
+    who = "timeout" if decision.timed_out else (decision.by or "an approver")
+    reason = f"approval rejected by {who}"
+    return f"{reason}: {decision.comment}" if decision.comment else reason

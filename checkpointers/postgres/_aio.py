@@ -28,6 +28,7 @@ from checkpointers._errors import InvalidConfigError
 from checkpointers._migrations import check_migrations
 from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
+from checkpointers.postgres._activities import AsyncActivities
 from checkpointers.postgres._approvals import AsyncApprovals
 from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
@@ -59,7 +60,7 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
 
 
 class AsyncPostgresSaver(
-    AsyncApprovals, PostgresMigrationAsync, PostgresCore, BaseCheckpointSaver[str]
+    AsyncActivities, AsyncApprovals, PostgresMigrationAsync, PostgresCore, BaseCheckpointSaver[str]
 ):
     """LangGraph checkpoint saver on PostgreSQL (asyncio API).
 

@@ -180,7 +180,8 @@ DELETE_THREADS = """
 WITH c AS (DELETE FROM {s}.checkpoints WHERE thread_id = ANY(%(thread_ids)s::text[])),
      b AS (DELETE FROM {s}.checkpoint_blobs WHERE thread_id = ANY(%(thread_ids)s::text[])),
      w AS (DELETE FROM {s}.checkpoint_writes WHERE thread_id = ANY(%(thread_ids)s::text[])),
-     d AS (DELETE FROM {s}.durable_decisions WHERE thread_id = ANY(%(thread_ids)s::text[]))
+     d AS (DELETE FROM {s}.durable_decisions WHERE thread_id = ANY(%(thread_ids)s::text[])),
+     a AS (DELETE FROM {s}.durable_activities WHERE thread_id = ANY(%(thread_ids)s::text[]))
 DELETE FROM {s}.durable_waits WHERE thread_id = ANY(%(thread_ids)s::text[])"""
 
 # The checkpoints of the runs go with their writes, their wait entries and the

@@ -28,6 +28,7 @@ from checkpointers._errors import InvalidConfigError
 from checkpointers._migrations import check_migrations
 from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
+from checkpointers.postgres._activities import SyncActivities
 from checkpointers.postgres._approvals import SyncApprovals
 from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
@@ -55,7 +56,9 @@ def drive(conn: Connection[Any], op: Op) -> Any:
         raise
 
 
-class PostgresSaver(SyncApprovals, PostgresMigrationSync, PostgresCore, BaseCheckpointSaver[str]):
+class PostgresSaver(
+    SyncActivities, SyncApprovals, PostgresMigrationSync, PostgresCore, BaseCheckpointSaver[str]
+):
     """LangGraph checkpoint saver on PostgreSQL (sync API).
 
     Reads and writes the tables of langgraph-checkpoint-postgres (plus additive

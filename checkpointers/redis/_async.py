@@ -25,6 +25,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from checkpointers._errors import CheckpointerError
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
+from checkpointers.redis._activities import AsyncActivities
 from checkpointers.redis._approvals import AsyncApprovals
 from checkpointers.redis._base import (
     RETRIES,
@@ -57,7 +58,7 @@ async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisC
     return aredis.Redis.from_url(url)
 
 
-class AsyncRedisSaver(AsyncApprovals, RedisMigrationAsync, RedisSaverBase):
+class AsyncRedisSaver(AsyncActivities, AsyncApprovals, RedisMigrationAsync, RedisSaverBase):
     """Asyncio LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     Same storage, options and behaviour as :class:`checkpointers.redis.RedisSaver`

@@ -352,7 +352,11 @@ class RedisCore:
         registry = self.keys.registry(shard_of(thread_id))
         self._registered.pop((registry, thread_id), None)
         replies = yield Call(
-            [script(S.DELETE_THREAD, self.keys.thread(thread_id)), ("SREM", registry, thread_id)]
+            [
+                script(S.DELETE_THREAD, self.keys.thread(thread_id)),
+                ("SREM", registry, thread_id),
+                ("DEL", self.keys.activities(thread_id)),
+            ]
         )
         if replies[0]:
             yield Call(self._unshard(thread_id, replies[0]))

@@ -78,6 +78,10 @@ class Keys:
         base = f"{self.prefix}:{{t:{escape_tag(thread_id)}}}:"
         return [base + s for s in THREAD_SUFFIXES]
 
+    def activities(self, thread_id: str) -> str:
+        """Hash of the thread's activity results (issue 7), in the thread's slot."""
+        return f"{self.prefix}:{{t:{escape_tag(thread_id)}}}:act"
+
     def layout(self) -> str:
         """The layout version key."""
         return f"{self.prefix}:layout"

@@ -24,6 +24,7 @@ from redis.cluster import RedisCluster
 
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
+from checkpointers.redis._activities import SyncActivities
 from checkpointers.redis._approvals import SyncApprovals
 from checkpointers.redis._base import (
     RETRIES,
@@ -56,7 +57,7 @@ def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
     return redis.Redis.from_url(url)
 
 
-class RedisSaver(SyncApprovals, RedisMigrationSync, RedisSaverBase):
+class RedisSaver(SyncActivities, SyncApprovals, RedisMigrationSync, RedisSaverBase):
     """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     No modules needed. Every key of a thread shares one hash tag; ``put`` and

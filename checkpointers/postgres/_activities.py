@@ -1,0 +1,129 @@
+"""Activity results on PostgreSQL: :class:`~checkpointers.ActivityStore` over layout step 4.
+
+:class:`ActivitiesCore` holds the I/O-free operations (generators of
+:class:`~checkpointers.postgres._core.Stmt`); :class:`SyncActivities` and
+:class:`AsyncActivities` are the thin shells mixed into the two savers. Values
+are encoded like channel values (the saver's serde, no pickle); rows are
+deleted with their thread (``delete_thread``).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from checkpointers._activities import ActivityRecord
+from checkpointers._ids import check_id
+from checkpointers.postgres._core import Op, Stmt
+from checkpointers.postgres._sql import render
+
+# Insert once; a loser of the race reads the winner's row in the same statement
+# (or, if the winner committed after this statement's snapshot, re-reads).
+PUT_ACTIVITY = """
+WITH ins AS (
+    INSERT INTO {s}.durable_activities (thread_id, key, value_type, value)
+    VALUES (%(thread_id)s, %(key)s, %(value_type)s, %(value)s)
+    ON CONFLICT (thread_id, key) DO NOTHING
+    RETURNING value_type, value, created_at
+)
+SELECT value_type, value, created_at FROM ins
+UNION ALL
+SELECT value_type, value, created_at FROM {s}.durable_activities
+WHERE thread_id = %(thread_id)s AND key = %(key)s AND NOT EXISTS (SELECT 1 FROM ins)"""
+
+GET_ACTIVITY = """
+SELECT value_type, value, created_at FROM {s}.durable_activities
+WHERE thread_id = %(thread_id)s AND key = %(key)s"""
+
+
+class _ActivityQueries:
+    def __init__(self, schema: str) -> None:
+        self.put = render(PUT_ACTIVITY, schema)
+        self.get = render(GET_ACTIVITY, schema)
+
+
+class ActivitiesCore:
+    """I/O-free activity operations; mixed into a class with ``_q`` and the value codec."""
+
+    _q: Any
+
+    if TYPE_CHECKING:  # provided by PostgresCore, later in the MRO
+
+        def _encode_value(self, value: Any) -> tuple[str, bytes]: ...
+
+        def _decode_value(
+            self, type_: str, blob: bytes | None, *, where: Any, channel: str
+        ) -> Any: ...
+
+    @cached_property
+    def _actq(self) -> _ActivityQueries:
+        return _ActivityQueries(self._q.schema)
+
+    def _record(self, thread_id: str, key: str, row: tuple[Any, ...]) -> ActivityRecord:
+        value_type, blob, created = row
+        value = self._decode_value(
+            value_type, blob, where=(thread_id, "", ""), channel=f"<activity {key}>"
+        )
+        return ActivityRecord(thread_id=thread_id, key=key, value=value, created_at=created)
+
+    def _op_get_activity(self, thread_id: str, key: str) -> Op:
+        params = {"thread_id": check_id("thread_id", thread_id), "key": check_id("key", key)}
+        rows = yield Stmt(self._actq.get, params, fetch=True)
+        return self._record(thread_id, key, rows[0]) if rows else None
+
+    def _op_put_activity(self, thread_id: str, key: str, value: Any) -> Op:
+        value_type, blob = self._encode_value(value)
+        params = {
+            "thread_id": check_id("thread_id", thread_id),
+            "key": check_id("key", key),
+            "value_type": value_type,
+            "value": blob,
+        }
+        rows = yield Stmt(self._actq.put, params, fetch=True)
+        if not rows:
+            rows = yield Stmt(self._actq.get, {"thread_id": thread_id, "key": key}, fetch=True)
+        if not rows:  # pragma: no cover - the row exists once the insert ran
+            return ActivityRecord(thread_id=thread_id, key=key, value=value)
+        return self._record(thread_id, key, rows[0])
+
+
+class SyncActivities(ActivitiesCore):
+    """Sync shell of :class:`~checkpointers.ActivityStore`."""
+
+    if TYPE_CHECKING:
+
+        def _run(self, operation: str, op: Op) -> Any: ...
+
+    def get_activity(self, *, thread_id: str, key: str) -> ActivityRecord | None:
+        """The recorded result of activity ``key`` on ``thread_id``, or ``None``."""
+        return self._run("get_activity", self._op_get_activity(thread_id, key))  # type: ignore[no-any-return]
+
+    def put_activity(self, *, thread_id: str, key: str, value: Any) -> ActivityRecord:
+        """Record ``value`` unless a result exists; return the stored record."""
+        return self._run("put_activity", self._op_put_activity(thread_id, key, value))  # type: ignore[no-any-return]
+
+
+class AsyncActivities(ActivitiesCore):
+    """Async shell of :class:`~checkpointers.ActivityStore` (with sync bridges)."""
+
+    if TYPE_CHECKING:
+
+        async def _run(self, operation: str, op: Op) -> Any: ...
+
+        def _bridge(self, coro: Any) -> Any: ...
+
+    async def aget_activity(self, *, thread_id: str, key: str) -> ActivityRecord | None:
+        """The recorded result of activity ``key`` on ``thread_id``, or ``None``."""
+        return await self._run("get_activity", self._op_get_activity(thread_id, key))  # type: ignore[no-any-return]
+
+    async def aput_activity(self, *, thread_id: str, key: str, value: Any) -> ActivityRecord:
+        """Record ``value`` unless a result exists; return the stored record."""
+        return await self._run("put_activity", self._op_put_activity(thread_id, key, value))  # type: ignore[no-any-return]
+
+    def get_activity(self, *, thread_id: str, key: str) -> ActivityRecord | None:
+        """Sync bridge of :meth:`aget_activity` (from a thread other than the loop's)."""
+        return self._bridge(self.aget_activity(thread_id=thread_id, key=key))  # type: ignore[no-any-return]
+
+    def put_activity(self, *, thread_id: str, key: str, value: Any) -> ActivityRecord:
+        """Sync bridge of :meth:`aput_activity`."""
+        return self._bridge(self.aput_activity(thread_id=thread_id, key=key, value=value))  # type: ignore[no-any-return]

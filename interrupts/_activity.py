@@ -1,0 +1,213 @@
+"""Idempotent activities: side-effect calls that run once per step, durably.
+
+LangGraph re-executes a node from its first line after a retry, after an
+interrupt is answered and after a crash (the task re-runs from the last
+checkpoint). A side effect inside the node would happen again each time.
+:func:`activity` makes such a call safe:
+
+* every call gets an idempotency key derived from the thread, the task's
+  checkpoint namespace (which holds the task id, hence the checkpoint the step
+  runs from), the node, the activity's name and the call's index within the
+  node's execution: the same on every re-execution of the same step, different
+  for the next step or another thread. It is passed to the function as
+  ``idempotency_key=`` (for a payment API that de-duplicates on it);
+* once the call returns, its result is recorded through the saver (natively if
+  it implements :class:`checkpointers.ActivityStore`, else as a pending write),
+  so a re-executed node gets the recorded result without calling again.
+
+A crash between the side effect and the record is the one window left: the
+re-executed step calls again, with the same key.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from interrupts._activity_store import is_missing, store_for
+from interrupts._pregel import TaskContext, current_task
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_counter_lock = threading.Lock()
+# attempt token -> (token kept alive so its id is not reused, calls made so far)
+_counters: OrderedDict[int, tuple[Any, int]] = OrderedDict()
+_MAX_TRACKED_ATTEMPTS = 4096
+
+
+def _next_index(ctx: TaskContext) -> int:
+    token = ctx.attempt_token
+    with _counter_lock:
+        _, used = _counters.pop(id(token), (token, 0))
+        _counters[id(token)] = (token, used + 1)
+        while len(_counters) > _MAX_TRACKED_ATTEMPTS:
+            _counters.popitem(last=False)
+    return used
+
+
+def idempotency_key(
+    *, thread_id: str | None, checkpoint_ns: str, node: str, index: int, name: str
+) -> str:
+    """The idempotency key of one activity call (stable, 44 characters, URL-safe)."""
+    raw = json.dumps([thread_id or "", checkpoint_ns, node, index, name], ensure_ascii=False)
+    return "lgd-" + hashlib.sha256(raw.encode("utf-8")).hexdigest()[:40]
+
+
+def _accepts_kw(fn: Callable[..., Any], param: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == param or p.kind is p.VAR_KEYWORD for p in params)
+
+
+class Activity(Generic[P, R]):
+    """A side-effect function wrapped by :func:`activity` (call it like the function).
+
+    Attributes:
+        fn: The wrapped function.
+        name: The name that goes into the key (default: qualified name).
+        key_param: The keyword the key is passed as.
+    """
+
+    def __init__(self, fn: Callable[P, R], *, name: str | None, key_param: str | None) -> None:
+        self.fn = fn
+        self.name = name or f"{fn.__module__}.{fn.__qualname__}"
+        self.key_param = key_param
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self._pass_key = key_param is not None and _accepts_kw(fn, key_param)
+        functools.update_wrapper(self, fn)
+
+    def _prepare(self, kwargs: dict[str, Any]) -> tuple[Any, str | None]:
+        ctx = current_task()
+        if ctx is None:
+            raise RuntimeError(
+                f"activity {self.name!r} must be called inside a graph node "
+                "(its idempotency key comes from the running task)"
+            )
+        if self.key_param and kwargs.get(self.key_param):
+            key = str(kwargs[self.key_param])  # the caller chose the key
+        else:
+            key = idempotency_key(
+                thread_id=ctx.thread_id,
+                checkpoint_ns=ctx.checkpoint_ns,
+                node=ctx.node,
+                index=_next_index(ctx),
+                name=self.name,
+            )
+            if self._pass_key:
+                kwargs[self.key_param] = key  # type: ignore[index]
+        store = store_for(ctx.configurable, ctx.thread_id, ctx.parent_ns, ctx.checkpoint_id)
+        return store, key
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self.is_async:
+            return self._acall(*args, **kwargs)  # type: ignore[return-value]
+        store, key = self._prepare(kwargs)
+        found = store.get(key)
+        if not is_missing(found):
+            return found  # type: ignore[no-any-return]
+        result = self.fn(*args, **kwargs)
+        return store.put(key, result)  # type: ignore[no-any-return]
+
+    async def _acall(self, *args: Any, **kwargs: Any) -> Any:
+        store, key = self._prepare(kwargs)
+        found = await store.aget(key)
+        if not is_missing(found):
+            return found
+        result = await self.fn(*args, **kwargs)  # type: ignore[misc]
+        return await store.aput(key, result)
+
+
+def activity(
+    fn: Callable[P, R] | None = None,
+    *,
+    name: str | None = None,
+    key_param: str | None = "idempotency_key",
+) -> Any:
+    """Wrap a side-effect function so each graph step calls it at most once.
+
+    Call the result inside a node exactly like ``fn``. It receives
+    ``idempotency_key=<key>`` (if it accepts that keyword, or ``**kwargs``),
+    and its return value is recorded through the graph's checkpointer; when
+    the same step runs again (retry, resume after an interrupt, restart after
+    a crash) the recorded value is returned without calling ``fn``. Keys count
+    calls in order, so a node must make its activity calls in a deterministic
+    order (pass ``idempotency_key=`` yourself to choose a key).
+
+    Works as ``activity(fn)`` and as a decorator (``@activity`` or
+    ``@activity(name=...)``); an ``async def`` gives an awaitable activity.
+    Results must be values the saver's serde can store (no pickle).
+
+    Args:
+        fn: The side-effect function.
+        name: Name used in the key (default: ``module.qualname``); set it to
+            keep keys stable when code moves.
+        key_param: Keyword the key is passed as; ``None`` to not pass it.
+
+    Raises:
+        RuntimeError: (when called) outside a graph node.
+
+    Example:
+        ```python
+        charge = activity(stripe_charge)      # stripe_charge(amount, *, idempotency_key)
+
+        def charge_card(state):
+            receipt = charge(state["amount"])
+            return {"charge_id": receipt["id"]}
+        ```
+    """
+    if fn is None:
+        return lambda f: Activity(f, name=name, key_param=key_param)
+    return Activity(fn, name=name, key_param=key_param)
+
+
+def run_once(
+    fn: Callable[..., Any],
+    *,
+    key: str,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    pass_key: bool,
+    ctx: TaskContext,
+) -> Any:
+    """Call ``fn`` under an explicit key with activity semantics (used by undos)."""
+    store = store_for(ctx.configurable, ctx.thread_id, ctx.parent_ns, ctx.checkpoint_id)
+    found = store.get(key)
+    if not is_missing(found):
+        return found
+    call_kwargs = {**kwargs, "idempotency_key": key} if pass_key else dict(kwargs)
+    return store.put(key, fn(*args, **call_kwargs))
+
+
+async def arun_once(
+    fn: Callable[..., Any],
+    *,
+    key: str,
+    args: list[Any],
+    kwargs: dict[str, Any],
+    pass_key: bool,
+    ctx: TaskContext,
+) -> Any:
+    """Async twin of :func:`run_once` (``fn`` may be sync or async)."""
+    store = store_for(ctx.configurable, ctx.thread_id, ctx.parent_ns, ctx.checkpoint_id)
+    found = await store.aget(key)
+    if not is_missing(found):
+        return found
+    call_kwargs = {**kwargs, "idempotency_key": key} if pass_key else dict(kwargs)
+    result = fn(*args, **call_kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return await store.aput(key, result)
+
+
+def accepts_key(fn: Callable[..., Any]) -> bool:
+    """``True`` if ``fn`` takes ``idempotency_key=`` (or ``**kwargs``)."""
+    return _accepts_kw(fn, "idempotency_key")

@@ -1,0 +1,92 @@
+"""The few LangGraph runtime internals the helpers read, in one place.
+
+A node's config carries what an activity needs to know where it runs (thread,
+task namespace, the checkpoint the task runs from, the saver, the per-attempt
+scratchpad). LangGraph exposes these under private config keys; reading them
+here, and only here, keeps an upgrade of LangGraph a one-file change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph._internal._constants import (
+    CONFIG_KEY_CHECKPOINT_MAP,
+    CONFIG_KEY_CHECKPOINTER,
+    CONFIG_KEY_READ,
+    CONFIG_KEY_SCRATCHPAD,
+    CONFIG_KEY_TASK_ID,
+    NS_SEP,
+)
+from langgraph.config import get_config
+
+__all__ = ["CONFIG_KEY_CHECKPOINTER", "TaskContext", "current_task", "read_channel"]
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """Where the calling code runs: one attempt of one task of one thread.
+
+    Attributes:
+        thread_id: The thread (``None`` without a checkpointer).
+        checkpoint_ns: The task's namespace (``node:task_id``, nested with ``|``),
+            the same on every re-execution of the same step.
+        node: The node name.
+        task_id: LangGraph's task id.
+        parent_ns: Namespace of the graph that runs the task.
+        checkpoint_id: The checkpoint the task runs from.
+        attempt_token: An object unique to this attempt (a retry or a
+            re-execution gets a new one).
+        configurable: The raw ``configurable`` mapping.
+    """
+
+    thread_id: str | None
+    checkpoint_ns: str
+    node: str
+    task_id: str | None
+    parent_ns: str
+    checkpoint_id: str | None
+    attempt_token: Any
+    configurable: dict[str, Any]
+
+
+def current_task(config: RunnableConfig | None = None) -> TaskContext | None:
+    """The :class:`TaskContext` of the calling node, or ``None`` outside a graph."""
+    if config is None:
+        try:
+            config = get_config()
+        except RuntimeError:
+            return None
+    conf: dict[str, Any] = dict(config.get("configurable") or {})
+    ns = str(conf.get("checkpoint_ns") or "")
+    if not ns or CONFIG_KEY_SCRATCHPAD not in conf:
+        return None
+    metadata = config.get("metadata") or {}
+    last = ns.split(NS_SEP)[-1]
+    node = str(metadata.get("langgraph_node") or last.split(":")[0])
+    parent_ns = ns.rsplit(NS_SEP, 1)[0] if NS_SEP in ns else ""
+    checkpoint_map = conf.get(CONFIG_KEY_CHECKPOINT_MAP) or {}
+    thread_id = conf.get("thread_id")
+    return TaskContext(
+        thread_id=None if thread_id is None else str(thread_id),
+        checkpoint_ns=ns,
+        node=node,
+        task_id=conf.get(CONFIG_KEY_TASK_ID),
+        parent_ns=parent_ns,
+        checkpoint_id=checkpoint_map.get(parent_ns),
+        attempt_token=conf.get(CONFIG_KEY_SCRATCHPAD),
+        configurable=conf,
+    )
+
+
+def read_channel(config: RunnableConfig, channel: str, *, fresh: bool) -> Any:
+    """Read one state channel from inside a task (``fresh``: with the task's own writes)."""
+    read = (config.get("configurable") or {}).get(CONFIG_KEY_READ)
+    if read is None:
+        return None
+    try:
+        return read(channel, fresh)
+    except KeyError:
+        return None
