@@ -9,6 +9,7 @@ from checkpointers._errors import (
     CorruptCheckpointError,
     InvalidConfigError,
     LayoutVersionError,
+    PoolTimeoutError,
     StorageUnavailableError,
 )
 from checkpointers._serde import default_serde
@@ -36,6 +37,7 @@ __all__ = [
     "DecisionStore",
     "InvalidConfigError",
     "LayoutVersionError",
+    "PoolTimeoutError",
     "StorageUnavailableError",
     "WaitClaims",
     "WaitEntry",

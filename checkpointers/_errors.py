@@ -75,6 +75,19 @@ class StorageUnavailableError(CheckpointerError, ConnectionError):
         super().__init__(f"{backend} unavailable during {operation}: {reason}")
 
 
+class PoolTimeoutError(StorageUnavailableError, TimeoutError):
+    """No connection of the saver's pool became free within the pool's timeout.
+
+    Either every connection is busy (more concurrent calls than the pool holds
+    for longer than the timeout) or the server cannot be reached. Nothing was
+    sent; retrying is safe. Raise the pool size or its ``timeout``.
+
+    Attributes:
+        backend: ``"postgres"`` or ``"redis"``.
+        operation: The saver method that failed.
+    """
+
+
 class LayoutVersionError(CheckpointerError):
     """The storage layout is newer than this code knows, or was never set up.
 
