@@ -42,7 +42,9 @@ def arm(saver: Any, kill: KillAt | None, counts: Counter[str] | None = None) -> 
     """Wrap the saver's hooked operations with a counter and the kill hook."""
     hooked_calls: dict[str, int] = {}
     for name in HOOKED:
-        original = getattr(saver, name)
+        original = getattr(saver, name, None)
+        if original is None:
+            continue  # e.g. record_decision on a saver without a decision store
 
         def hooked(*args: Any, __name: str = name, __orig: Any = original, **kw: Any) -> Any:
             if counts is not None:

@@ -24,7 +24,7 @@ from psycopg import sql
 
 from interrupts import AlreadyDecided, ApprovalSweeper, approve, request_approval
 
-BACKENDS = ["postgres"]
+BACKENDS = ["postgres", "redis"]
 
 BIG = bytes(range(256)) * 80  # 20 kB: never inline, always a blob row / value key
 
@@ -188,17 +188,61 @@ def check_storage(backend: str, saver: Any) -> None:
 def stored_shape(backend: str, url: str, area: str, thread_id: str) -> list[Any]:
     """What storage holds per checkpoint of the thread, oldest first, read directly.
 
-    ``(step, channels holding a value, channels of its pending writes)``. A
-    checkpoint whose blob rows (value keys) were lost or written apart from it,
-    or a task whose writes were half stored, differs from the same step of an
-    uninterrupted run. Writes against a checkpoint that was never stored are
-    legitimate and not listed: with LangGraph's default ``durability="async"``
-    the next step's writes may land before a killed process stored the step's
-    checkpoint; nothing refers to them and the resumed run uses a new id.
+    ``(step, channels holding a value, channels of its pending writes per
+    task)``. A checkpoint whose blob rows (value keys) were lost or written
+    apart from it, or a task whose writes were half stored, differs from the
+    same step of an uninterrupted run (see :func:`same_shape`). Writes against
+    a checkpoint that was never stored are legitimate and not listed: with
+    LangGraph's default ``durability="async"`` the next step's writes may land
+    before a killed process stored the step's checkpoint; nothing refers to
+    them and the resumed run uses a new id.
     """
     if backend == "postgres":
         return _pg_stored_shape(url, area, thread_id)
+    if backend == "redis":
+        return _redis_stored_shape(url, area, thread_id)
     raise AssertionError(backend)
+
+
+def _redis_stored_shape(url: str, prefix: str, thread_id: str) -> list[Any]:
+    import ormsgpack
+    import redis
+
+    from checkpointers import default_serde
+    from checkpointers.redis._keys import Keys
+
+    serde = default_serde()
+    names = ("z", "za", "c", "r", "b", "x", "w", "wi")
+    keys = dict(zip(names, Keys(prefix).thread(thread_id)[: len(names)], strict=True))
+    client = redis.Redis.from_url(url)
+    try:
+        records = client.hgetall(keys["c"])
+        refs = client.hgetall(keys["r"])
+        blobs = client.hgetall(keys["b"])
+        writes = client.hgetall(keys["w"])
+    finally:
+        client.close()
+    shape = []
+    for field in sorted(records):
+        ns, cid = field.split(b"\x00", 1)
+        if ns:
+            continue
+        _fmt, ck_type, ck_bytes, md_type, md_bytes, _v = ormsgpack.unpackb(records[field])
+        checkpoint = serde.loads_typed((ck_type, ck_bytes))
+        metadata = serde.loads_typed((md_type, md_bytes))
+        channels = set(checkpoint["channel_values"])
+        for blob_field in ormsgpack.unpackb(refs[field])[1]:
+            raw = blobs.get(blob_field.encode())
+            if raw is not None and not raw.startswith(b"empty\x00"):
+                channels.add(blob_field.split("\x00")[1])
+        prefix_w = b"\x00" + cid + b"\x00"
+        task_channels = [
+            (w.split(b"\x00", 4)[0].decode(), w.split(b"\x00", 4)[2].decode())
+            for f, w in writes.items()
+            if f.startswith(prefix_w)
+        ]
+        shape.append((metadata.get("step"), tuple(sorted(channels)), _per_task(task_channels)))
+    return shape
 
 
 def _pg_stored_shape(url: str, schema: str, thread_id: str) -> list[Any]:
@@ -214,10 +258,9 @@ def _pg_stored_shape(url: str, schema: str, thread_id: str) -> list[Any]:
             WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
               AND b.type <> 'empty'
             ORDER BY 1), ARRAY(
-            SELECT w.channel FROM {s}.checkpoint_writes AS w
+            SELECT w.task_id || chr(1) || w.channel FROM {s}.checkpoint_writes AS w
             WHERE w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
-              AND w.checkpoint_id = c.checkpoint_id
-            ORDER BY 1)
+              AND w.checkpoint_id = c.checkpoint_id)
         FROM {s}.checkpoints AS c
         WHERE c.thread_id = %s AND c.checkpoint_ns = ''
         ORDER BY c.checkpoint_id
@@ -225,4 +268,36 @@ def _pg_stored_shape(url: str, schema: str, thread_id: str) -> list[Any]:
     ).format(s=s)
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(query, (thread_id,)).fetchall()
-    return [(step, tuple(chs), tuple(ws)) for step, chs, ws in rows]
+    return [
+        (step, tuple(chs), _per_task(w.split("\x01", 1) for w in ws)) for step, chs, ws in rows
+    ]
+
+
+def _per_task(task_channels: Any) -> tuple[tuple[str, ...], ...]:
+    """The channels each task wrote, as a sorted tuple of sorted tuples (task ids vary)."""
+    by_task: dict[str, list[str]] = {}
+    for task_id, channel in task_channels:
+        by_task.setdefault(task_id, []).append(channel)
+    return tuple(sorted(tuple(sorted(chs)) for chs in by_task.values()))
+
+
+def same_shape(stored: list[Any], expected: list[Any]) -> bool:
+    """Whether a crashed-and-resumed thread's storage matches an uninterrupted one.
+
+    Same steps, same channels holding values at each. Each task's writes are
+    all there or all absent: a whole task's writes may be missing from a
+    checkpoint that has a child, since with ``durability="async"`` the child
+    (which already holds their effect) can be stored before a killed process
+    stored them; the last checkpoint must match exactly.
+    """
+    if [s[:2] for s in stored] != [e[:2] for e in expected]:
+        return False
+    for i, (got, want) in enumerate(zip(stored, expected, strict=True)):
+        remaining = list(want[2])
+        for group in got[2]:
+            if group not in remaining:
+                return False  # a task's writes are half there (or foreign)
+            remaining.remove(group)
+        if remaining and i == len(expected) - 1:
+            return False
+    return True

@@ -29,15 +29,18 @@ def crash_loop(backend: str, request: pytest.FixtureRequest, iterations: int, se
         expected, counts = c.reference_run(ref_saver, "reference")
         expected_history = d.history(ref_saver, "reference")
         expected_stored = d.stored_shape(backend, url, area, "reference")
-    # every hooked operation happens in an uninterrupted run, so every kill lands
-    assert all(counts[op] > 0 for op in c.HOOKED), counts
+    # every hooked operation the saver has happens in an uninterrupted run
+    ops = [op for op in c.HOOKED if counts[op] > 0]
+    assert ops[:2] == ["put", "put_writes"], counts
+    if backend == "postgres":
+        assert "record_decision" in ops  # decisions are stored by the saver itself
     rng = random.Random(seed)
     killed = 0
     with d.open_saver(backend, url, area) as saver:
         for i in range(iterations):
             thread_id = f"crash-{i}"
             for _ in range(rng.choice((1, 1, 2))):
-                op = rng.choice(c.HOOKED)
+                op = rng.choice(ops)
                 delay = rng.choice((0.0, rng.uniform(0, 0.004)))
                 kill = c.KillAt(op, rng.randint(1, counts[op]), delay)
                 code = c.run_worker(backend, url, area, thread_id, kill)
@@ -49,7 +52,9 @@ def crash_loop(backend: str, request: pytest.FixtureRequest, iterations: int, se
             assert got == expected, f"iteration {i}: final state differs"
             assert d.history(saver, thread_id) == expected_history, f"iteration {i}"
             stored = d.stored_shape(backend, url, area, thread_id)
-            assert stored == expected_stored, f"iteration {i}: a checkpoint is half-written"
+            assert d.same_shape(stored, expected_stored), (
+                f"iteration {i}: half-written data\n{stored}\n!=\n{expected_stored}"
+            )
         d.check_storage(backend, saver)
     assert killed >= iterations, "most workers should have died at their kill point"
 
