@@ -11,6 +11,7 @@ from checkpointers._errors import (
     LayoutVersionError,
     PoolTimeoutError,
     StorageUnavailableError,
+    UnstorableValueError,
 )
 from checkpointers._serde import default_serde
 from checkpointers._waits import (
@@ -39,6 +40,7 @@ __all__ = [
     "LayoutVersionError",
     "PoolTimeoutError",
     "StorageUnavailableError",
+    "UnstorableValueError",
     "WaitClaims",
     "WaitEntry",
     "WaitIndex",

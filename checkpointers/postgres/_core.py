@@ -32,6 +32,7 @@ from psycopg.types.json import Jsonb
 from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
+from checkpointers._serde import dumps_exact
 from checkpointers._waits import WaitInfo, extract_wait
 from checkpointers.postgres import _sql
 from checkpointers.postgres._metadata import decode_metadata, encode_metadata
@@ -77,7 +78,7 @@ class PostgresCore(ThreadOpsCore):
     # -- value encoding: the one place a channel value becomes bytes (issue 12) --
 
     def _encode_value(self, value: Any) -> tuple[str, bytes]:
-        return self.serde.dumps_typed(value)
+        return dumps_exact(self.serde, value, field="channel value")
 
     def _decode_value(
         self, type_: str, blob: bytes | None, *, where: tuple[str, str, str], channel: str

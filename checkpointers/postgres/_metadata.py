@@ -14,6 +14,8 @@ from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from checkpointers._serde import dumps_exact
+
 
 def _clean_str(value: str) -> tuple[str, bool]:
     if "\x00" in value:
@@ -74,7 +76,7 @@ def encode_metadata(
         return json_md, None
     if serde is None:
         return json_md, b""
-    type_, blob = serde.dumps_typed(metadata)
+    type_, blob = dumps_exact(serde, metadata, field="metadata")
     return json_md, type_.encode("ascii") + b":" + blob
 
 

@@ -25,6 +25,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from checkpointers._errors import CorruptCheckpointError
+from checkpointers._serde import dumps_exact
 from checkpointers._waits import WaitEntry, extract_wait
 
 SEP = "\x00"
@@ -77,7 +78,7 @@ class Codec:
     # -- one channel value --------------------------------------------------
     def encode_value(self, value: Any) -> bytes:
         """Bytes of one channel value or pending-write value."""
-        type_, data = self.serde.dumps_typed(value)
+        type_, data = dumps_exact(self.serde, value, field="channel value")
         return type_.encode() + b"\x00" + data
 
     def decode_value(self, raw: bytes) -> Any:
@@ -104,8 +105,8 @@ class Codec:
         inline = {k: v for k, v in values.items() if _is_inline(v)}
         stored = dict(checkpoint)
         stored["channel_values"] = inline
-        ck_type, ck_bytes = self.serde.dumps_typed(stored)
-        md_type, md_bytes = self.serde.dumps_typed(metadata)
+        ck_type, ck_bytes = dumps_exact(self.serde, stored, field="checkpoint")
+        md_type, md_bytes = dumps_exact(self.serde, metadata, field="metadata")
         record = ormsgpack.packb(
             [RECORD_FORMAT, ck_type, ck_bytes, md_type, md_bytes, schema_version]
         )
