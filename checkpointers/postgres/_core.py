@@ -32,7 +32,7 @@ from psycopg.types.json import Jsonb
 from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
-from checkpointers._serde import dumps_exact
+from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitInfo, extract_wait
 from checkpointers.postgres import _sql
 from checkpointers.postgres._metadata import decode_metadata, encode_metadata
@@ -84,7 +84,7 @@ class PostgresCore(ThreadOpsCore):
         self, type_: str, blob: bytes | None, *, where: tuple[str, str, str], channel: str
     ) -> Any:
         try:
-            return self.serde.loads_typed((type_, blob if blob is not None else b""))
+            return loads_exact(self.serde, type_, blob if blob is not None else b"")
         except Exception as exc:
             raise CorruptCheckpointError(
                 thread_id=where[0],

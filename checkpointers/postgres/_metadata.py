@@ -14,7 +14,7 @@ from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from checkpointers._serde import dumps_exact
+from checkpointers._serde import dumps_exact, loads_exact
 
 
 def _clean_str(value: str) -> tuple[str, bool]:
@@ -83,4 +83,4 @@ def encode_metadata(
 def decode_metadata(serde: SerializerProtocol, data: bytes) -> Any:
     """Inverse of the exact encoding of :func:`encode_metadata`."""
     type_, _, blob = bytes(data).partition(b":")
-    return serde.loads_typed((type_.decode("ascii"), blob))
+    return loads_exact(serde, type_.decode("ascii"), blob)

@@ -25,7 +25,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from checkpointers._errors import CorruptCheckpointError
-from checkpointers._serde import dumps_exact
+from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitEntry, extract_wait
 
 SEP = "\x00"
@@ -86,7 +86,7 @@ class Codec:
         type_, sep, data = raw.partition(b"\x00")
         if not sep:
             raise ValueError("missing type tag")
-        return self.serde.loads_typed((type_.decode(), data))
+        return loads_exact(self.serde, type_.decode(), data)
 
     EMPTY = b"empty\x00"
 
@@ -171,11 +171,11 @@ class Codec:
 
         try:
             _fmt, ck_type, ck_bytes, md_type, md_bytes, version = ormsgpack.unpackb(entry[2])
-            checkpoint = self.serde.loads_typed((ck_type, ck_bytes))
+            checkpoint = loads_exact(self.serde, ck_type, ck_bytes)
         except Exception as exc:
             raise corrupt("<checkpoint>", exc) from exc
         try:
-            metadata = self.serde.loads_typed((md_type, md_bytes))
+            metadata = loads_exact(self.serde, md_type, md_bytes)
         except Exception as exc:
             raise corrupt("<metadata>", exc) from exc
         parent = ""
