@@ -274,10 +274,14 @@ def _pg_stored_shape(url: str, schema: str, thread_id: str) -> list[Any]:
 
 
 def _per_task(task_channels: Any) -> tuple[tuple[str, ...], ...]:
-    """The channels each task wrote, as a sorted tuple of sorted tuples (task ids vary)."""
-    by_task: dict[str, list[str]] = {}
+    """The channels each ``put_writes`` call stored, sorted (task ids vary per run).
+
+    A task's ``__interrupt__`` comes in a call of its own (the node raised),
+    its result writes in another one when it is resumed.
+    """
+    by_task: dict[tuple[str, bool], list[str]] = {}
     for task_id, channel in task_channels:
-        by_task.setdefault(task_id, []).append(channel)
+        by_task.setdefault((task_id, channel == "__interrupt__"), []).append(channel)
     return tuple(sorted(tuple(sorted(chs)) for chs in by_task.values()))
 
 
