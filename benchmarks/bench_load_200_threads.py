@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import operator
-import statistics
 import sys
 import time
 import uuid
@@ -35,9 +34,11 @@ from typing import Annotated, Any, TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from langgraph.graph import END, START, StateGraph  # noqa: E402
+import itertools
 
-from tests._servers import postgres_url, redis_url  # noqa: E402
+from langgraph.graph import END, START, StateGraph
+
+from tests._servers import postgres_url, redis_url
 
 NODES = ("a", "b", "c")
 
@@ -152,7 +153,7 @@ async def run(backend: str, threads: int, invokes: int, pool: int) -> dict[str, 
             state = await g.aget_state({"configurable": {"thread_id": f"load-{i}"}})
             if state.values.get("log") != list(NODES) * invokes:
                 broken += 1
-        steps = [b - a for ts in done_at.values() for a, b in zip(ts, ts[1:], strict=False)]
+        steps = [b - a for ts in done_at.values() for a, b in itertools.pairwise(ts)]
         return {
             "backend": backend,
             "threads": threads,
