@@ -9,7 +9,6 @@ does), so the logic exists once.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,7 +34,11 @@ from checkpointers._migrations import check_migrations
 from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitInfo, extract_wait
 from checkpointers.postgres import _sql
-from checkpointers.postgres._metadata import decode_metadata, encode_metadata
+from checkpointers.postgres._metadata import (
+    decode_metadata,
+    encode_metadata,
+    float_survives_jsonb,
+)
 from checkpointers.postgres._stmt import Op, Rows, Stmt, _ids, _Queries
 from checkpointers.postgres._thread_ops import ThreadOpsCore
 from migrations import SCHEMA_VERSION_KEY, finish_read, versions_to_store
@@ -52,7 +55,7 @@ def _inline_ok(value: Any) -> bool:
     if value is None or kind is bool or kind is int:
         return True
     if kind is float:
-        return math.isfinite(value)
+        return float_survives_jsonb(value)
     if kind is str:
         if "\x00" in value:
             return False

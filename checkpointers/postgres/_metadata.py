@@ -30,6 +30,15 @@ def _clean_str(value: str) -> tuple[str, bool]:
     return value, ok
 
 
+def float_survives_jsonb(value: float) -> bool:
+    """Whether jsonb gives ``value`` back as the same float.
+
+    jsonb prints numbers without an exponent, so ``1e+16`` comes back as the
+    integer ``10000000000000000``; NaN and infinities are not JSON at all.
+    """
+    return math.isfinite(value) and not (value.is_integer() and "e" in repr(value))
+
+
 def to_json(value: Any) -> tuple[Any, bool]:
     """Return ``(json_value, exact)``: a jsonb-storable copy and whether it is lossless.
 
@@ -42,7 +51,9 @@ def to_json(value: Any) -> tuple[Any, bool]:
     if kind is str:
         return _clean_str(value)
     if kind is float:
-        return (value, True) if math.isfinite(value) else (None, False)
+        if not math.isfinite(value):
+            return None, False
+        return value, float_survives_jsonb(value)
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         exact = True

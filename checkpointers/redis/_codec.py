@@ -61,7 +61,14 @@ def index_prefix(key: str, value: Any) -> str | None:
     text = canonical(value)
     if text is None:
         return None
-    return json.dumps(key, ensure_ascii=False) + SEP + text + SEP
+    prefix = json.dumps(key, ensure_ascii=False) + SEP + text + SEP
+    try:
+        prefix.encode("utf-8")
+    except UnicodeEncodeError:
+        # a lone surrogate cannot be sent to Redis; no stored metadata holds one
+        # (puts refuse them), so the Python-side match answers it (no match)
+        return None
+    return prefix
 
 
 def _is_inline(value: Any) -> bool:

@@ -65,7 +65,8 @@ class Outcome:
 def crash_and_restart(server: OwnPostgres, outcome: Outcome) -> None:
     time.sleep(0.3)
     server.stop("immediate")
-    time.sleep(0.5)
+    # down for longer than the pool timeout: calls made now must fail, not wait
+    time.sleep(POOL_TIMEOUT + 1)
     server.start()
     mark = len(outcome.acked)
     deadline = time.monotonic() + 60
