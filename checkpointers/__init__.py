@@ -10,7 +10,9 @@ from checkpointers._errors import (
     CorruptCheckpointError,
     InvalidConfigError,
     LayoutVersionError,
+    PoolTimeoutError,
     StorageUnavailableError,
+    UnstorableValueError,
 )
 from checkpointers._serde import default_serde
 from checkpointers._waits import (
@@ -39,7 +41,9 @@ __all__ = [
     "DecisionStore",
     "InvalidConfigError",
     "LayoutVersionError",
+    "PoolTimeoutError",
     "StorageUnavailableError",
+    "UnstorableValueError",
     "WaitClaims",
     "WaitEntry",
     "WaitIndex",

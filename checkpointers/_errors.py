@@ -26,6 +26,19 @@ class InvalidConfigError(CheckpointerError, ValueError):
         super().__init__(f"invalid {field}: {reason}")
 
 
+class UnstorableValueError(InvalidConfigError, TypeError):
+    """A value the serializer cannot store exactly (refused instead of altered).
+
+    For example a string holding a lone surrogate (which msgpack would store
+    as ``"?"``), a dict key that is not valid UTF-8, or an integer beyond 64
+    bits. Also a ``TypeError``, which serializers raise for such values.
+
+    Attributes:
+        field: What held the value (``metadata``, ``channel value``...).
+        reason: Why it cannot be stored.
+    """
+
+
 class CorruptCheckpointError(CheckpointerError):
     """A stored value could not be deserialized.
 
@@ -73,6 +86,19 @@ class StorageUnavailableError(CheckpointerError, ConnectionError):
         self.operation = operation
         self.reason = reason
         super().__init__(f"{backend} unavailable during {operation}: {reason}")
+
+
+class PoolTimeoutError(StorageUnavailableError, TimeoutError):
+    """No connection of the saver's pool became free within the pool's timeout.
+
+    Either every connection is busy (more concurrent calls than the pool holds
+    for longer than the timeout) or the server cannot be reached. Nothing was
+    sent; retrying is safe. Raise the pool size or its ``timeout``.
+
+    Attributes:
+        backend: ``"postgres"`` or ``"redis"``.
+        operation: The saver method that failed.
+    """
 
 
 class LayoutVersionError(CheckpointerError):

@@ -9,7 +9,6 @@ does), so the logic exists once.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -32,9 +31,14 @@ from psycopg.types.json import Jsonb
 from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
+from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitInfo, extract_wait
 from checkpointers.postgres import _sql
-from checkpointers.postgres._metadata import decode_metadata, encode_metadata
+from checkpointers.postgres._metadata import (
+    decode_metadata,
+    encode_metadata,
+    float_survives_jsonb,
+)
 from checkpointers.postgres._stmt import Op, Rows, Stmt, _ids, _Queries
 from checkpointers.postgres._thread_ops import ThreadOpsCore
 from migrations import SCHEMA_VERSION_KEY, finish_read, versions_to_store
@@ -51,7 +55,7 @@ def _inline_ok(value: Any) -> bool:
     if value is None or kind is bool or kind is int:
         return True
     if kind is float:
-        return math.isfinite(value)
+        return float_survives_jsonb(value)
     if kind is str:
         if "\x00" in value:
             return False
@@ -77,13 +81,13 @@ class PostgresCore(ThreadOpsCore):
     # -- value encoding: the one place a channel value becomes bytes (issue 12) --
 
     def _encode_value(self, value: Any) -> tuple[str, bytes]:
-        return self.serde.dumps_typed(value)
+        return dumps_exact(self.serde, value, field="channel value")
 
     def _decode_value(
         self, type_: str, blob: bytes | None, *, where: tuple[str, str, str], channel: str
     ) -> Any:
         try:
-            return self.serde.loads_typed((type_, blob if blob is not None else b""))
+            return loads_exact(self.serde, type_, blob if blob is not None else b"")
         except Exception as exc:
             raise CorruptCheckpointError(
                 thread_id=where[0],

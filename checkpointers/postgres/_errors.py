@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg_pool import PoolTimeout
 
-from checkpointers._errors import CheckpointerError, LayoutVersionError, StorageUnavailableError
+from checkpointers._errors import (
+    CheckpointerError,
+    LayoutVersionError,
+    PoolTimeoutError,
+    StorageUnavailableError,
+)
 from migrations.postgres import latest_version
 
 
@@ -17,6 +23,13 @@ def translate(exc: psycopg.Error, operation: str) -> CheckpointerError | psycopg
     schema becomes :class:`LayoutVersionError` (``setup()`` was not run).
     Anything else is a bug or a server-side refusal and is re-raised as is.
     """
+    if isinstance(exc, PoolTimeout):
+        # checked first: PoolTimeout is an OperationalError too
+        return PoolTimeoutError(
+            backend="postgres",
+            operation=operation,
+            reason=f"no pooled connection became free ({exc}); all busy or server unreachable",
+        )
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
         return StorageUnavailableError(backend="postgres", operation=operation, reason=str(exc))
     if isinstance(exc, (pg_errors.UndefinedTable, pg_errors.InvalidSchemaName)):

@@ -14,6 +14,8 @@ from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from checkpointers._serde import dumps_exact, loads_exact
+
 
 def _clean_str(value: str) -> tuple[str, bool]:
     if "\x00" in value:
@@ -28,6 +30,15 @@ def _clean_str(value: str) -> tuple[str, bool]:
     return value, ok
 
 
+def float_survives_jsonb(value: float) -> bool:
+    """Whether jsonb gives ``value`` back as the same float.
+
+    jsonb prints numbers without an exponent, so ``1e+16`` comes back as the
+    integer ``10000000000000000``; NaN and infinities are not JSON at all.
+    """
+    return math.isfinite(value) and not (value.is_integer() and "e" in repr(value))
+
+
 def to_json(value: Any) -> tuple[Any, bool]:
     """Return ``(json_value, exact)``: a jsonb-storable copy and whether it is lossless.
 
@@ -40,7 +51,9 @@ def to_json(value: Any) -> tuple[Any, bool]:
     if kind is str:
         return _clean_str(value)
     if kind is float:
-        return (value, True) if math.isfinite(value) else (None, False)
+        if not math.isfinite(value):
+            return None, False
+        return value, float_survives_jsonb(value)
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         exact = True
@@ -74,11 +87,11 @@ def encode_metadata(
         return json_md, None
     if serde is None:
         return json_md, b""
-    type_, blob = serde.dumps_typed(metadata)
+    type_, blob = dumps_exact(serde, metadata, field="metadata")
     return json_md, type_.encode("ascii") + b":" + blob
 
 
 def decode_metadata(serde: SerializerProtocol, data: bytes) -> Any:
     """Inverse of the exact encoding of :func:`encode_metadata`."""
     type_, _, blob = bytes(data).partition(b":")
-    return serde.loads_typed((type_.decode("ascii"), blob))
+    return loads_exact(serde, type_.decode("ascii"), blob)

@@ -41,6 +41,11 @@ from checkpointers.redis._base import (
 from checkpointers.redis._core import Call, Cmd, Emit, Sleep
 from checkpointers.redis._migrate import RedisMigrationAsync
 
+MAX_CONNECTIONS = 100
+"""Connections of the client ``from_conn_string`` opens (as redis-py's default)."""
+POOL_WAIT = 30.0
+"""Seconds a call waits for a free connection before failing."""
+
 
 async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisCluster:
     """An asyncio client for ``url``: a cluster client if ``cluster`` (``None``: ask)."""
@@ -55,7 +60,13 @@ async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisC
                 await probe.aclose()
     if cluster:
         return AsyncRedisCluster.from_url(url)
-    return aredis.Redis.from_url(url)
+    # redis-py's asyncio pool fails at once ("Too many connections") when more
+    # than 100 calls are in flight; 200 concurrent graph runs on one saver hit
+    # that. A blocking pool makes extra calls wait for a free connection.
+    pool = aredis.BlockingConnectionPool.from_url(
+        url, max_connections=MAX_CONNECTIONS, timeout=POOL_WAIT
+    )
+    return aredis.Redis.from_pool(pool)
 
 
 class AsyncRedisSaver(AsyncActivities, AsyncApprovals, RedisMigrationAsync, RedisSaverBase):

@@ -25,6 +25,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from checkpointers._errors import CorruptCheckpointError
+from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitEntry, extract_wait
 
 SEP = "\x00"
@@ -60,7 +61,14 @@ def index_prefix(key: str, value: Any) -> str | None:
     text = canonical(value)
     if text is None:
         return None
-    return json.dumps(key, ensure_ascii=False) + SEP + text + SEP
+    prefix = json.dumps(key, ensure_ascii=False) + SEP + text + SEP
+    try:
+        prefix.encode("utf-8")
+    except UnicodeEncodeError:
+        # a lone surrogate cannot be sent to Redis; no stored metadata holds one
+        # (puts refuse them), so the Python-side match answers it (no match)
+        return None
+    return prefix
 
 
 def _is_inline(value: Any) -> bool:
@@ -77,7 +85,7 @@ class Codec:
     # -- one channel value --------------------------------------------------
     def encode_value(self, value: Any) -> bytes:
         """Bytes of one channel value or pending-write value."""
-        type_, data = self.serde.dumps_typed(value)
+        type_, data = dumps_exact(self.serde, value, field="channel value")
         return type_.encode() + b"\x00" + data
 
     def decode_value(self, raw: bytes) -> Any:
@@ -85,7 +93,7 @@ class Codec:
         type_, sep, data = raw.partition(b"\x00")
         if not sep:
             raise ValueError("missing type tag")
-        return self.serde.loads_typed((type_.decode(), data))
+        return loads_exact(self.serde, type_.decode(), data)
 
     EMPTY = b"empty\x00"
 
@@ -104,8 +112,8 @@ class Codec:
         inline = {k: v for k, v in values.items() if _is_inline(v)}
         stored = dict(checkpoint)
         stored["channel_values"] = inline
-        ck_type, ck_bytes = self.serde.dumps_typed(stored)
-        md_type, md_bytes = self.serde.dumps_typed(metadata)
+        ck_type, ck_bytes = dumps_exact(self.serde, stored, field="checkpoint")
+        md_type, md_bytes = dumps_exact(self.serde, metadata, field="metadata")
         record = ormsgpack.packb(
             [RECORD_FORMAT, ck_type, ck_bytes, md_type, md_bytes, schema_version]
         )
@@ -170,11 +178,11 @@ class Codec:
 
         try:
             _fmt, ck_type, ck_bytes, md_type, md_bytes, version = ormsgpack.unpackb(entry[2])
-            checkpoint = self.serde.loads_typed((ck_type, ck_bytes))
+            checkpoint = loads_exact(self.serde, ck_type, ck_bytes)
         except Exception as exc:
             raise corrupt("<checkpoint>", exc) from exc
         try:
-            metadata = self.serde.loads_typed((md_type, md_bytes))
+            metadata = loads_exact(self.serde, md_type, md_bytes)
         except Exception as exc:
             raise corrupt("<metadata>", exc) from exc
         parent = ""

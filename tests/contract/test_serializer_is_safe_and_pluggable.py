@@ -1,4 +1,10 @@
-"""Strict msgpack by default, with_allowlist honoured, EncryptedSerializer works."""
+"""Strict msgpack by default, with_allowlist honoured, EncryptedSerializer works.
+
+A stored type outside the allowlist is never rebuilt, and the read refuses it
+loudly (``CorruptCheckpointError`` naming the channel and the type) instead of
+handing the node its raw fields as a dict (LangGraph's strict msgpack alone
+would do that silently).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
+
+from checkpointers import CorruptCheckpointError
 
 
 @dataclass
@@ -58,8 +66,10 @@ async def test_unlisted_types_are_not_rebuilt_unless_allowlisted(saver) -> None:
     config = {"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}
     cp, versions = _cp(Order("x", 2), saver)
     stored = await saver.aput(config, cp, {}, versions)
-    plain = await saver.aget_tuple(stored)
-    assert not isinstance(plain.checkpoint["channel_values"]["order"], Order)
+    with pytest.raises(CorruptCheckpointError) as refused:
+        await saver.aget_tuple(stored)
+    assert refused.value.channel == "order"
+    assert f"{Order.__module__}.Order" in refused.value.reason
     allowed = saver.with_allowlist([(Order.__module__, "Order")])
     rebuilt = await allowed.aget_tuple(stored)
     assert rebuilt.checkpoint["channel_values"]["order"] == Order("x", 2)
@@ -77,7 +87,8 @@ async def test_a_graph_gets_its_types_back_only_through_the_allowlist(saver) -> 
     await allowed.ainvoke({"order": Order("y", 1)}, config)
     assert (await allowed.aget_state(config)).values["order"] == Order("y", 2)
     plain = b.compile(checkpointer=saver)
-    assert (await plain.aget_state(config)).values["order"] == {"sku": "y", "qty": 2}
+    with pytest.raises(CorruptCheckpointError, match="allowlist"):
+        await plain.aget_state(config)
 
 
 async def test_encrypted_serializer_stores_ciphertext_and_reads_back(saver_factory) -> None:
