@@ -103,6 +103,7 @@ class Held:
     progress: tuple[datetime, str | None] | None = None
     error: str | None = None
     ending: bool = False  # an __error__ was written: the run is probably ending
+    pending: bool = False  # decided to start, lease not acquired yet
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,9 @@ class RunBook:
                 return NOTHING
             if not ns and self._ended.get(thread_id) is runtime:
                 return None
+            # reserve it now, so concurrent writes of the run do not start it twice
+            self._held[thread_id] = Held(thread_id, 0, runtime, pending=True)
+            self._ended.pop(thread_id, None)
         return Decision(thread_id, runtime, start=True)
 
     # -- bookkeeping after I/O --
@@ -212,6 +216,20 @@ class RunBook:
         with self._lock:
             self._held[thread_id] = Held(thread_id, token, runtime)
             self._ended.pop(thread_id, None)
+
+    def is_reserved(self, thread_id: str, runtime: Any) -> bool:
+        """Whether a start decided for ``runtime`` still stands (not ended meanwhile)."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            return held is not None and held.pending and held.runtime is runtime
+
+    def confirm(self, thread_id: str, token: int) -> None:
+        """The reserved lease was acquired."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is not None:
+                held.pending = False
+                held.token = token
 
     def drop(self, thread_id: str, runtime: Any = None) -> Held | None:
         """Forget a held lease; remember ``runtime`` as the thread's ended run."""
@@ -266,6 +284,8 @@ class RunBook:
         collect = False
         with self._lock:
             for held in self._held.values():
+                if held.pending:
+                    continue
                 if held.runtime is not None and _only_we_hold(held):
                     reason = ENDED_ERROR if held.ending else ENDED_GONE
                     ended.append((held.thread_id, reason, held.error))

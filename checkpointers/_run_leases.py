@@ -7,20 +7,21 @@ run finishes, pauses or is gone, and renew held leases from a background
 heartbeat (a daemon thread, or an asyncio task on the run's event loop) that
 makes one batched round trip per interval and never blocks the graph.
 
-A saver opts in with :class:`LeasingSaverMixin` / :class:`AsyncLeasingSaverMixin`
-and a ``run_leases`` attribute.
+A saver opts in with the class decorators :func:`sync_run_leases` /
+:func:`async_run_leases` and a ``run_leases`` / ``arun_leases`` attribute.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
@@ -41,6 +42,17 @@ Clock = Callable[[], datetime]
 
 def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def lease_settings(leases: LeaseSettings | bool | None) -> LeaseSettings | None:
+    """The settings a saver's ``leases=`` option asks for (``None``: leases off)."""
+    if leases is True:
+        return LeaseSettings()
+    if leases is False or leases is None:
+        return None
+    if not isinstance(leases, LeaseSettings):
+        raise TypeError(f"leases must be a bool or a LeaseSettings, not {leases!r}")
+    return leases
 
 
 class _Base:
@@ -99,11 +111,13 @@ class RunLeases(_Base):
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._thread_lock = threading.Lock()
+        self._io_lock = threading.Lock()
 
     def _after_fork(self) -> None:
         self._wake = threading.Event()
         self._thread = None
         self._thread_lock = threading.Lock()
+        self._io_lock = threading.Lock()
 
     # -- saver hooks --
 
@@ -112,13 +126,20 @@ class RunLeases(_Base):
         if not decision.start or decision.thread_id is None:
             return
         self._check_fork()
-        record = self.store.acquire_lease(thread_id=decision.thread_id, owner=self.owner,
-                                          now=self.clock(), ttl=self.settings.lease)
-        if record is None:
-            log.warning("thread %r is leased by another live run; not leasing this run",
-                        decision.thread_id)
-            return
-        self.book.hold(decision.thread_id, record.token, decision.runtime)
+        thread_id = decision.thread_id
+        # starts and ends of one saver are serialized, so a slow acquire can
+        # never land after the release of the same run
+        with self._io_lock:
+            if not self.book.is_reserved(thread_id, decision.runtime):
+                return  # the run already ended
+            record = self.store.acquire_lease(thread_id=thread_id, owner=self.owner,
+                                              now=self.clock(), ttl=self.settings.lease)
+            if record is None:
+                self.book.drop(thread_id)
+                log.warning("thread %r is leased by another live run; not leasing this run",
+                            thread_id)
+                return
+            self.book.confirm(thread_id, record.token)
         self._ensure_heartbeat()
 
     def after(self, decision: Decision) -> None:
@@ -126,14 +147,15 @@ class RunLeases(_Base):
         thread_id = decision.thread_id
         if thread_id is None or not self.book.holds(thread_id):
             return
-        if decision.error is not None:
-            self.book.mark_ending(thread_id, decision.error)
-            self.store.record_lease_error(thread_id=thread_id, owner=self.owner,
-                                          error=decision.error)
-        if decision.end is not None:
-            self.book.drop(thread_id, decision.runtime)
-            self.store.release_lease(thread_id=thread_id, owner=self.owner, now=self.clock(),
-                                     reason=decision.end)
+        with self._io_lock:
+            if decision.error is not None:
+                self.book.mark_ending(thread_id, decision.error)
+                self.store.record_lease_error(thread_id=thread_id, owner=self.owner,
+                                              error=decision.error)
+            if decision.end is not None:
+                self.book.drop(thread_id, decision.runtime)
+                self.store.release_lease(thread_id=thread_id, owner=self.owner,
+                                         now=self.clock(), reason=decision.end)
 
     def adopt(self, record: LeaseRecord) -> None:
         """Hold a lease claimed by a recovery worker with this saver's owner id."""
@@ -143,10 +165,11 @@ class RunLeases(_Base):
 
     def release(self, thread_id: str, reason: str, error: str | None = None) -> bool:
         """Release a held lease now (recovery worker, after its run)."""
-        if self.book.drop(thread_id) is None:
-            return False
-        return self.store.release_lease(thread_id=thread_id, owner=self.owner,
-                                        now=self.clock(), reason=reason, error=error)
+        with self._io_lock:
+            if self.book.drop(thread_id) is None:
+                return False
+            return self.store.release_lease(thread_id=thread_id, owner=self.owner,
+                                            now=self.clock(), reason=reason, error=error)
 
     # -- heartbeat --
 
@@ -184,9 +207,10 @@ class RunLeases(_Base):
     def _apply(self, plan: Plan) -> None:
         now = self.clock()
         for thread_id, reason, error in plan.ended:
-            self.book.drop(thread_id)
-            self.store.release_lease(thread_id=thread_id, owner=self.owner, now=now,
-                                     reason=reason, error=error)
+            with self._io_lock:
+                self.book.drop(thread_id)
+                self.store.release_lease(thread_id=thread_id, owner=self.owner, now=now,
+                                         reason=reason, error=error)
         if plan.renew:
             lost = self.store.renew_leases(owner=self.owner, thread_ids=plan.renew, now=now,
                                            ttl=self.settings.lease, progress=plan.progress)
@@ -205,23 +229,39 @@ class AsyncRunLeases(_Base):
         super().__init__(settings, clock)
         self.store = store
         self._task: asyncio.Task[None] | None = None
+        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
 
     def _after_fork(self) -> None:
         self._task = None
+        self._locks = {}
+
+    def _io_lock(self) -> asyncio.Lock:
+        # one lock per event loop: an asyncio.Lock must not cross loops
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            for old in [k for k in self._locks if k.is_closed()]:
+                del self._locks[old]
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
 
     async def before(self, decision: Decision) -> None:
         """Take the lease if ``decision`` starts a run."""
         if not decision.start or decision.thread_id is None:
             return
         self._check_fork()
-        record = await self.store.aacquire_lease(thread_id=decision.thread_id,
-                                                 owner=self.owner, now=self.clock(),
-                                                 ttl=self.settings.lease)
-        if record is None:
-            log.warning("thread %r is leased by another live run; not leasing this run",
-                        decision.thread_id)
-            return
-        self.book.hold(decision.thread_id, record.token, decision.runtime)
+        thread_id = decision.thread_id
+        async with self._io_lock():
+            if not self.book.is_reserved(thread_id, decision.runtime):
+                return
+            record = await self.store.aacquire_lease(thread_id=thread_id, owner=self.owner,
+                                                     now=self.clock(), ttl=self.settings.lease)
+            if record is None:
+                self.book.drop(thread_id)
+                log.warning("thread %r is leased by another live run; not leasing this run",
+                            thread_id)
+                return
+            self.book.confirm(thread_id, record.token)
         self._ensure_heartbeat()
 
     async def after(self, decision: Decision) -> None:
@@ -229,14 +269,15 @@ class AsyncRunLeases(_Base):
         thread_id = decision.thread_id
         if thread_id is None or not self.book.holds(thread_id):
             return
-        if decision.error is not None:
-            self.book.mark_ending(thread_id, decision.error)
-            await self.store.arecord_lease_error(thread_id=thread_id, owner=self.owner,
-                                                 error=decision.error)
-        if decision.end is not None:
-            self.book.drop(thread_id, decision.runtime)
-            await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
-                                            now=self.clock(), reason=decision.end)
+        async with self._io_lock():
+            if decision.error is not None:
+                self.book.mark_ending(thread_id, decision.error)
+                await self.store.arecord_lease_error(thread_id=thread_id, owner=self.owner,
+                                                     error=decision.error)
+            if decision.end is not None:
+                self.book.drop(thread_id, decision.runtime)
+                await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
+                                                now=self.clock(), reason=decision.end)
 
     def adopt(self, record: LeaseRecord) -> None:
         """Hold a lease claimed by a recovery worker with this saver's owner id."""
@@ -246,10 +287,12 @@ class AsyncRunLeases(_Base):
 
     async def release(self, thread_id: str, reason: str, error: str | None = None) -> bool:
         """Release a held lease now (recovery worker, after its run)."""
-        if self.book.drop(thread_id) is None:
-            return False
-        return await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
-                                               now=self.clock(), reason=reason, error=error)
+        async with self._io_lock():
+            if self.book.drop(thread_id) is None:
+                return False
+            return await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
+                                                   now=self.clock(), reason=reason,
+                                                   error=error)
 
     def _ensure_heartbeat(self) -> None:
         loop = asyncio.get_running_loop()
@@ -276,9 +319,10 @@ class AsyncRunLeases(_Base):
             plan = self.book.plan()
         now = self.clock()
         for thread_id, reason, error in plan.ended:
-            self.book.drop(thread_id)
-            await self.store.arelease_lease(thread_id=thread_id, owner=self.owner, now=now,
-                                            reason=reason, error=error)
+            async with self._io_lock():
+                self.book.drop(thread_id)
+                await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
+                                                now=now, reason=reason, error=error)
         if plan.renew:
             lost = await self.store.arenew_leases(owner=self.owner, thread_ids=plan.renew,
                                                   now=now, ttl=self.settings.lease,
@@ -296,64 +340,81 @@ class AsyncRunLeases(_Base):
             self._task = None
 
 
-class LeasingSaverMixin:
-    """Adds run leases to a sync saver: put before the saver's own base class.
+S = TypeVar("S", bound=type)
 
-    The saver sets ``self.run_leases`` (a :class:`RunLeases`, or ``None`` to
-    turn leases off).
+
+def sync_run_leases(cls: S) -> S:
+    """Class decorator: run leases around a sync saver's own ``put``/``put_writes``.
+
+    The saver sets ``self.run_leases`` (a :class:`RunLeases`, or ``None`` to turn
+    leases off). A decorator rather than a mixin, because the savers define
+    ``put`` in their own class body.
     """
+    put = cls.put
+    put_writes = cls.put_writes
 
-    run_leases: RunLeases | None
-
-    def put(self, config: RunnableConfig, checkpoint: Checkpoint,
-            metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
-        leases = self.run_leases
+    @functools.wraps(put)
+    def leased_put(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
+                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+        leases: RunLeases | None = self.run_leases
         if leases is None:
-            return super().put(config, checkpoint, metadata, new_versions)  # type: ignore[misc,no-any-return]
+            return put(self, config, checkpoint, metadata, new_versions)
         before, after = leases.book.on_put(config, checkpoint, metadata)
         leases.before(before)
-        result: RunnableConfig = super().put(config, checkpoint, metadata, new_versions)  # type: ignore[misc]
+        result = put(self, config, checkpoint, metadata, new_versions)
         leases.after(after)
         return result
 
-    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                   task_id: str, task_path: str = "") -> None:
-        leases = self.run_leases
+    @functools.wraps(put_writes)
+    def leased_put_writes(self: Any, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                          task_id: str, task_path: str = "") -> None:
+        leases: RunLeases | None = self.run_leases
         if leases is None:
-            super().put_writes(config, writes, task_id, task_path)  # type: ignore[misc]
+            put_writes(self, config, writes, task_id, task_path)
             return
         before, after = leases.book.on_writes(config, writes)
         leases.before(before)
-        super().put_writes(config, writes, task_id, task_path)  # type: ignore[misc]
+        put_writes(self, config, writes, task_id, task_path)
         leases.after(after)
 
+    cls.put = leased_put
+    cls.put_writes = leased_put_writes
+    return cls
 
-class AsyncLeasingSaverMixin:
-    """Adds run leases to an async saver (``aput``/``aput_writes``).
+
+def async_run_leases(cls: S) -> S:
+    """Class decorator: run leases around an async saver's own ``aput``/``aput_writes``.
 
     The saver sets ``self.arun_leases`` (an :class:`AsyncRunLeases`, or ``None``).
     """
+    aput = cls.aput
+    aput_writes = cls.aput_writes
 
-    arun_leases: AsyncRunLeases | None
-
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
-                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
-        leases = self.arun_leases
+    @functools.wraps(aput)
+    async def leased_aput(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
+                          metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+        leases: AsyncRunLeases | None = self.arun_leases
         if leases is None:
-            return await super().aput(config, checkpoint, metadata, new_versions)  # type: ignore[misc,no-any-return]
+            return await aput(self, config, checkpoint, metadata, new_versions)
         before, after = leases.book.on_put(config, checkpoint, metadata)
         await leases.before(before)
-        result: RunnableConfig = await super().aput(config, checkpoint, metadata, new_versions)  # type: ignore[misc]
+        result = await aput(self, config, checkpoint, metadata, new_versions)
         await leases.after(after)
         return result
 
-    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                          task_id: str, task_path: str = "") -> None:
-        leases = self.arun_leases
+    @functools.wraps(aput_writes)
+    async def leased_aput_writes(self: Any, config: RunnableConfig,
+                                 writes: Sequence[tuple[str, Any]], task_id: str,
+                                 task_path: str = "") -> None:
+        leases: AsyncRunLeases | None = self.arun_leases
         if leases is None:
-            await super().aput_writes(config, writes, task_id, task_path)  # type: ignore[misc]
+            await aput_writes(self, config, writes, task_id, task_path)
             return
         before, after = leases.book.on_writes(config, writes)
         await leases.before(before)
-        await super().aput_writes(config, writes, task_id, task_path)  # type: ignore[misc]
+        await aput_writes(self, config, writes, task_id, task_path)
         await leases.after(after)
+
+    cls.aput = leased_aput
+    cls.aput_writes = leased_aput_writes
+    return cls

@@ -16,15 +16,12 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Annotated, Any, TypedDict
 
-import psycopg
-import redis
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from checkpointers._leases import LeaseSettings
-from checkpointers._run_leases import LeasingSaverMixin, RunLeases
-from checkpointers.postgres._leases import PostgresLeaseStore
-from checkpointers.redis._leases import RedisLeaseStore
+from checkpointers.postgres import PostgresSaver
+from checkpointers.redis import RedisSaver
 from interrupts._heartbeat import heartbeat
 
 STEPS = 20
@@ -33,7 +30,6 @@ STEPS = 20
 def steps() -> int:
     """Length of the step graph: 20, or ``LEASE_TEST_STEPS`` for the bulk tests."""
     return int(os.environ.get("LEASE_TEST_STEPS", STEPS))
-LEASE_SQL = os.path.join(os.path.dirname(__file__), "..", "migrations", "postgres")
 
 
 def settings(lease: float, beat: float) -> LeaseSettings:
@@ -43,47 +39,25 @@ def settings(lease: float, beat: float) -> LeaseSettings:
 # -- savers ---------------------------------------------------------------------------
 
 
-def _lease_step_sql() -> str:
-    name = next(n for n in sorted(os.listdir(LEASE_SQL)) if n.endswith("_run_leases.sql"))
-    with open(os.path.join(LEASE_SQL, name), encoding="utf-8") as f:
-        return f.read()
-
-
 @contextmanager
 def leasing_saver(backend: str, where: dict[str, str], lease: LeaseSettings) -> Iterator[Any]:
-    """A sync saver with run leases on ``backend`` (``pg`` or ``redis``)."""
+    """One of our sync savers, with run leases, on ``backend`` (``pg`` or ``redis``)."""
     if backend == "pg":
-        from langgraph.checkpoint.postgres import PostgresSaver
-
-        class LeasingPostgres(LeasingSaverMixin, PostgresSaver):
-            pass
-
-        conn = psycopg.connect(where["url"], autocommit=True,
-                               options=f"-c search_path={where['schema']}")
-        try:
-            saver = LeasingPostgres(conn)
+        with PostgresSaver.from_conn_string(where["url"], schema=where["schema"],
+                                            leases=lease) as saver:
             saver.setup()
-            conn.execute(_lease_step_sql())
-            saver.run_leases = RunLeases(PostgresLeaseStore(conn, where["schema"], saver.lock),
-                                         lease)
-            yield saver
-        finally:
-            saver.run_leases.close()
-            conn.close()
+            try:
+                yield saver
+            finally:
+                saver.run_leases.close()
     else:
-        from langgraph_checkpoint_plainredis import RedisSaver
-
-        class LeasingRedis(LeasingSaverMixin, RedisSaver):
-            pass
-
-        client = redis.Redis.from_url(where["url"])
-        try:
-            saver = LeasingRedis(client, prefix=where["prefix"])
-            saver.run_leases = RunLeases(RedisLeaseStore(client, where["prefix"]), lease)
-            yield saver
-        finally:
-            saver.run_leases.close()
-            client.close()
+        with RedisSaver.from_conn_string(where["url"], prefix=where["prefix"],
+                                         leases=lease) as rsaver:
+            rsaver.setup()
+            try:
+                yield rsaver
+            finally:
+                rsaver.run_leases.close()
 
 
 def where_of(backend: str, request: Any) -> dict[str, str]:

@@ -1,28 +1,23 @@
 """Run leases in PostgreSQL: table ``durable_run_leases`` (layout step ``run_leases``).
 
 Each operation is one statement, so each compare-and-set is atomic by itself.
-:class:`LeaseQueries` builds the statements and parses rows without I/O;
-:class:`PostgresLeaseStore` and :class:`AsyncPostgresLeaseStore` run them on a
-psycopg connection or pool (autocommit, as the savers use).
+:class:`LeaseOps` holds the I/O-free operations (generators of
+:class:`~checkpointers.postgres._core.Stmt`); :class:`SyncLeases` and
+:class:`AsyncLeases` are the thin shells mixed into the two savers, which so
+implement :class:`~checkpointers._leases.LeaseStore` and its async twin.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Generator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-import psycopg
-from psycopg import sql
-
-from checkpointers._errors import StorageUnavailableError
-from checkpointers._leases import (
-    PARKED,
-    RUNNING,
-    LeaseCounts,
-    LeaseRecord,
-)
+from checkpointers._ids import check_id
+from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
+from checkpointers.postgres._core import Op, Stmt
+from checkpointers.postgres._sql import render
 
 _COLS = (
     "thread_id, state, owner, token, acquired_at, renewed_at, expires_at, progress_at,"
@@ -30,8 +25,8 @@ _COLS = (
 )
 
 ACQUIRE = """
-INSERT INTO {t} AS l (thread_id, state, owner, token, acquired_at, renewed_at, expires_at,
-                      progress_at)
+INSERT INTO {s}.durable_run_leases AS l
+    (thread_id, state, owner, token, acquired_at, renewed_at, expires_at, progress_at)
 VALUES (%(thread_id)s, 'running', %(owner)s, 1, %(now)s, %(now)s, %(expires)s, %(now)s)
 ON CONFLICT (thread_id) DO UPDATE SET
     state = 'running',
@@ -50,7 +45,7 @@ RETURNING {cols}
 """
 
 RENEW = """
-UPDATE {t} AS l SET
+UPDATE {s}.durable_run_leases AS l SET
     renewed_at = %(now)s,
     expires_at = %(expires)s,
     progress_at = COALESCE(p.progress_at, l.progress_at),
@@ -62,25 +57,25 @@ RETURNING l.thread_id
 """
 
 RELEASE = """
-UPDATE {t} SET state = 'released', reason = %(reason)s, ended_at = %(now)s, attempts = 0,
-    last_error = COALESCE(%(error)s, last_error)
+UPDATE {s}.durable_run_leases SET state = 'released', reason = %(reason)s,
+    ended_at = %(now)s, attempts = 0, last_error = COALESCE(%(error)s, last_error)
 WHERE thread_id = %(thread_id)s AND state = 'running' AND owner = %(owner)s
 RETURNING thread_id
 """
 
 RECORD_ERROR = """
-UPDATE {t} SET last_error = %(error)s
+UPDATE {s}.durable_run_leases SET last_error = %(error)s
 WHERE thread_id = %(thread_id)s AND owner = %(owner)s
 """
 
 FIND_EXPIRED = """
-SELECT {cols} FROM {t}
+SELECT {cols} FROM {s}.durable_run_leases
 WHERE state = 'running' AND expires_at <= %(now)s
 ORDER BY expires_at LIMIT %(limit)s
 """
 
 CLAIM = """
-UPDATE {t} SET owner = %(owner)s, token = token + 1, attempts = attempts + 1,
+UPDATE {s}.durable_run_leases SET owner = %(owner)s, token = token + 1, attempts = attempts + 1,
     recoveries = recoveries + 1, acquired_at = %(now)s, renewed_at = %(now)s,
     expires_at = %(expires)s, progress_at = %(now)s, progress = NULL
 WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
@@ -89,39 +84,37 @@ RETURNING {cols}
 """
 
 PARK = """
-UPDATE {t} SET state = 'parked', reason = %(reason)s, ended_at = %(now)s
+UPDATE {s}.durable_run_leases SET state = 'parked', reason = %(reason)s, ended_at = %(now)s
 WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
     AND expires_at <= %(now)s
 RETURNING {cols}
 """
 
 UNPARK = """
-UPDATE {t} SET state = 'released', attempts = 0, reason = 'unparked'
+UPDATE {s}.durable_run_leases SET state = 'released', attempts = 0, reason = 'unparked'
 WHERE thread_id = %(thread_id)s AND state = 'parked'
 RETURNING thread_id
 """
 
-GET = "SELECT {cols} FROM {t} WHERE thread_id = %(thread_id)s"
+GET = "SELECT {cols} FROM {s}.durable_run_leases WHERE thread_id = %(thread_id)s"
 
 LIST_RUNNING = """
-SELECT {cols} FROM {t} WHERE state = 'running' ORDER BY expires_at LIMIT %(limit)s
+SELECT {cols} FROM {s}.durable_run_leases WHERE state = 'running'
+ORDER BY expires_at LIMIT %(limit)s
 """
 
 LIST_PARKED = """
-SELECT {cols} FROM {t} WHERE state = 'parked' ORDER BY ended_at LIMIT %(limit)s
+SELECT {cols} FROM {s}.durable_run_leases WHERE state = 'parked' ORDER BY ended_at LIMIT %(limit)s
 """
 
 COUNTS = """
 SELECT
-    (SELECT count(*) FROM {t} WHERE state = 'running' AND expires_at > %(now)s),
-    (SELECT count(*) FROM {t} WHERE state = 'running' AND expires_at <= %(now)s),
-    (SELECT count(*) FROM {t} WHERE state = 'parked')
+    (SELECT count(*) FROM {s}.durable_run_leases WHERE state = 'running' AND expires_at > %(now)s),
+    (SELECT count(*) FROM {s}.durable_run_leases WHERE state = 'running' AND expires_at <= %(now)s),
+    (SELECT count(*) FROM {s}.durable_run_leases WHERE state = 'parked')
 """
 
-DELETE = "DELETE FROM {t} WHERE thread_id = %(thread_id)s"
-
-Stmt = tuple[sql.Composed, dict[str, Any]]
-Flow = Generator[Stmt, list[Any], Any]
+DELETE = "DELETE FROM {s}.durable_run_leases WHERE thread_id = %(thread_id)s"
 
 
 def _record(row: Sequence[Any]) -> LeaseRecord:
@@ -133,245 +126,243 @@ def _record(row: Sequence[Any]) -> LeaseRecord:
     )
 
 
-class LeaseQueries:
-    """The lease statements of one schema, and every operation as a flow (no I/O).
-
-    A flow yields ``(statement, params)``, receives the result rows, and
-    returns the operation's result; the sync and async stores only run them.
-    """
-
+class _LeaseQueries:
     def __init__(self, schema: str) -> None:
-        table = sql.Identifier(schema, "durable_run_leases")
-        cols = sql.SQL(_COLS)
+        def r(template: str) -> str:
+            return render(template, schema, cols=_COLS)
 
-        def render(text: str) -> sql.Composed:
-            return sql.SQL(text).format(t=table, cols=cols)
+        self.acquire = r(ACQUIRE)
+        self.renew = r(RENEW)
+        self.release = r(RELEASE)
+        self.record_error = r(RECORD_ERROR)
+        self.find_expired = r(FIND_EXPIRED)
+        self.claim = r(CLAIM)
+        self.park = r(PARK)
+        self.unpark = r(UNPARK)
+        self.get = r(GET)
+        self.list_running = r(LIST_RUNNING)
+        self.list_parked = r(LIST_PARKED)
+        self.counts = r(COUNTS)
+        self.delete = r(DELETE)
 
-        self.acquire_q = render(ACQUIRE)
-        self.renew_q = render(RENEW)
-        self.release_q = render(RELEASE)
-        self.record_error_q = render(RECORD_ERROR)
-        self.find_expired_q = render(FIND_EXPIRED)
-        self.claim_q = render(CLAIM)
-        self.park_q = render(PARK)
-        self.unpark_q = render(UNPARK)
-        self.get_q = render(GET)
-        self.list_running_q = render(LIST_RUNNING)
-        self.list_parked_q = render(LIST_PARKED)
-        self.counts_q = render(COUNTS)
-        self.delete_q = render(DELETE)
 
-    def acquire(self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta) -> Flow:
-        rows = yield self.acquire_q, {"thread_id": thread_id, "owner": owner, "now": now,
-                                      "expires": now + ttl}
+class LeaseOps:
+    """I/O-free lease operations; mixed into a class that has ``_q`` (its schema)."""
+
+    _q: Any
+
+    @cached_property
+    def _lq(self) -> _LeaseQueries:
+        return _LeaseQueries(self._q.schema)
+
+    def _op_acquire_lease(self, thread_id: str, owner: str, now: datetime,
+                          ttl: timedelta) -> Op:
+        params = {"thread_id": check_id("thread_id", thread_id), "owner": owner, "now": now,
+                  "expires": now + ttl}
+        rows = yield Stmt(self._lq.acquire, params, fetch=True)
         return _record(rows[0]) if rows else None
 
-    def renew(self, *, owner: str, thread_ids: Sequence[str], now: datetime, ttl: timedelta,
-              progress: dict[str, tuple[datetime, str | None]] | None = None) -> Flow:
+    def _op_renew_leases(self, owner: str, thread_ids: Sequence[str], now: datetime,
+                         ttl: timedelta,
+                         progress: dict[str, tuple[datetime, str | None]] | None) -> Op:
         if not thread_ids:
             return []
         progress = progress or {}
-        rows = yield self.renew_q, {
+        params = {
             "owner": owner, "now": now, "expires": now + ttl, "ids": list(thread_ids),
             "progress_at": [progress[t][0] if t in progress else None for t in thread_ids],
             "notes": [progress[t][1] if t in progress else None for t in thread_ids],
         }
-        kept = {r[0] for r in rows}
+        rows = yield Stmt(self._lq.renew, params, fetch=True, prepare=False)
+        kept = {r[0] for r in rows or ()}
         return [t for t in thread_ids if t not in kept]
 
-    def release(self, *, thread_id: str, owner: str, now: datetime, reason: str,
-                error: str | None = None) -> Flow:
-        rows = yield self.release_q, {"thread_id": thread_id, "owner": owner, "now": now,
-                                      "reason": reason, "error": error}
+    def _op_release_lease(self, thread_id: str, owner: str, now: datetime, reason: str,
+                          error: str | None) -> Op:
+        params = {"thread_id": thread_id, "owner": owner, "now": now, "reason": reason,
+                  "error": error}
+        rows = yield Stmt(self._lq.release, params, fetch=True)
         return bool(rows)
 
-    def record_error(self, *, thread_id: str, owner: str, error: str) -> Flow:
-        yield self.record_error_q, {"thread_id": thread_id, "owner": owner, "error": error}
+    def _op_record_lease_error(self, thread_id: str, owner: str, error: str) -> Op:
+        yield Stmt(self._lq.record_error, {"thread_id": thread_id, "owner": owner,
+                                           "error": error})
 
-    def find_expired(self, *, now: datetime, limit: int) -> Flow:
-        rows = yield self.find_expired_q, {"now": now, "limit": limit}
-        return [_record(r) for r in rows]
+    def _op_find_expired_leases(self, now: datetime, limit: int) -> Op:
+        rows = yield Stmt(self._lq.find_expired, {"now": now, "limit": int(limit)}, fetch=True)
+        return [_record(r) for r in rows or ()]
 
-    def claim(self, *, thread_id: str, token: int, owner: str, now: datetime,
-              ttl: timedelta) -> Flow:
-        rows = yield self.claim_q, {"thread_id": thread_id, "token": token, "owner": owner,
-                                    "now": now, "expires": now + ttl}
+    def _op_claim_expired_lease(self, thread_id: str, token: int, owner: str, now: datetime,
+                                ttl: timedelta) -> Op:
+        params = {"thread_id": thread_id, "token": int(token), "owner": owner, "now": now,
+                  "expires": now + ttl}
+        rows = yield Stmt(self._lq.claim, params, fetch=True)
         return _record(rows[0]) if rows else None
 
-    def park(self, *, thread_id: str, token: int, now: datetime, reason: str) -> Flow:
-        rows = yield self.park_q, {"thread_id": thread_id, "token": token, "now": now,
-                                   "reason": reason}
+    def _op_park_lease(self, thread_id: str, token: int, now: datetime, reason: str) -> Op:
+        params = {"thread_id": thread_id, "token": int(token), "now": now, "reason": reason}
+        rows = yield Stmt(self._lq.park, params, fetch=True)
         return _record(rows[0]) if rows else None
 
-    def unpark(self, *, thread_id: str) -> Flow:
-        return bool((yield self.unpark_q, {"thread_id": thread_id}))
+    def _op_unpark_lease(self, thread_id: str) -> Op:
+        rows = yield Stmt(self._lq.unpark, {"thread_id": thread_id}, fetch=True)
+        return bool(rows)
 
-    def get(self, *, thread_id: str) -> Flow:
-        rows = yield self.get_q, {"thread_id": thread_id}
+    def _op_get_lease(self, thread_id: str) -> Op:
+        rows = yield Stmt(self._lq.get, {"thread_id": thread_id}, fetch=True)
         return _record(rows[0]) if rows else None
 
-    def list(self, *, state: str, limit: int) -> Flow:
+    def _op_list_leases(self, state: str, limit: int) -> Op:
         if state not in (RUNNING, PARKED):
             raise ValueError(f"only running and parked leases are listed, not {state!r}")
-        query = self.list_running_q if state == RUNNING else self.list_parked_q
-        rows = yield query, {"limit": limit}
-        return [_record(r) for r in rows]
+        query = self._lq.list_running if state == RUNNING else self._lq.list_parked
+        rows = yield Stmt(query, {"limit": int(limit)}, fetch=True)
+        return [_record(r) for r in rows or ()]
 
-    def counts(self, *, now: datetime) -> Flow:
-        rows = yield self.counts_q, {"now": now}
-        running, orphaned, parked = rows[0]
+    def _op_lease_counts(self, now: datetime) -> Op:
+        rows = yield Stmt(self._lq.counts, {"now": now}, fetch=True)
+        running, orphaned, parked = rows[0] if rows else (0, 0, 0)
         return LeaseCounts(int(running), int(orphaned), int(parked))
 
-    def delete(self, *, thread_id: str) -> Flow:
-        yield self.delete_q, {"thread_id": thread_id}
+    def _op_delete_lease(self, thread_id: str) -> Op:
+        yield Stmt(self._lq.delete, {"thread_id": thread_id})
 
 
-def _translate(operation: str, exc: psycopg.OperationalError) -> StorageUnavailableError:
-    return StorageUnavailableError(backend="postgres", operation=operation, reason=str(exc))
+class SyncLeases(LeaseOps):
+    """Sync shell: :class:`~checkpointers._leases.LeaseStore` on the saver's connection."""
+
+    if TYPE_CHECKING:
+
+        def _run(self, operation: str, op: Op) -> Any: ...
+
+    def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
+                      ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        return self._run("acquire_lease",  # type: ignore[no-any-return]
+                         self._op_acquire_lease(thread_id, owner, now, ttl))
+
+    def renew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
+                     ttl: timedelta,
+                     progress: dict[str, tuple[datetime, str | None]] | None = None) -> list[str]:
+        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        return self._run("renew_leases",  # type: ignore[no-any-return]
+                         self._op_renew_leases(owner, thread_ids, now, ttl, progress))
+
+    def release_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
+                      error: str | None = None) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        return self._run("release_lease",  # type: ignore[no-any-return]
+                         self._op_release_lease(thread_id, owner, now, reason, error))
+
+    def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        self._run("record_lease_error", self._op_record_lease_error(thread_id, owner, error))
+
+    def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        return self._run("find_expired_leases",  # type: ignore[no-any-return]
+                         self._op_find_expired_leases(now, limit))
+
+    def claim_expired_lease(self, *, thread_id: str, token: int, owner: str, now: datetime,
+                            ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        return self._run("claim_expired_lease",  # type: ignore[no-any-return]
+                         self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
+
+    def park_lease(self, *, thread_id: str, token: int, now: datetime,
+                   reason: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        return self._run("park_lease",  # type: ignore[no-any-return]
+                         self._op_park_lease(thread_id, token, now, reason))
+
+    def unpark_lease(self, *, thread_id: str) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        return self._run("unpark_lease", self._op_unpark_lease(thread_id))  # type: ignore[no-any-return]
+
+    def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        return self._run("get_lease", self._op_get_lease(thread_id))  # type: ignore[no-any-return]
+
+    def list_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        return self._run("list_leases", self._op_list_leases(state, limit))  # type: ignore[no-any-return]
+
+    def lease_counts(self, *, now: datetime) -> LeaseCounts:
+        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        return self._run("lease_counts", self._op_lease_counts(now))  # type: ignore[no-any-return]
+
+    def delete_lease(self, *, thread_id: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        self._run("delete_lease", self._op_delete_lease(thread_id))
 
 
-class PostgresLeaseStore:
-    """:class:`~checkpointers._leases.LeaseStore` on a psycopg connection or pool.
+class AsyncLeases(LeaseOps):
+    """Async shell: :class:`~checkpointers._leases.AsyncLeaseStore` on the saver's connection."""
 
-    Args:
-        conn: An autocommit ``psycopg.Connection`` or a ``psycopg_pool.ConnectionPool``.
-        schema: The saver's schema.
-        lock: Held around every statement when ``conn`` is a connection the
-            saver shares between threads (the saver's own lock).
-    """
+    if TYPE_CHECKING:
 
-    def __init__(self, conn: Any, schema: str = "public", lock: Any = None) -> None:
-        self.conn = conn
-        self.q = LeaseQueries(schema)
-        self.lock = lock if lock is not None else nullcontext()
+        async def _run(self, operation: str, op: Op) -> Any: ...
 
-    @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        if isinstance(self.conn, psycopg.Connection):
-            with self.lock:
-                yield self.conn
-        else:
-            with self.conn.connection() as conn:
-                yield conn
+    async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
+                             ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        return await self._run("acquire_lease",  # type: ignore[no-any-return]
+                               self._op_acquire_lease(thread_id, owner, now, ttl))
 
-    def _run(self, operation: str, flow: Flow) -> Any:
-        try:
-            query, params = next(flow)
-            with self._connection() as conn:
-                with conn.cursor() as cur:
-                    cur.execute(query, params)
-                    rows = cur.fetchall() if cur.description is not None else []
-                if not conn.autocommit:
-                    conn.commit()
-            flow.send(rows)
-        except StopIteration as stop:
-            return stop.value
-        except psycopg.OperationalError as exc:
-            raise _translate(operation, exc) from exc
-        raise RuntimeError(f"lease operation {operation} made more than one statement")
+    async def arenew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
+                            ttl: timedelta,
+                            progress: dict[str, tuple[datetime, str | None]] | None = None,
+                            ) -> list[str]:
+        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        return await self._run("renew_leases",  # type: ignore[no-any-return]
+                               self._op_renew_leases(owner, thread_ids, now, ttl, progress))
 
-    def acquire_lease(self, **kw: Any) -> LeaseRecord | None:
-        return self._run("acquire_lease", self.q.acquire(**kw))  # type: ignore[no-any-return]
+    async def arelease_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
+                             error: str | None = None) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        return await self._run("release_lease",  # type: ignore[no-any-return]
+                               self._op_release_lease(thread_id, owner, now, reason, error))
 
-    def renew_leases(self, **kw: Any) -> list[str]:
-        return self._run("renew_leases", self.q.renew(**kw))  # type: ignore[no-any-return]
+    async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        await self._run("record_lease_error",
+                        self._op_record_lease_error(thread_id, owner, error))
 
-    def release_lease(self, **kw: Any) -> bool:
-        return self._run("release_lease", self.q.release(**kw))  # type: ignore[no-any-return]
+    async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        return await self._run("find_expired_leases",  # type: ignore[no-any-return]
+                               self._op_find_expired_leases(now, limit))
 
-    def record_lease_error(self, **kw: Any) -> None:
-        self._run("record_lease_error", self.q.record_error(**kw))
+    async def aclaim_expired_lease(self, *, thread_id: str, token: int, owner: str,
+                                   now: datetime, ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
+                               self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
 
-    def find_expired_leases(self, **kw: Any) -> list[LeaseRecord]:
-        return self._run("find_expired_leases", self.q.find_expired(**kw))  # type: ignore[no-any-return]
+    async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
+                          reason: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        return await self._run("park_lease",  # type: ignore[no-any-return]
+                               self._op_park_lease(thread_id, token, now, reason))
 
-    def claim_expired_lease(self, **kw: Any) -> LeaseRecord | None:
-        return self._run("claim_expired_lease", self.q.claim(**kw))  # type: ignore[no-any-return]
+    async def aunpark_lease(self, *, thread_id: str) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        return await self._run("unpark_lease",  # type: ignore[no-any-return]
+                               self._op_unpark_lease(thread_id))
 
-    def park_lease(self, **kw: Any) -> LeaseRecord | None:
-        return self._run("park_lease", self.q.park(**kw))  # type: ignore[no-any-return]
+    async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        return await self._run("get_lease", self._op_get_lease(thread_id))  # type: ignore[no-any-return]
 
-    def unpark_lease(self, **kw: Any) -> bool:
-        return self._run("unpark_lease", self.q.unpark(**kw))  # type: ignore[no-any-return]
+    async def alist_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        return await self._run("list_leases",  # type: ignore[no-any-return]
+                               self._op_list_leases(state, limit))
 
-    def get_lease(self, **kw: Any) -> LeaseRecord | None:
-        return self._run("get_lease", self.q.get(**kw))  # type: ignore[no-any-return]
+    async def alease_counts(self, *, now: datetime) -> LeaseCounts:
+        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        return await self._run("lease_counts", self._op_lease_counts(now))  # type: ignore[no-any-return]
 
-    def list_leases(self, **kw: Any) -> list[LeaseRecord]:
-        return self._run("list_leases", self.q.list(**kw))  # type: ignore[no-any-return]
-
-    def lease_counts(self, **kw: Any) -> LeaseCounts:
-        return self._run("lease_counts", self.q.counts(**kw))  # type: ignore[no-any-return]
-
-    def delete_lease(self, **kw: Any) -> None:
-        self._run("delete_lease", self.q.delete(**kw))
-
-
-class AsyncPostgresLeaseStore:
-    """:class:`~checkpointers._leases.AsyncLeaseStore` on an async connection or pool."""
-
-    def __init__(self, conn: Any, schema: str = "public", lock: Any = None) -> None:
-        self.conn = conn
-        self.q = LeaseQueries(schema)
-        self.lock = lock if lock is not None else nullcontext()
-
-    @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        if isinstance(self.conn, psycopg.AsyncConnection):
-            async with self.lock:
-                yield self.conn
-        else:
-            async with self.conn.connection() as conn:
-                yield conn
-
-    async def _run(self, operation: str, flow: Flow) -> Any:
-        try:
-            query, params = next(flow)
-            async with self._connection() as conn:
-                async with conn.cursor() as cur:
-                    await cur.execute(query, params)
-                    rows = await cur.fetchall() if cur.description is not None else []
-                if not conn.autocommit:
-                    await conn.commit()
-            flow.send(rows)
-        except StopIteration as stop:
-            return stop.value
-        except psycopg.OperationalError as exc:
-            raise _translate(operation, exc) from exc
-        raise RuntimeError(f"lease operation {operation} made more than one statement")
-
-    async def aacquire_lease(self, **kw: Any) -> LeaseRecord | None:
-        return await self._run("acquire_lease", self.q.acquire(**kw))  # type: ignore[no-any-return]
-
-    async def arenew_leases(self, **kw: Any) -> list[str]:
-        return await self._run("renew_leases", self.q.renew(**kw))  # type: ignore[no-any-return]
-
-    async def arelease_lease(self, **kw: Any) -> bool:
-        return await self._run("release_lease", self.q.release(**kw))  # type: ignore[no-any-return]
-
-    async def arecord_lease_error(self, **kw: Any) -> None:
-        await self._run("record_lease_error", self.q.record_error(**kw))
-
-    async def afind_expired_leases(self, **kw: Any) -> list[LeaseRecord]:
-        return await self._run("find_expired_leases", self.q.find_expired(**kw))  # type: ignore[no-any-return]
-
-    async def aclaim_expired_lease(self, **kw: Any) -> LeaseRecord | None:
-        return await self._run("claim_expired_lease", self.q.claim(**kw))  # type: ignore[no-any-return]
-
-    async def apark_lease(self, **kw: Any) -> LeaseRecord | None:
-        return await self._run("park_lease", self.q.park(**kw))  # type: ignore[no-any-return]
-
-    async def aunpark_lease(self, **kw: Any) -> bool:
-        return await self._run("unpark_lease", self.q.unpark(**kw))  # type: ignore[no-any-return]
-
-    async def aget_lease(self, **kw: Any) -> LeaseRecord | None:
-        return await self._run("get_lease", self.q.get(**kw))  # type: ignore[no-any-return]
-
-    async def alist_leases(self, **kw: Any) -> list[LeaseRecord]:
-        return await self._run("list_leases", self.q.list(**kw))  # type: ignore[no-any-return]
-
-    async def alease_counts(self, **kw: Any) -> LeaseCounts:
-        return await self._run("lease_counts", self.q.counts(**kw))  # type: ignore[no-any-return]
-
-    async def adelete_lease(self, **kw: Any) -> None:
-        await self._run("delete_lease", self.q.delete(**kw))
+    async def adelete_lease(self, *, thread_id: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        await self._run("delete_lease", self._op_delete_lease(thread_id))

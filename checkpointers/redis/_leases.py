@@ -26,12 +26,13 @@ from __future__ import annotations
 import zlib
 from collections.abc import Generator, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-import redis
-
-from checkpointers._errors import StorageUnavailableError
+from checkpointers._ids import check_id
 from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
+from checkpointers.redis._core import Call, Cmd
+from checkpointers.redis._keys import escape_tag
 
 SHARDS = 16
 
@@ -134,11 +135,6 @@ def _text(raw: Any) -> str | None:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
-def escape_tag(value: str) -> str:
-    """Escape ``value`` for a hash tag, as the Redis saver's key layout does."""
-    return value.replace("%", "%25").replace("{", "%7B").replace("}", "%7D")
-
-
 class RedisLeaseKeys:
     """Key names of one prefix (no I/O).
 
@@ -206,265 +202,285 @@ def parse_record(raw: Any) -> LeaseRecord | None:
     )
 
 
-def _unavailable(operation: str, exc: Exception) -> StorageUnavailableError:
-    return StorageUnavailableError(backend="redis", operation=operation, reason=str(exc))
-
-
 def _members(raw: Sequence[Any]) -> list[str]:
     return [_text(m) or "" for m in raw]
 
 
-Batch = list[tuple[str, tuple[Any, ...]]]
-"""Commands a flow asks for: ``(client method, args)``, sent as one pipeline."""
-
-Flow = Generator[Batch, list[Any], Any]
+Flow = Generator[Call, list[Any], Any]
 
 
 class RedisLeaseCore:
-    """Every lease operation as a flow of command batches (no I/O).
+    """Every lease operation as a flow of :class:`~checkpointers.redis._core.Call` (no I/O).
 
-    A flow yields a :data:`Batch`, receives its replies, and returns the
-    operation's result; the sync and async stores below only run batches.
+    A flow yields commands for one pipeline, receives the replies, and returns
+    the operation's result; the savers' shells run it (``_run``).
     """
 
     def __init__(self, prefix: str) -> None:
         self.keys = RedisLeaseKeys(prefix)
 
-    def _script(self, text: str, thread_id: str, *args: Any) -> tuple[str, tuple[Any, ...]]:
-        return ("eval", (text, 2, *self.keys.pair(thread_id), *args))
+    def _script(self, text: str, thread_id: str, *args: Any) -> Cmd:
+        # EVAL, not EVALSHA: the saver's NOSCRIPT fallback knows only its own scripts
+        return ("EVAL", text, 2, *self.keys.pair(thread_id), *args)
 
-    def acquire(self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta) -> Flow:
+    def _index(self, thread_id: str, expires: datetime) -> Cmd:
+        return ("ZADD", self.keys.running(thread_id), to_ms(expires), thread_id)
+
+    def acquire(self, thread_id: str, owner: str, now: datetime, ttl: timedelta) -> Flow:
+        check_id("thread_id", thread_id)
         # index first: a crash right after it leaves a hint the finder verifies
-        replies = yield [
-            ("zadd", (self.keys.running(thread_id), {thread_id: to_ms(now + ttl)})),
+        replies = yield Call([
+            self._index(thread_id, now + ttl),
             self._script(ACQUIRE, thread_id, thread_id, owner, to_ms(now), to_ms(ttl)),
-        ]
+        ])
         return parse_record(replies[1])
 
-    def renew(self, *, owner: str, thread_ids: Sequence[str], now: datetime, ttl: timedelta,
-              progress: dict[str, tuple[datetime, str | None]] | None = None) -> Flow:
+    def renew(self, owner: str, thread_ids: Sequence[str], now: datetime, ttl: timedelta,
+              progress: dict[str, tuple[datetime, str | None]] | None) -> Flow:
         if not thread_ids:
             return []
         progress = progress or {}
-        batch: Batch = []
+        cmds: list[Cmd] = []
         for thread_id in thread_ids:
             at, note = progress.get(thread_id, (None, None))
-            batch.append(self._script(RENEW, thread_id, owner, to_ms(now), to_ms(ttl),
-                                      "" if at is None else to_ms(at), note or ""))
-        kept = yield batch
-        yield [("zadd", (self.keys.running(t), {t: to_ms(now + ttl)}))
-               for t, ok in zip(thread_ids, kept, strict=True) if ok]
+            cmds.append(self._script(RENEW, thread_id, owner, to_ms(now), to_ms(ttl),
+                                     "" if at is None else to_ms(at), note or ""))
+        kept = yield Call(cmds)
+        renewed = [t for t, ok in zip(thread_ids, kept, strict=True) if ok]
+        if renewed:
+            yield Call([self._index(t, now + ttl) for t in renewed])
         return [t for t, ok in zip(thread_ids, kept, strict=True) if not ok]
 
-    def release(self, *, thread_id: str, owner: str, now: datetime, reason: str,
-                error: str | None = None) -> Flow:
-        (done,) = yield [self._script(RELEASE, thread_id, owner, to_ms(now), reason,
-                                      error or "")]
+    def release(self, thread_id: str, owner: str, now: datetime, reason: str,
+                error: str | None) -> Flow:
+        (done,) = yield Call([self._script(RELEASE, thread_id, owner, to_ms(now), reason,
+                                           error or "")])
         if done:
-            yield [("zrem", (self.keys.running(thread_id), thread_id))]
+            yield Call([("ZREM", self.keys.running(thread_id), thread_id)])
         return bool(done)
 
-    def record_error(self, *, thread_id: str, owner: str, error: str) -> Flow:
-        yield [self._script(RECORD_ERROR, thread_id, owner, error)]
+    def record_error(self, thread_id: str, owner: str, error: str) -> Flow:
+        yield Call([self._script(RECORD_ERROR, thread_id, owner, error)])
 
-    def find_expired(self, *, now: datetime, limit: int) -> Flow:
+    def find_expired(self, now: datetime, limit: int) -> Flow:
         now_ms = to_ms(now)
-        found = yield [("zrangebyscore", (shard, "-inf", now_ms, 0, limit))
-                       for shard in self.keys.all_running()]
+        found = yield Call([("ZRANGEBYSCORE", shard, "-inf", now_ms, "LIMIT", 0, int(limit))
+                            for shard in self.keys.all_running()])
         candidates = [m for members in found for m in _members(members)]
         if not candidates:
             return []
-        raws = yield [("hgetall", (self.keys.record(t),)) for t in candidates]
-        fix: Batch = []
+        raws = yield Call([("HGETALL", self.keys.record(t)) for t in candidates])
+        fix: list[Cmd] = []
         expired = []
         for thread_id, raw in zip(candidates, raws, strict=True):
             record = parse_record(raw)
             if record is None or record.state != RUNNING:
-                fix.append(("zrem", (self.keys.running(thread_id), thread_id)))
+                fix.append(("ZREM", self.keys.running(thread_id), thread_id))
             elif record.is_orphaned(now):
                 expired.append(record)
             elif record.expires_at is not None:
-                fix.append(("zadd", (self.keys.running(thread_id),
-                                     {thread_id: to_ms(record.expires_at)})))
-        yield fix
+                fix.append(self._index(thread_id, record.expires_at))
+        if fix:
+            yield Call(fix)
         expired.sort(key=lambda r: r.expires_at or now)
         return expired[:limit]
 
-    def claim(self, *, thread_id: str, token: int, owner: str, now: datetime,
+    def claim(self, thread_id: str, token: int, owner: str, now: datetime,
               ttl: timedelta) -> Flow:
-        (raw,) = yield [self._script(CLAIM, thread_id, token, owner, to_ms(now), to_ms(ttl))]
+        (raw,) = yield Call([self._script(CLAIM, thread_id, int(token), owner, to_ms(now),
+                                          to_ms(ttl))])
         record = parse_record(raw)
         if record is not None:
-            yield [("zadd", (self.keys.running(thread_id), {thread_id: to_ms(now + ttl)}))]
+            yield Call([self._index(thread_id, now + ttl)])
         return record
 
-    def park(self, *, thread_id: str, token: int, now: datetime, reason: str) -> Flow:
-        (raw,) = yield [self._script(PARK, thread_id, token, to_ms(now), reason)]
+    def park(self, thread_id: str, token: int, now: datetime, reason: str) -> Flow:
+        (raw,) = yield Call([self._script(PARK, thread_id, int(token), to_ms(now), reason)])
         record = parse_record(raw)
         if record is not None:
-            yield [("zadd", (self.keys.parked(thread_id), {thread_id: to_ms(now)})),
-                   ("zrem", (self.keys.running(thread_id), thread_id))]
+            yield Call([("ZADD", self.keys.parked(thread_id), to_ms(now), thread_id),
+                        ("ZREM", self.keys.running(thread_id), thread_id)])
         return record
 
-    def unpark(self, *, thread_id: str) -> Flow:
-        (done,) = yield [self._script(UNPARK, thread_id)]
+    def unpark(self, thread_id: str) -> Flow:
+        (done,) = yield Call([self._script(UNPARK, thread_id)])
         if done:
-            yield [("zrem", (self.keys.parked(thread_id), thread_id))]
+            yield Call([("ZREM", self.keys.parked(thread_id), thread_id)])
         return bool(done)
 
-    def get(self, *, thread_id: str) -> Flow:
-        (raw,) = yield [("hgetall", (self.keys.record(thread_id),))]
+    def get(self, thread_id: str) -> Flow:
+        (raw,) = yield Call([("HGETALL", self.keys.record(thread_id))])
         return parse_record(raw)
 
-    def list(self, *, state: str, limit: int) -> Flow:
+    def list(self, state: str, limit: int) -> Flow:
         if state not in (RUNNING, PARKED):
             raise ValueError(f"only running and parked leases are listed, not {state!r}")
         shards = self.keys.all_running() if state == RUNNING else self.keys.all_parked()
-        found = yield [("zrange", (shard, 0, limit - 1)) for shard in shards]
+        found = yield Call([("ZRANGE", shard, 0, int(limit) - 1) for shard in shards])
         members = [m for f in found for m in _members(f)]
-        raws = (yield [("hgetall", (self.keys.record(t),)) for t in members]) if members else []
+        if not members:
+            return []
+        raws = yield Call([("HGETALL", self.keys.record(t)) for t in members])
         records = [r for r in map(parse_record, raws) if r is not None and r.state == state]
         records.sort(key=lambda r: (r.expires_at if state == RUNNING else r.ended_at) or _EPOCH)
         return records[:limit]
 
-    def counts(self, *, now: datetime) -> Flow:
-        batch: Batch = []
+    def counts(self, now: datetime) -> Flow:
+        cmds: list[Cmd] = []
         for shard in self.keys.all_running():
-            batch += [("zcard", (shard,)), ("zcount", (shard, "-inf", to_ms(now)))]
-        batch += [("zcard", (shard,)) for shard in self.keys.all_parked()]
-        out = yield batch
+            cmds += [("ZCARD", shard), ("ZCOUNT", shard, "-inf", to_ms(now))]
+        cmds += [("ZCARD", shard) for shard in self.keys.all_parked()]
+        out = yield Call(cmds)
         total = sum(out[0 : 2 * SHARDS : 2])
         orphaned = sum(out[1 : 2 * SHARDS : 2])
         return LeaseCounts(total - orphaned, orphaned, sum(out[2 * SHARDS :]))
 
-    def delete(self, *, thread_id: str) -> Flow:
-        yield [("delete", tuple(self.keys.pair(thread_id))),
-               ("zrem", (self.keys.running(thread_id), thread_id)),
-               ("zrem", (self.keys.parked(thread_id), thread_id))]
+    def delete(self, thread_id: str) -> Flow:
+        yield Call([("DEL", *self.keys.pair(thread_id)),
+                    ("ZREM", self.keys.running(thread_id), thread_id),
+                    ("ZREM", self.keys.parked(thread_id), thread_id)])
 
 
-def _run(client: Any, operation: str, flow: Flow) -> Any:
-    try:
-        batch = next(flow)
-        while True:
-            replies: list[Any] = []
-            if batch:
-                pipe = client.pipeline(transaction=False)
-                for name, args in batch:
-                    getattr(pipe, name)(*args)
-                replies = pipe.execute()
-            batch = flow.send(replies)
-    except StopIteration as stop:
-        return stop.value
-    except redis.ConnectionError as exc:
-        raise _unavailable(operation, exc) from exc
+class _LeaseCoreOwner:
+    _core: Any
+
+    @cached_property
+    def _lc(self) -> RedisLeaseCore:
+        return RedisLeaseCore(self._core.keys.prefix)
 
 
-async def _arun(client: Any, operation: str, flow: Flow) -> Any:
-    try:
-        batch = next(flow)
-        while True:
-            replies: list[Any] = []
-            if batch:
-                pipe = client.pipeline(transaction=False)
-                for name, args in batch:
-                    getattr(pipe, name)(*args)
-                replies = await pipe.execute()
-            batch = flow.send(replies)
-    except StopIteration as stop:
-        return stop.value
-    except redis.ConnectionError as exc:
-        raise _unavailable(operation, exc) from exc
+class SyncLeases(_LeaseCoreOwner):
+    """Sync shell: :class:`~checkpointers._leases.LeaseStore` on the saver's client."""
+
+    if TYPE_CHECKING:
+
+        def _run(self, operation: str, gen: Any) -> Any: ...
+
+    def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
+                      ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        return self._run("acquire_lease",  # type: ignore[no-any-return]
+                         self._lc.acquire(thread_id, owner, now, ttl))
+
+    def renew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
+                     ttl: timedelta,
+                     progress: dict[str, tuple[datetime, str | None]] | None = None) -> list[str]:
+        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        return self._run("renew_leases",  # type: ignore[no-any-return]
+                         self._lc.renew(owner, thread_ids, now, ttl, progress))
+
+    def release_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
+                      error: str | None = None) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        return self._run("release_lease",  # type: ignore[no-any-return]
+                         self._lc.release(thread_id, owner, now, reason, error))
+
+    def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        self._run("record_lease_error", self._lc.record_error(thread_id, owner, error))
+
+    def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        return self._run("find_expired_leases",  # type: ignore[no-any-return]
+                         self._lc.find_expired(now, limit))
+
+    def claim_expired_lease(self, *, thread_id: str, token: int, owner: str, now: datetime,
+                            ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        return self._run("claim_expired_lease",  # type: ignore[no-any-return]
+                         self._lc.claim(thread_id, token, owner, now, ttl))
+
+    def park_lease(self, *, thread_id: str, token: int, now: datetime,
+                   reason: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        return self._run("park_lease",  # type: ignore[no-any-return]
+                         self._lc.park(thread_id, token, now, reason))
+
+    def unpark_lease(self, *, thread_id: str) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        return self._run("unpark_lease", self._lc.unpark(thread_id))  # type: ignore[no-any-return]
+
+    def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        return self._run("get_lease", self._lc.get(thread_id))  # type: ignore[no-any-return]
+
+    def list_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        return self._run("list_leases", self._lc.list(state, limit))  # type: ignore[no-any-return]
+
+    def lease_counts(self, *, now: datetime) -> LeaseCounts:
+        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        return self._run("lease_counts", self._lc.counts(now))  # type: ignore[no-any-return]
+
+    def delete_lease(self, *, thread_id: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        self._run("delete_lease", self._lc.delete(thread_id))
 
 
-class RedisLeaseStore:
-    """:class:`~checkpointers._leases.LeaseStore` on a ``redis.Redis`` (or cluster) client.
+class AsyncLeases(_LeaseCoreOwner):
+    """Async shell: :class:`~checkpointers._leases.AsyncLeaseStore` on the saver's client."""
 
-    Args:
-        client: The saver's client.
-        prefix: The saver's key prefix.
-    """
+    if TYPE_CHECKING:
 
-    def __init__(self, client: Any, prefix: str) -> None:
-        self.client = client
-        self.core = RedisLeaseCore(prefix)
+        async def _run(self, operation: str, gen: Any) -> Any: ...
 
-    def acquire_lease(self, **kw: Any) -> LeaseRecord | None:
-        return _run(self.client, "acquire_lease", self.core.acquire(**kw))  # type: ignore[no-any-return]
+    async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
+                             ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        return await self._run("acquire_lease",  # type: ignore[no-any-return]
+                               self._lc.acquire(thread_id, owner, now, ttl))
 
-    def renew_leases(self, **kw: Any) -> list[str]:
-        return _run(self.client, "renew_leases", self.core.renew(**kw))  # type: ignore[no-any-return]
+    async def arenew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
+                            ttl: timedelta,
+                            progress: dict[str, tuple[datetime, str | None]] | None = None,
+                            ) -> list[str]:
+        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        return await self._run("renew_leases",  # type: ignore[no-any-return]
+                               self._lc.renew(owner, thread_ids, now, ttl, progress))
 
-    def release_lease(self, **kw: Any) -> bool:
-        return _run(self.client, "release_lease", self.core.release(**kw))  # type: ignore[no-any-return]
+    async def arelease_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
+                             error: str | None = None) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        return await self._run("release_lease",  # type: ignore[no-any-return]
+                               self._lc.release(thread_id, owner, now, reason, error))
 
-    def record_lease_error(self, **kw: Any) -> None:
-        _run(self.client, "record_lease_error", self.core.record_error(**kw))
+    async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        await self._run("record_lease_error", self._lc.record_error(thread_id, owner, error))
 
-    def find_expired_leases(self, **kw: Any) -> list[LeaseRecord]:
-        return _run(self.client, "find_expired_leases", self.core.find_expired(**kw))  # type: ignore[no-any-return]
+    async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        return await self._run("find_expired_leases",  # type: ignore[no-any-return]
+                               self._lc.find_expired(now, limit))
 
-    def claim_expired_lease(self, **kw: Any) -> LeaseRecord | None:
-        return _run(self.client, "claim_expired_lease", self.core.claim(**kw))  # type: ignore[no-any-return]
+    async def aclaim_expired_lease(self, *, thread_id: str, token: int, owner: str,
+                                   now: datetime, ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
+                               self._lc.claim(thread_id, token, owner, now, ttl))
 
-    def park_lease(self, **kw: Any) -> LeaseRecord | None:
-        return _run(self.client, "park_lease", self.core.park(**kw))  # type: ignore[no-any-return]
+    async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
+                          reason: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        return await self._run("park_lease",  # type: ignore[no-any-return]
+                               self._lc.park(thread_id, token, now, reason))
 
-    def unpark_lease(self, **kw: Any) -> bool:
-        return _run(self.client, "unpark_lease", self.core.unpark(**kw))  # type: ignore[no-any-return]
+    async def aunpark_lease(self, *, thread_id: str) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        return await self._run("unpark_lease", self._lc.unpark(thread_id))  # type: ignore[no-any-return]
 
-    def get_lease(self, **kw: Any) -> LeaseRecord | None:
-        return _run(self.client, "get_lease", self.core.get(**kw))  # type: ignore[no-any-return]
+    async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        return await self._run("get_lease", self._lc.get(thread_id))  # type: ignore[no-any-return]
 
-    def list_leases(self, **kw: Any) -> list[LeaseRecord]:
-        return _run(self.client, "list_leases", self.core.list(**kw))  # type: ignore[no-any-return]
+    async def alist_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        return await self._run("list_leases", self._lc.list(state, limit))  # type: ignore[no-any-return]
 
-    def lease_counts(self, **kw: Any) -> LeaseCounts:
-        return _run(self.client, "lease_counts", self.core.counts(**kw))  # type: ignore[no-any-return]
+    async def alease_counts(self, *, now: datetime) -> LeaseCounts:
+        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        return await self._run("lease_counts", self._lc.counts(now))  # type: ignore[no-any-return]
 
-    def delete_lease(self, **kw: Any) -> None:
-        _run(self.client, "delete_lease", self.core.delete(**kw))
-
-
-class AsyncRedisLeaseStore:
-    """:class:`~checkpointers._leases.AsyncLeaseStore` on a ``redis.asyncio`` client."""
-
-    def __init__(self, client: Any, prefix: str) -> None:
-        self.client = client
-        self.core = RedisLeaseCore(prefix)
-
-    async def aacquire_lease(self, **kw: Any) -> LeaseRecord | None:
-        return await _arun(self.client, "acquire_lease", self.core.acquire(**kw))  # type: ignore[no-any-return]
-
-    async def arenew_leases(self, **kw: Any) -> list[str]:
-        return await _arun(self.client, "renew_leases", self.core.renew(**kw))  # type: ignore[no-any-return]
-
-    async def arelease_lease(self, **kw: Any) -> bool:
-        return await _arun(self.client, "release_lease", self.core.release(**kw))  # type: ignore[no-any-return]
-
-    async def arecord_lease_error(self, **kw: Any) -> None:
-        await _arun(self.client, "record_lease_error", self.core.record_error(**kw))
-
-    async def afind_expired_leases(self, **kw: Any) -> list[LeaseRecord]:
-        return await _arun(self.client, "find_expired_leases", self.core.find_expired(**kw))  # type: ignore[no-any-return]
-
-    async def aclaim_expired_lease(self, **kw: Any) -> LeaseRecord | None:
-        return await _arun(self.client, "claim_expired_lease", self.core.claim(**kw))  # type: ignore[no-any-return]
-
-    async def apark_lease(self, **kw: Any) -> LeaseRecord | None:
-        return await _arun(self.client, "park_lease", self.core.park(**kw))  # type: ignore[no-any-return]
-
-    async def aunpark_lease(self, **kw: Any) -> bool:
-        return await _arun(self.client, "unpark_lease", self.core.unpark(**kw))  # type: ignore[no-any-return]
-
-    async def aget_lease(self, **kw: Any) -> LeaseRecord | None:
-        return await _arun(self.client, "get_lease", self.core.get(**kw))  # type: ignore[no-any-return]
-
-    async def alist_leases(self, **kw: Any) -> list[LeaseRecord]:
-        return await _arun(self.client, "list_leases", self.core.list(**kw))  # type: ignore[no-any-return]
-
-    async def alease_counts(self, **kw: Any) -> LeaseCounts:
-        return await _arun(self.client, "lease_counts", self.core.counts(**kw))  # type: ignore[no-any-return]
-
-    async def adelete_lease(self, **kw: Any) -> None:
-        await _arun(self.client, "delete_lease", self.core.delete(**kw))
+    async def adelete_lease(self, *, thread_id: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        await self._run("delete_lease", self._lc.delete(thread_id))
