@@ -11,6 +11,13 @@ from checkpointers._errors import (
     LayoutVersionError,
     StorageUnavailableError,
 )
+from checkpointers._leases import (
+    AsyncLeaseStore,
+    LeaseCounts,
+    LeaseRecord,
+    LeaseSettings,
+    LeaseStore,
+)
 from checkpointers._serde import default_serde
 from checkpointers._waits import (
     WAIT_KEY,
@@ -29,6 +36,7 @@ from checkpointers._waits import (
 __all__ = [
     "WAIT_KEY",
     "AsyncDecisionStore",
+    "AsyncLeaseStore",
     "AsyncWaitClaims",
     "AsyncWaitIndex",
     "CheckpointerError",
@@ -36,6 +44,10 @@ __all__ = [
     "DecisionStore",
     "InvalidConfigError",
     "LayoutVersionError",
+    "LeaseCounts",
+    "LeaseRecord",
+    "LeaseSettings",
+    "LeaseStore",
     "StorageUnavailableError",
     "WaitClaims",
     "WaitEntry",

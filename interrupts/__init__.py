@@ -7,6 +7,12 @@ Approvals (work with any LangGraph saver; our savers add indexed fast paths)::
     def review(state):
         d = request_approval({"action": "refund"}, timeout=timedelta(minutes=15))
         return {"approved": d.approved}
+
+Run recovery (our savers hold a lease on each running thread)::
+
+    from interrupts import RecoveryWorker, heartbeat, thread_state
+
+    RecoveryWorker(graph, max_recoveries=3).run_once()  # resume runs whose process died
 """
 
 from interrupts._approve import aapprove, approve, areject, reject
@@ -28,6 +34,7 @@ from interrupts._errors import (
     StaleApproval,
     UnknownBatchItem,
 )
+from interrupts._heartbeat import heartbeat
 from interrupts._inbox import (
     aapproval_health,
     apending_approvals,
@@ -43,8 +50,17 @@ from interrupts._models import (
     Escalation,
     OnTimeout,
 )
+from interrupts._recovery import ParkedThread, RecoveryReport, RecoveryWorker
 from interrupts._request import request_approval
 from interrupts._sweeper import ApprovalSweeper
+from interrupts._thread_states import (
+    RunHealth,
+    ThreadState,
+    parked_threads,
+    run_health,
+    running_threads,
+    thread_state,
+)
 from interrupts._timeline import TimelineEntry, TimelineInterrupt, plot_timeline, thread_timeline
 
 __all__ = [
@@ -65,7 +81,12 @@ __all__ = [
     "ItemDecision",
     "NoPendingApproval",
     "OnTimeout",
+    "ParkedThread",
+    "RecoveryReport",
+    "RecoveryWorker",
+    "RunHealth",
     "StaleApproval",
+    "ThreadState",
     "TimelineEntry",
     "TimelineInterrupt",
     "UnknownBatchItem",
@@ -77,11 +98,16 @@ __all__ = [
     "approve",
     "areject",
     "decide",
+    "heartbeat",
+    "parked_threads",
     "pending_approvals",
     "plot_timeline",
     "reject",
     "request_approval",
     "request_batch_approval",
+    "run_health",
+    "running_threads",
     "start_embedded_postgres",
+    "thread_state",
     "thread_timeline",
 ]

@@ -185,3 +185,8 @@ def _recover(args: dict[str, Any]) -> None:
 if __name__ == "__main__":
     mode, raw = sys.argv[1], sys.argv[2]
     {"run": _run, "recover": _recover}[mode](json.loads(raw))
+
+
+
+
+CLI_GRAPH = builder()
