@@ -340,7 +340,7 @@ class AsyncRunLeases(_Base):
             self._task = None
 
 
-S = TypeVar("S", bound=type)
+S = TypeVar("S", bound="type[Any]")
 
 
 def sync_run_leases(cls: S) -> S:

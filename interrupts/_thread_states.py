@@ -123,28 +123,21 @@ def thread_state(saver: Any, thread_id: str, *, clock: Clock | None = None) -> T
     now = _now(clock)
     store = _store(saver)
     lease = store.get_lease(thread_id=thread_id) if store is not None else None
-    if lease is not None and lease.state == RUNNING:
-        common = {"owner": lease.owner, "heartbeat_age": _since(now, lease.renewed_at),
-                  "recoveries": lease.recoveries, "progress": lease.progress,
-                  "last_error": lease.last_error, "lease": lease}
-        if lease.is_orphaned(now):
-            return ThreadState(thread_id, ORPHANED, age=_since(now, lease.expires_at), **common)
-        return ThreadState(thread_id, RUNNING_STATE, age=_since(now, lease.acquired_at),
-                           **common)
-    if lease is not None and lease.state == PARKED:
-        return ThreadState(thread_id, PARKED_STATE, owner=lease.owner,
-                           age=_since(now, lease.ended_at), recoveries=lease.recoveries,
-                           last_error=lease.last_error, lease=lease)
-    extra = {} if lease is None else {"recoveries": lease.recoveries,
-                                      "last_error": lease.last_error, "lease": lease}
+    if lease is not None and lease.state in (RUNNING, PARKED):
+        return thread_state_of(lease, clock=lambda: now)
+    recoveries = 0 if lease is None else lease.recoveries
+    last_error = None if lease is None else lease.last_error
     waits = _waits(saver, thread_id)
     if waits is not None:
-        return ThreadState(thread_id, WAITING, deadline=waits[0], waiting_for=waits[1], **extra)
+        return ThreadState(thread_id, WAITING, deadline=waits[0], waiting_for=waits[1],
+                           recoveries=recoveries, last_error=last_error, lease=lease)
     if lease is not None and lease.reason == ENDED_ERROR:
-        return ThreadState(thread_id, FAILED, **extra)
+        return ThreadState(thread_id, FAILED, recoveries=recoveries, last_error=last_error,
+                           lease=lease)
     if lease is None and saver.get_tuple({"configurable": {"thread_id": thread_id}}) is None:
         return ThreadState(thread_id, UNKNOWN)
-    return ThreadState(thread_id, FINISHED, **extra)
+    return ThreadState(thread_id, FINISHED, recoveries=recoveries, last_error=last_error,
+                       lease=lease)
 
 
 def running_threads(saver: Any, *, clock: Clock | None = None,

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from checkpointers._ids import check_id
 from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
-from checkpointers.postgres._core import Op, Stmt
 from checkpointers.postgres._sql import render
+from checkpointers.postgres._stmt import Op, Stmt
 
 _COLS = (
     "thread_id, state, owner, token, acquired_at, renewed_at, expires_at, progress_at,"
