@@ -14,6 +14,13 @@ from checkpointers._errors import (
     StorageUnavailableError,
     UnstorableValueError,
 )
+from checkpointers._leases import (
+    AsyncLeaseStore,
+    LeaseCounts,
+    LeaseRecord,
+    LeaseSettings,
+    LeaseStore,
+)
 from checkpointers._serde import default_serde
 from checkpointers._waits import (
     WAIT_KEY,
@@ -34,6 +41,7 @@ __all__ = [
     "ActivityRecord",
     "ActivityStore",
     "AsyncDecisionStore",
+    "AsyncLeaseStore",
     "AsyncWaitClaims",
     "AsyncWaitIndex",
     "CheckpointerError",
@@ -41,6 +49,10 @@ __all__ = [
     "DecisionStore",
     "InvalidConfigError",
     "LayoutVersionError",
+    "LeaseCounts",
+    "LeaseRecord",
+    "LeaseSettings",
+    "LeaseStore",
     "PoolTimeoutError",
     "StorageUnavailableError",
     "UnstorableValueError",

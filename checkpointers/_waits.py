@@ -287,6 +287,10 @@ class DecisionStore(Protocol):
         """The stored decisions among ``keys``."""
         ...
 
+    def count_decisions(self, *, thread_id: str, keys: Sequence[str]) -> int:
+        """How many of ``keys`` have a stored decision (without reading them)."""
+        ...
+
 
 @runtime_checkable
 class AsyncDecisionStore(Protocol):
@@ -302,4 +306,8 @@ class AsyncDecisionStore(Protocol):
         self, *, thread_id: str, keys: Sequence[str]
     ) -> dict[str, dict[str, Any]]:
         """See :meth:`DecisionStore.get_decisions`."""
+        ...
+
+    async def acount_decisions(self, *, thread_id: str, keys: Sequence[str]) -> int:
+        """See :meth:`DecisionStore.count_decisions`."""
         ...

@@ -16,6 +16,12 @@ Compensation (sagas) and idempotent activities::
     def charge_card(state): ...
 
     graph = add_compensation(builder, max_attempts=3).compile(checkpointer=saver)
+
+Run recovery (our savers hold a lease on each running thread)::
+
+    from interrupts import RecoveryWorker, heartbeat, thread_state
+
+    RecoveryWorker(graph, max_recoveries=3).run_once()  # resume runs whose process died
 """
 
 from interrupts._activity import Activity, activity, idempotency_key
@@ -41,6 +47,7 @@ from interrupts._errors import (
     StaleApproval,
     UnknownBatchItem,
 )
+from interrupts._heartbeat import heartbeat
 from interrupts._inbox import (
     aapproval_health,
     apending_approvals,
@@ -56,6 +63,7 @@ from interrupts._models import (
     Escalation,
     OnTimeout,
 )
+from interrupts._recovery import ParkedThread, RecoveryPass, RecoveryWorker
 from interrupts._registry import register_undo
 from interrupts._report import (
     ErrorInfo,
@@ -68,6 +76,14 @@ from interrupts._report import (
 from interrupts._request import request_approval
 from interrupts._saga_state import COMPENSATE_NODE, SAGA_KEY, Compensate, SagaState
 from interrupts._sweeper import ApprovalSweeper
+from interrupts._thread_states import (
+    RunHealth,
+    ThreadState,
+    parked_threads,
+    run_health,
+    running_threads,
+    thread_state,
+)
 from interrupts._timeline import TimelineEntry, TimelineInterrupt, plot_timeline, thread_timeline
 
 __all__ = [
@@ -94,11 +110,16 @@ __all__ = [
     "ItemDecision",
     "NoPendingApproval",
     "OnTimeout",
+    "ParkedThread",
     "RecoveryAction",
+    "RecoveryPass",
     "RecoveryReport",
+    "RecoveryWorker",
+    "RunHealth",
     "SagaState",
     "StaleApproval",
     "StepInfo",
+    "ThreadState",
     "TimelineEntry",
     "TimelineInterrupt",
     "UnknownBatchItem",
@@ -114,8 +135,10 @@ __all__ = [
     "compensable",
     "compensate_command",
     "decide",
+    "heartbeat",
     "idempotency_key",
     "is_recovery_value",
+    "parked_threads",
     "pending_approvals",
     "plot_timeline",
     "register_undo",
@@ -123,6 +146,9 @@ __all__ = [
     "request_approval",
     "request_batch_approval",
     "resume_recovery",
+    "run_health",
+    "running_threads",
     "start_embedded_postgres",
+    "thread_state",
     "thread_timeline",
 ]

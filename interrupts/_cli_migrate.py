@@ -134,6 +134,9 @@ def status(url: str) -> None:
     with open_saver(url) as saver:
         _require_protocol(saver, url)
         rows = saver.migration_status()
+        from interrupts._cli_sweep import health_line
+
+        approvals = health_line(saver)
     table = Table(title=f"schema versions at {redact_url(url)}")
     for col in ("schema version", "threads", "checkpoints", "paused at an interrupt"):
         table.add_column(col, justify="right")
@@ -144,3 +147,4 @@ def status(url: str) -> None:
     if not rows:
         table.add_row("-", "0", "0", "0")
     Console().print(table)
+    click.echo(approvals)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import Any
 
 import click
 
@@ -62,3 +63,16 @@ def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_s
             sweeper.run_forever(interval)
         except KeyboardInterrupt:
             sweeper.stop()
+
+
+def health_line(saver: Any) -> str:
+    """One line of approval health for ``status``: waiting, overdue, oldest overdue."""
+    from interrupts._inbox import approval_health
+
+    h = approval_health(saver)
+    line = f"approvals: {h.waiting} waiting, {h.overdue} overdue"
+    if h.oldest_overdue_age is not None:
+        late = h.oldest_overdue_age > timedelta(minutes=5)
+        line += f" (oldest {int(h.oldest_overdue_age.total_seconds())}s past its deadline"
+        line += ": is a sweeper running?)" if late else ")"
+    return line

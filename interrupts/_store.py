@@ -177,6 +177,20 @@ class Backend:
             )
         return self._mem_get(thread_id, keys)
 
+    def count_decisions(self, thread_id: str, keys: Sequence[str]) -> int:
+        if self.decisions:
+            return self.saver.count_decisions(  # type: ignore[attr-defined,no-any-return]
+                thread_id=thread_id, keys=list(keys)
+            )
+        return len(self._mem_get(thread_id, keys))
+
+    async def acount_decisions(self, thread_id: str, keys: Sequence[str]) -> int:
+        if self.adecisions:
+            return await self.saver.acount_decisions(  # type: ignore[attr-defined,no-any-return]
+                thread_id=thread_id, keys=list(keys)
+            )
+        return len(self._mem_get(thread_id, keys))
+
     # -- the wait index --------------------------------------------------------------------
     def _scan(self) -> list[WaitEntry]:
         return entries_from_tuples(self.saver.list(None))

@@ -53,6 +53,7 @@ from interrupts import (  # noqa: E402, F401
     _cli_operate,
     _cli_setup,
     _cli_sweep,
+    _cli_worker,
 )
 
 __all__ = ["CliError", "main", "run"]

@@ -64,3 +64,17 @@ def test_unknown_thread_is_one_line(pg_database: str) -> None:
     out = _cli("inspect", "no-such-thread", "--url", pg_database)
     assert out.returncode == 1
     assert out.stderr.strip() == "error: unknown thread 'no-such-thread': no checkpoints stored"
+
+
+def test_status_shows_approval_health_and_sweep_runs_once(storage_url: str) -> None:
+    graph = "interrupts._demo:build_graph"
+    _agent(storage_url, "cli-3")
+    if storage_url.startswith("postgres"):  # status needs the migrations protocol
+        status = _cli("status", "--url", storage_url)
+        assert status.returncode == 0, status.stderr
+        assert "approvals: 1 waiting, 0 overdue" in status.stdout
+    swept = _cli("sweep", "--url", storage_url, "--graph", graph, "--once")
+    assert swept.returncode == 0, swept.stderr
+    assert "resolved 0 approval(s)" in swept.stdout
+    bad = _cli("sweep", "--url", storage_url, "--graph", "nowhere:graph", "--once")
+    assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1

@@ -25,13 +25,16 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
 from checkpointers._errors import InvalidConfigError
+from checkpointers._leases import LeaseSettings
 from checkpointers._migrations import check_migrations
+from checkpointers._run_leases import AsyncRunLeases, async_run_leases, lease_settings
 from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
 from checkpointers.postgres._activities import AsyncActivities
 from checkpointers.postgres._approvals import AsyncApprovals
 from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
+from checkpointers.postgres._leases import AsyncLeases
 from checkpointers.postgres._migrate import PostgresMigrationAsync
 from checkpointers.postgres._sync import _check_schema
 
@@ -59,8 +62,14 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
         raise
 
 
+@async_run_leases
 class AsyncPostgresSaver(
-    AsyncActivities, AsyncApprovals, PostgresMigrationAsync, PostgresCore, BaseCheckpointSaver[str]
+    AsyncActivities,
+    AsyncLeases,
+    AsyncApprovals,
+    PostgresMigrationAsync,
+    PostgresCore,
+    BaseCheckpointSaver[str],
 ):
     """LangGraph checkpoint saver on PostgreSQL (asyncio API).
 
@@ -74,6 +83,9 @@ class AsyncPostgresSaver(
         serde: Serializer; default :func:`checkpointers.default_serde`.
         migrations: A ``migrations.StateMigrations`` (its ``version`` is stored).
         schema: PostgreSQL schema holding the tables (default ``public``).
+        leases: Run leases (see the README's "Run leases and recovery"): ``True``
+            for the defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``,
+            or ``False`` to turn them off.
 
     The sync methods (``get_tuple``...) work from another thread than the
     event loop's, as LangGraph's sync ``get_state`` needs.
@@ -86,6 +98,7 @@ class AsyncPostgresSaver(
         serde: SerializerProtocol | None = None,
         migrations: Any = None,
         schema: str = "public",
+        leases: LeaseSettings | bool = True,
     ) -> None:
         super().__init__(serde=serde or default_serde())
         if not isinstance(conn, (AsyncConnection, AsyncConnectionPool)):
@@ -98,6 +111,8 @@ class AsyncPostgresSaver(
         self._migrations = check_migrations(migrations)
         self._lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        settings = lease_settings(leases)
+        self.arun_leases = AsyncRunLeases(self, settings) if settings else None
 
     @classmethod
     @asynccontextmanager
@@ -109,6 +124,7 @@ class AsyncPostgresSaver(
         serde: SerializerProtocol | None = None,
         migrations: Any = None,
         schema: str = "public",
+        leases: LeaseSettings | bool = True,
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open a saver on ``conn_string``; closes its connection(s) on exit.
 
@@ -119,6 +135,7 @@ class AsyncPostgresSaver(
             serde: See the class.
             migrations: See the class.
             schema: See the class.
+            leases: See the class.
         """
         if pool_size:
             async with AsyncConnectionPool(
@@ -129,10 +146,10 @@ class AsyncPostgresSaver(
                 check=AsyncConnectionPool.check_connection,
                 open=False,
             ) as pool:
-                yield cls(pool, serde=serde, migrations=migrations, schema=schema)
+                yield cls(pool, serde=serde, migrations=migrations, schema=schema, leases=leases)
         else:
             async with await AsyncConnection.connect(conn_string, autocommit=True) as conn:
-                yield cls(conn, serde=serde, migrations=migrations, schema=schema)
+                yield cls(conn, serde=serde, migrations=migrations, schema=schema, leases=leases)
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
@@ -198,6 +215,7 @@ class AsyncPostgresSaver(
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait entry of a thread."""
         await self._run("delete_thread", self._op_delete_threads([thread_id]))
+        await self._run("delete_lease", self._op_delete_lease(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) that these runs created."""

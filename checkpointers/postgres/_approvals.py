@@ -30,6 +30,7 @@ class _ApprovalQueries:
         self.record = render(q.RECORD_DECISION, schema)
         self.get_one = render(q.GET_DECISION, schema)
         self.get_many = render(q.GET_DECISIONS, schema)
+        self.count = render(q.COUNT_DECISIONS, schema)
         self.claim = render(q.CLAIM_DUE, schema)
         self.release = render(q.RELEASE_CLAIM, schema)
         self.finish = render(q.FINISH_CLAIM, schema)
@@ -77,6 +78,15 @@ class ApprovalsCore:
             prepare=False,
         )
         return {k: d for k, d in rows or ()}
+
+    def _op_count_decisions(self, thread_id: str, keys: Sequence[str]) -> Op:
+        rows = yield Stmt(
+            self._aq.count,
+            {"thread_id": check_id("thread_id", thread_id), "keys": list(keys)},
+            fetch=True,
+            prepare=False,
+        )
+        return int(rows[0][0]) if rows else 0
 
     def _op_claim_due_waits(
         self,
@@ -143,6 +153,12 @@ class SyncApprovals(ApprovalsCore):
         """The stored decisions among ``keys``."""
         return self._run("get_decisions", self._op_get_decisions(thread_id, keys))  # type: ignore[no-any-return]
 
+    def count_decisions(self, *, thread_id: str, keys: Sequence[str]) -> int:
+        """How many of ``keys`` have a stored decision."""
+        return self._run(  # type: ignore[no-any-return]
+            "count_decisions", self._op_count_decisions(thread_id, keys)
+        )
+
     def claim_due_waits(
         self,
         *,
@@ -195,6 +211,12 @@ class AsyncApprovals(ApprovalsCore):
         """Async twin of ``get_decisions``."""
         return await self._run("get_decisions", self._op_get_decisions(thread_id, keys))  # type: ignore[no-any-return]
 
+    async def acount_decisions(self, *, thread_id: str, keys: Sequence[str]) -> int:
+        """Async twin of ``count_decisions``."""
+        return await self._run(  # type: ignore[no-any-return]
+            "count_decisions", self._op_count_decisions(thread_id, keys)
+        )
+
     async def aclaim_due_waits(
         self,
         *,
@@ -234,6 +256,10 @@ class AsyncApprovals(ApprovalsCore):
     def get_decisions(self, *, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Sync bridge to :meth:`aget_decisions`."""
         return self._bridge(self.aget_decisions(thread_id=thread_id, keys=keys))  # type: ignore[no-any-return]
+
+    def count_decisions(self, *, thread_id: str, keys: Sequence[str]) -> int:
+        """Sync bridge to :meth:`acount_decisions`."""
+        return self._bridge(self.acount_decisions(thread_id=thread_id, keys=keys))  # type: ignore[no-any-return]
 
     def claim_due_waits(
         self,

@@ -32,6 +32,10 @@ GET_DECISIONS = """
 SELECT key, decision FROM {s}.durable_decisions
 WHERE thread_id = %(thread_id)s AND key = ANY(%(keys)s::text[])"""
 
+COUNT_DECISIONS = """
+SELECT count(*) FROM {s}.durable_decisions
+WHERE thread_id = %(thread_id)s AND key = ANY(%(keys)s::text[])"""
+
 # Claimable: past the deadline, or held by a claim (or a decider) that is a
 # lease old and not done. Both candidate sets come off an index (the deadline
 # index; the partial index of open claims), so the cost follows the number of

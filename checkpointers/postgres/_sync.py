@@ -25,13 +25,16 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from checkpointers._errors import InvalidConfigError
+from checkpointers._leases import LeaseSettings
 from checkpointers._migrations import check_migrations
+from checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
 from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
 from checkpointers.postgres._activities import SyncActivities
 from checkpointers.postgres._approvals import SyncApprovals
 from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
+from checkpointers.postgres._leases import SyncLeases
 from checkpointers.postgres._migrate import PostgresMigrationSync
 
 
@@ -56,8 +59,14 @@ def drive(conn: Connection[Any], op: Op) -> Any:
         raise
 
 
+@sync_run_leases
 class PostgresSaver(
-    SyncActivities, SyncApprovals, PostgresMigrationSync, PostgresCore, BaseCheckpointSaver[str]
+    SyncActivities,
+    SyncLeases,
+    SyncApprovals,
+    PostgresMigrationSync,
+    PostgresCore,
+    BaseCheckpointSaver[str],
 ):
     """LangGraph checkpoint saver on PostgreSQL (sync API).
 
@@ -74,6 +83,9 @@ class PostgresSaver(
         migrations: A ``migrations.StateMigrations``; its ``version`` is stored
             with every checkpoint (``0`` without one).
         schema: PostgreSQL schema holding the tables (default ``public``).
+        leases: Run leases (see the README's "Run leases and recovery"): ``True``
+            for the defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``,
+            or ``False`` to turn them off.
 
     Example:
         >>> with PostgresSaver.from_conn_string(url) as saver:  # doctest: +SKIP
@@ -88,6 +100,7 @@ class PostgresSaver(
         serde: SerializerProtocol | None = None,
         migrations: Any = None,
         schema: str = "public",
+        leases: LeaseSettings | bool = True,
     ) -> None:
         super().__init__(serde=serde or default_serde())
         if not isinstance(conn, (Connection, ConnectionPool)):
@@ -99,6 +112,8 @@ class PostgresSaver(
         self._q = _Queries(_check_schema(schema))
         self._migrations = check_migrations(migrations)
         self._lock = threading.Lock()
+        settings = lease_settings(leases)
+        self.run_leases = RunLeases(self, settings) if settings else None
 
     @classmethod
     @contextmanager
@@ -110,6 +125,7 @@ class PostgresSaver(
         serde: SerializerProtocol | None = None,
         migrations: Any = None,
         schema: str = "public",
+        leases: LeaseSettings | bool = True,
     ) -> Iterator[PostgresSaver]:
         """Open a saver on ``conn_string``; closes its connection(s) on exit.
 
@@ -120,6 +136,7 @@ class PostgresSaver(
             serde: See the class.
             migrations: See the class.
             schema: See the class.
+            leases: See the class.
         """
         if pool_size:
             with ConnectionPool(
@@ -130,10 +147,10 @@ class PostgresSaver(
                 check=ConnectionPool.check_connection,
                 open=True,
             ) as pool:
-                yield cls(pool, serde=serde, migrations=migrations, schema=schema)
+                yield cls(pool, serde=serde, migrations=migrations, schema=schema, leases=leases)
         else:
             with Connection.connect(conn_string, autocommit=True) as conn:
-                yield cls(conn, serde=serde, migrations=migrations, schema=schema)
+                yield cls(conn, serde=serde, migrations=migrations, schema=schema, leases=leases)
 
     @contextmanager
     def _connection(self) -> Iterator[Connection[Any]]:
@@ -195,6 +212,7 @@ class PostgresSaver(
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait entry of a thread."""
         self._run("delete_thread", self._op_delete_threads([thread_id]))
+        self._run("delete_lease", self._op_delete_lease(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) that these runs created."""

@@ -62,6 +62,15 @@ def get_decisions(core: RedisCore, thread_id: str, keys: Sequence[str]) -> Op:
     return {k: json.loads(v) for k, v in zip(keys, values, strict=True) if v is not None}
 
 
+def count_decisions(core: RedisCore, thread_id: str, keys: Sequence[str]) -> Op:
+    """How many of ``keys`` have a stored decision (no values are read)."""
+    if not keys:
+        return 0
+    (n,) = yield Call([script(L.COUNT, core.keys.thread(check_id("thread_id", thread_id)),
+                              *keys)])
+    return int(n)
+
+
 def claim_due_waits(
     core: RedisCore,
     now: datetime,
@@ -189,6 +198,12 @@ class SyncApprovals:
             "get_decisions", get_decisions(self._core, thread_id, keys)
         )
 
+    def count_decisions(self, *, thread_id: str, keys: Sequence[str]) -> int:
+        """How many of ``keys`` have a stored decision."""
+        return self._run(  # type: ignore[no-any-return]
+            "count_decisions", count_decisions(self._core, thread_id, keys)
+        )
+
     def claim_due_waits(
         self,
         *,
@@ -244,6 +259,12 @@ class AsyncApprovals:
             "get_decisions", get_decisions(self._core, thread_id, keys)
         )
 
+    async def acount_decisions(self, *, thread_id: str, keys: Sequence[str]) -> int:
+        """Async twin of ``count_decisions``."""
+        return await self._run(  # type: ignore[no-any-return]
+            "count_decisions", count_decisions(self._core, thread_id, keys)
+        )
+
     async def aclaim_due_waits(
         self,
         *,
@@ -278,6 +299,10 @@ class AsyncApprovals:
     def get_decisions(self, **kwargs: Any) -> dict[str, dict[str, Any]]:
         """Sync :meth:`aget_decisions`."""
         return self._sync(self.aget_decisions(**kwargs))  # type: ignore[no-any-return]
+
+    def count_decisions(self, **kwargs: Any) -> int:
+        """Sync :meth:`acount_decisions`."""
+        return self._sync(self.acount_decisions(**kwargs))  # type: ignore[no-any-return]
 
     def claim_due_waits(self, **kwargs: Any) -> list[WaitEntry]:
         """Sync :meth:`aclaim_due_waits`."""

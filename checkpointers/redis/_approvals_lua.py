@@ -114,6 +114,18 @@ return 1
 """,
 )
 
-ALL = (RECORD_DECISION, CLAIM, RELEASE)
+# ARGV: decision keys. How many exist (HEXISTS: nothing is copied out).
+COUNT = Script(
+    "count_decisions",
+    _COMMON
+    + _APPROVALS
+    + r"""
+local n = 0
+for k = 1, #ARGV do n = n + redis.call('HEXISTS', DC, ARGV[k]) end
+return n
+""",
+)
+
+ALL = (RECORD_DECISION, CLAIM, RELEASE, COUNT)
 
 S.BY_SHA.update({s.sha: s for s in ALL})

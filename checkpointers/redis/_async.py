@@ -23,6 +23,8 @@ from redis import exceptions as rx
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
 from checkpointers._errors import CheckpointerError
+from checkpointers._leases import LeaseSettings
+from checkpointers._run_leases import AsyncRunLeases, async_run_leases, lease_settings
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
 from checkpointers.redis._activities import AsyncActivities
@@ -39,6 +41,7 @@ from checkpointers.redis._base import (
     translate,
 )
 from checkpointers.redis._core import Call, Cmd, Emit, Sleep
+from checkpointers.redis._leases import AsyncLeases
 from checkpointers.redis._migrate import RedisMigrationAsync
 
 MAX_CONNECTIONS = 100
@@ -69,7 +72,10 @@ async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisC
     return aredis.Redis.from_pool(pool)
 
 
-class AsyncRedisSaver(AsyncActivities, AsyncApprovals, RedisMigrationAsync, RedisSaverBase):
+@async_run_leases
+class AsyncRedisSaver(
+    AsyncActivities, AsyncLeases, AsyncApprovals, RedisMigrationAsync, RedisSaverBase
+):
     """Asyncio LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     Same storage, options and behaviour as :class:`checkpointers.redis.RedisSaver`
@@ -86,6 +92,8 @@ class AsyncRedisSaver(AsyncActivities, AsyncApprovals, RedisMigrationAsync, Redi
         refresh_on_read: Also refresh the TTL when ``aget_tuple`` reads a thread.
         wait_grace: A thread with a pending marked interrupt whose deadline is
             set is kept at least until deadline + ``wait_grace``.
+        leases: Run leases (README: "Run leases and recovery"): ``True`` for the
+            defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``, or ``False``.
 
     Example:
         >>> async with AsyncRedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
@@ -103,6 +111,7 @@ class AsyncRedisSaver(AsyncActivities, AsyncApprovals, RedisMigrationAsync, Redi
         ttl: float | timedelta | None = None,
         refresh_on_read: bool = False,
         wait_grace: float | timedelta = timedelta(hours=1),
+        leases: LeaseSettings | bool = True,
     ) -> None:
         check_client(
             client, (aredis.Redis, AsyncRedisCluster), "redis.asyncio.Redis or its RedisCluster"
@@ -113,9 +122,15 @@ class AsyncRedisSaver(AsyncActivities, AsyncApprovals, RedisMigrationAsync, Redi
         except RuntimeError:
             self.loop = None
         self._init_core(
-            serde=serde, migrations=migrations, prefix=prefix, ttl=ttl,
-            refresh_on_read=refresh_on_read, wait_grace=wait_grace,
+            serde=serde,
+            migrations=migrations,
+            prefix=prefix,
+            ttl=ttl,
+            refresh_on_read=refresh_on_read,
+            wait_grace=wait_grace,
         )
+        settings = lease_settings(leases)
+        self.arun_leases = AsyncRunLeases(self, settings) if settings else None
 
     @classmethod
     @asynccontextmanager
@@ -248,6 +263,7 @@ class AsyncRedisSaver(AsyncActivities, AsyncApprovals, RedisMigrationAsync, Redi
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait of one thread (nothing else)."""
         await self._run("delete_thread", self._core.delete_thread(thread_id))
+        await self._run("delete_lease", self._lc.delete(thread_id))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints and writes that the given runs created."""

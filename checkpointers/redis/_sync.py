@@ -22,6 +22,8 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.cluster import RedisCluster
 
+from checkpointers._leases import LeaseSettings
+from checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
 from checkpointers.redis._activities import SyncActivities
@@ -38,6 +40,7 @@ from checkpointers.redis._base import (
     translate,
 )
 from checkpointers.redis._core import Call, Cmd, Emit, Sleep
+from checkpointers.redis._leases import SyncLeases
 from checkpointers.redis._migrate import RedisMigrationSync
 
 
@@ -57,7 +60,8 @@ def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
     return redis.Redis.from_url(url)
 
 
-class RedisSaver(SyncActivities, SyncApprovals, RedisMigrationSync, RedisSaverBase):
+@sync_run_leases
+class RedisSaver(SyncActivities, SyncLeases, SyncApprovals, RedisMigrationSync, RedisSaverBase):
     """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     No modules needed. Every key of a thread shares one hash tag; ``put`` and
@@ -75,6 +79,8 @@ class RedisSaver(SyncActivities, SyncApprovals, RedisMigrationSync, RedisSaverBa
         refresh_on_read: Also refresh the TTL when ``get_tuple`` reads a thread.
         wait_grace: A thread with a pending marked interrupt whose deadline is
             set is kept at least until deadline + ``wait_grace``.
+        leases: Run leases (README: "Run leases and recovery"): ``True`` for the
+            defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``, or ``False``.
 
     Example:
         >>> with RedisSaver.from_conn_string("redis://localhost:6379/0", ttl=86400) as saver:
@@ -92,13 +98,20 @@ class RedisSaver(SyncActivities, SyncApprovals, RedisMigrationSync, RedisSaverBa
         ttl: float | timedelta | None = None,
         refresh_on_read: bool = False,
         wait_grace: float | timedelta = timedelta(hours=1),
+        leases: LeaseSettings | bool = True,
     ) -> None:
         check_client(client, (redis.Redis, RedisCluster), "redis.Redis or RedisCluster")
         self.client = client
         self._init_core(
-            serde=serde, migrations=migrations, prefix=prefix, ttl=ttl,
-            refresh_on_read=refresh_on_read, wait_grace=wait_grace,
+            serde=serde,
+            migrations=migrations,
+            prefix=prefix,
+            ttl=ttl,
+            refresh_on_read=refresh_on_read,
+            wait_grace=wait_grace,
         )
+        settings = lease_settings(leases)
+        self.run_leases = RunLeases(self, settings) if settings else None
 
     @classmethod
     @contextmanager
@@ -230,6 +243,7 @@ class RedisSaver(SyncActivities, SyncApprovals, RedisMigrationSync, RedisSaverBa
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait of one thread (nothing else)."""
         self._run("delete_thread", self._core.delete_thread(thread_id))
+        self._run("delete_lease", self._lc.delete(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints and writes that the given runs created."""

@@ -1,0 +1,336 @@
+"""Run leases: the record of which process is running a thread, and the store protocol.
+
+While a graph runs a thread through one of our savers, the saver holds a
+*lease* on the thread: an owner id and an expiry, renewed by a heartbeat. A
+lease that expires while its record still says ``running`` means the process
+running the thread died: the thread is *orphaned*, and a recovery worker
+(:class:`interrupts.RecoveryWorker`) claims it with compare-and-set and resumes
+it from its last checkpoint.
+
+One record per thread, in one of three states:
+
+``running``
+    A run holds (or held, if expired) the lease. ``expires_at <= now`` means
+    orphaned.
+``released``
+    No run is active: the last one finished, paused at an interrupt, or raised.
+``parked``
+    A recovery worker gave up after ``max_recoveries`` consecutive recoveries
+    that all died: a poison thread, left for an operator.
+
+Every time is passed in by the caller (``now``), so workers and tests can use
+an injected clock. Expiry is therefore judged by the clocks of the hosts
+involved: keep the lease much longer than their clock skew.
+
+The protocols below are what :mod:`interrupts` uses; the Postgres and Redis
+savers implement both (``checkpointers.postgres._leases``,
+``checkpointers.redis._leases``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol, runtime_checkable
+
+RUNNING = "running"
+RELEASED = "released"
+PARKED = "parked"
+LEASE_STATES = (RUNNING, RELEASED, PARKED)
+
+# Why a run ended (``LeaseRecord.reason``). "finished" and "interrupted" are
+# clean ends: they reset the count of consecutive recoveries.
+ENDED_FINISHED = "finished"
+ENDED_INTERRUPTED = "interrupted"
+ENDED_ERROR = "error"
+ENDED_GONE = "ended"
+CLEAN_ENDS = (ENDED_FINISHED, ENDED_INTERRUPTED)
+
+RECOVERED_KEY = "durable_recovered"
+"""Checkpoint metadata key: ``True`` on checkpoints written by a recovered run."""
+
+RECOVERIES_KEY = "durable_recoveries"
+"""Checkpoint metadata key: how many times the thread has been recovered in total."""
+
+MAX_ERROR_CHARS = 2000
+"""Stored error texts are cut to this length (a record, not a log)."""
+
+
+@dataclass(frozen=True)
+class LeaseSettings:
+    """How long a run lease lasts and how often it is renewed.
+
+    Attributes:
+        lease: How long a lease lives without renewal. A run whose process dies
+            is noticed this long after its last heartbeat.
+        heartbeat: How often the background heartbeat renews held leases.
+        max_idle: If set, a run that made no progress (no checkpoint write and no
+            :func:`interrupts.heartbeat` call) for this long stops being renewed,
+            so a hung run is treated as dead. ``None`` (default): a run is kept
+            alive as long as its process runs it, however long a node takes.
+    """
+
+    lease: timedelta = timedelta(seconds=30)
+    heartbeat: timedelta = timedelta(seconds=10)
+    max_idle: timedelta | None = None
+
+    def __post_init__(self) -> None:
+        if self.lease <= timedelta(0) or self.heartbeat <= timedelta(0):
+            raise ValueError("lease and heartbeat must be positive")
+        if self.heartbeat * 2 > self.lease:
+            # one missed heartbeat must not already cost the lease
+            raise ValueError("heartbeat must be at most half the lease")
+        if self.max_idle is not None and self.max_idle <= timedelta(0):
+            raise ValueError("max_idle must be positive")
+
+
+def new_owner_id(kind: str = "run") -> str:
+    """A lease owner id unique to this process and object: ``host:pid:kind:random``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{kind}:{uuid.uuid4().hex[:10]}"
+
+
+def clip_error(error: BaseException | str | None) -> str | None:
+    """The stored text of an error: ``Type: message``, cut to :data:`MAX_ERROR_CHARS`."""
+    if error is None:
+        return None
+    text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    return text[:MAX_ERROR_CHARS]
+
+
+@dataclass(frozen=True)
+class LeaseRecord:
+    """The lease record of one thread.
+
+    Attributes:
+        thread_id: The thread.
+        state: ``"running"``, ``"released"`` or ``"parked"``.
+        owner: Owner id of the last run that held the lease.
+        token: Incremented on every acquisition by a new run and every claim;
+            the compare-and-set value of :meth:`LeaseStore.claim_expired_lease`.
+        acquired_at: When the current (or last) run took the lease.
+        renewed_at: Last heartbeat.
+        expires_at: When the lease lapses unless renewed.
+        progress_at: Last progress reported by the run (a write or ``heartbeat()``).
+        progress: The last progress note passed to ``heartbeat()``, if any.
+        attempts: Consecutive recoveries since the last clean end (poison count).
+        recoveries: Total recoveries of the thread.
+        last_error: The last error a run of this thread raised, if recorded.
+        reason: Why the last run ended (``finished``, ``interrupted``, ``error``,
+            ``ended``) or why it was parked.
+        ended_at: When the last run ended or the thread was parked.
+    """
+
+    thread_id: str
+    state: str
+    owner: str | None
+    token: int
+    acquired_at: datetime | None
+    renewed_at: datetime | None
+    expires_at: datetime | None
+    progress_at: datetime | None = None
+    progress: str | None = None
+    attempts: int = 0
+    recoveries: int = 0
+    last_error: str | None = None
+    reason: str | None = None
+    ended_at: datetime | None = None
+
+    def is_orphaned(self, now: datetime) -> bool:
+        """``True`` if the record says running but the lease has expired."""
+        return self.state == RUNNING and self.expires_at is not None and self.expires_at <= now
+
+
+@dataclass(frozen=True)
+class LeaseCounts:
+    """Counts over all lease records (for health lines).
+
+    Attributes:
+        running: Records in state ``running`` with a live lease.
+        orphaned: Records in state ``running`` whose lease expired.
+        parked: Parked threads.
+    """
+
+    running: int
+    orphaned: int
+    parked: int
+
+
+@runtime_checkable
+class LeaseStore(Protocol):
+    """Storage of run leases (sync). Every change is one atomic compare-and-set.
+
+    Implementations index running records by expiry so that
+    :meth:`find_expired_leases` costs the same however many threads are
+    finished or waiting.
+    """
+
+    def acquire_lease(
+        self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
+        """Take the lease for a run by ``owner``, or renew it if ``owner`` holds it.
+
+        Succeeds when no run holds a live lease (no record, released, parked,
+        expired) or ``owner`` already holds it; a new holder gets ``token + 1``.
+
+        Returns:
+            The record after the change, or ``None`` if another owner holds a
+            live lease.
+        """
+        ...
+
+    def renew_leases(
+        self,
+        *,
+        owner: str,
+        thread_ids: Sequence[str],
+        now: datetime,
+        ttl: timedelta,
+        progress: dict[str, tuple[datetime, str | None]] | None = None,
+    ) -> list[str]:
+        """Extend ``owner``'s leases to ``now + ttl`` (one round trip).
+
+        Args:
+            progress: Per thread, the last progress time and note to record.
+
+        Returns:
+            The thread ids whose lease ``owner`` no longer holds (lost).
+        """
+        ...
+
+    def release_lease(
+        self,
+        *,
+        thread_id: str,
+        owner: str,
+        now: datetime,
+        reason: str,
+        error: str | None = None,
+    ) -> bool:
+        """End ``owner``'s run: state ``released``. ``False`` if ``owner`` did not hold it."""
+        ...
+
+    def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """Store the last error of ``owner``'s run without ending it."""
+        ...
+
+    def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """Running records whose lease expired at or before ``now``, oldest first."""
+        ...
+
+    def claim_expired_lease(
+        self, *, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
+        """Take over an expired lease for recovery, iff it is still running at ``token``.
+
+        Exactly one of several concurrent callers with the same ``token`` wins.
+        The winner's record has ``token + 1``, ``attempts + 1``, ``recoveries + 1``.
+
+        Returns:
+            The record after the claim, or ``None`` if the lease moved on.
+        """
+        ...
+
+    def park_lease(
+        self, *, thread_id: str, token: int, now: datetime, reason: str
+    ) -> LeaseRecord | None:
+        """Park an expired running lease at ``token`` (compare-and-set)."""
+        ...
+
+    def unpark_lease(self, *, thread_id: str) -> bool:
+        """Release a parked thread and reset its poison count (operator action)."""
+        ...
+
+    def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """The record of one thread."""
+        ...
+
+    def list_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """Records in ``state`` (``running`` or ``parked``), up to ``limit``."""
+        ...
+
+    def lease_counts(self, *, now: datetime) -> LeaseCounts:
+        """Counts of running, orphaned and parked threads."""
+        ...
+
+    def delete_lease(self, *, thread_id: str) -> None:
+        """Forget a thread's lease record (when the thread is deleted)."""
+        ...
+
+
+@runtime_checkable
+class AsyncLeaseStore(Protocol):
+    """The async twin of :class:`LeaseStore`: the same methods, ``a``-prefixed."""
+
+    async def aacquire_lease(
+        self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
+        """See :meth:`LeaseStore.acquire_lease`."""
+        ...
+
+    async def arenew_leases(
+        self,
+        *,
+        owner: str,
+        thread_ids: Sequence[str],
+        now: datetime,
+        ttl: timedelta,
+        progress: dict[str, tuple[datetime, str | None]] | None = None,
+    ) -> list[str]:
+        """See :meth:`LeaseStore.renew_leases`."""
+        ...
+
+    async def arelease_lease(
+        self,
+        *,
+        thread_id: str,
+        owner: str,
+        now: datetime,
+        reason: str,
+        error: str | None = None,
+    ) -> bool:
+        """See :meth:`LeaseStore.release_lease`."""
+        ...
+
+    async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """See :meth:`LeaseStore.record_lease_error`."""
+        ...
+
+    async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """See :meth:`LeaseStore.find_expired_leases`."""
+        ...
+
+    async def aclaim_expired_lease(
+        self, *, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
+        """See :meth:`LeaseStore.claim_expired_lease`."""
+        ...
+
+    async def apark_lease(
+        self, *, thread_id: str, token: int, now: datetime, reason: str
+    ) -> LeaseRecord | None:
+        """See :meth:`LeaseStore.park_lease`."""
+        ...
+
+    async def aunpark_lease(self, *, thread_id: str) -> bool:
+        """See :meth:`LeaseStore.unpark_lease`."""
+        ...
+
+    async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """See :meth:`LeaseStore.get_lease`."""
+        ...
+
+    async def alist_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """See :meth:`LeaseStore.list_leases`."""
+        ...
+
+    async def alease_counts(self, *, now: datetime) -> LeaseCounts:
+        """See :meth:`LeaseStore.lease_counts`."""
+        ...
+
+    async def adelete_lease(self, *, thread_id: str) -> None:
+        """See :meth:`LeaseStore.delete_lease`."""
+        ...

@@ -1,0 +1,420 @@
+"""Run leases held by a saver: the sync and async drivers and the saver mixins.
+
+:class:`RunLeases` (sync savers) and :class:`AsyncRunLeases` (async savers)
+drive a :class:`~checkpointers._run_book.RunBook` against a lease store: they
+take a thread's lease when a run of it starts writing, give it back when the
+run finishes, pauses or is gone, and renew held leases from a background
+heartbeat (a daemon thread, or an asyncio task on the run's event loop) that
+makes one batched round trip per interval and never blocks the graph.
+
+A saver opts in with the class decorators :func:`sync_run_leases` /
+:func:`async_run_leases` and a ``run_leases`` / ``arun_leases`` attribute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import gc
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+
+from checkpointers._leases import (
+    AsyncLeaseStore,
+    LeaseRecord,
+    LeaseSettings,
+    LeaseStore,
+    new_owner_id,
+)
+from checkpointers._run_book import Decision, Plan, RunBook
+
+log = logging.getLogger("checkpointers.leases")
+
+Clock = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def lease_settings(leases: LeaseSettings | bool | None) -> LeaseSettings | None:
+    """The settings a saver's ``leases=`` option asks for (``None``: leases off)."""
+    if leases is True:
+        return LeaseSettings()
+    if leases is False or leases is None:
+        return None
+    if not isinstance(leases, LeaseSettings):
+        raise TypeError(f"leases must be a bool or a LeaseSettings, not {leases!r}")
+    return leases
+
+
+class _Base:
+    def __init__(self, settings: LeaseSettings | None, clock: Clock | None) -> None:
+        self.settings = settings or LeaseSettings()
+        self.clock: Clock = clock or _utc_now
+        self.book = RunBook(self.settings)
+        self._pid = os.getpid()
+        self.owner = new_owner_id()
+
+    def _check_fork(self) -> None:
+        # a forked child inherits the book but not the heartbeat: start afresh
+        if os.getpid() != self._pid:
+            self._pid = os.getpid()
+            self.owner = new_owner_id()
+            self.book = RunBook(self.settings)
+            self._after_fork()
+
+    def _after_fork(self) -> None:
+        pass
+
+    def touch(self, thread_id: str, note: str | None = None) -> bool:
+        """Report progress of a held run (what :func:`interrupts.heartbeat` calls)."""
+        return self.book.touch(thread_id, self.clock(), note)
+
+    def holds(self, thread_id: str) -> bool:
+        """Whether this saver holds ``thread_id``'s lease."""
+        return self.book.holds(thread_id)
+
+    def _lost(self, thread_ids: Sequence[str]) -> None:
+        for thread_id in thread_ids:
+            if not self.book.holds(thread_id):
+                continue  # released while the renewal was in flight
+            runtime = self.book.runtime_of(thread_id)
+            self.book.drop(thread_id)
+            log.warning("lease of thread %r lost to another owner; asking the run to stop",
+                        thread_id)
+            control = getattr(runtime, "control", None)
+            if control is not None:
+                control.request_drain("run lease lost")
+
+
+class RunLeases(_Base):
+    """Run leases of a sync saver.
+
+    Args:
+        store: Where leases live (the saver itself, usually).
+        settings: Lease and heartbeat durations.
+        clock: Returns the current UTC time (injectable for tests).
+    """
+
+    def __init__(self, store: LeaseStore, settings: LeaseSettings | None = None,
+                 clock: Clock | None = None) -> None:
+        super().__init__(settings, clock)
+        self.store = store
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
+        self._io_lock = threading.Lock()
+
+    def _after_fork(self) -> None:
+        self._wake = threading.Event()
+        self._thread = None
+        self._thread_lock = threading.Lock()
+        self._io_lock = threading.Lock()
+
+    # -- saver hooks --
+
+    def before(self, decision: Decision) -> None:
+        """Take the lease if ``decision`` starts a run."""
+        if not decision.start or decision.thread_id is None:
+            return
+        self._check_fork()
+        thread_id = decision.thread_id
+        # starts and ends of one saver are serialized, so a slow acquire can
+        # never land after the release of the same run
+        with self._io_lock:
+            if not self.book.is_reserved(thread_id, decision.runtime):
+                return  # the run already ended
+            record = self.store.acquire_lease(thread_id=thread_id, owner=self.owner,
+                                              now=self.clock(), ttl=self.settings.lease)
+            if record is None:
+                self.book.drop(thread_id)
+                log.warning("thread %r is leased by another live run; not leasing this run",
+                            thread_id)
+                return
+            self.book.confirm(thread_id, record.token)
+        self._ensure_heartbeat()
+
+    def after(self, decision: Decision) -> None:
+        """Release or record an error as ``decision`` says."""
+        thread_id = decision.thread_id
+        if thread_id is None or not self.book.holds(thread_id):
+            return
+        with self._io_lock:
+            if decision.error is not None:
+                self.book.mark_ending(thread_id, decision.error)
+                self.store.record_lease_error(thread_id=thread_id, owner=self.owner,
+                                              error=decision.error)
+            if decision.end is not None:
+                self.book.drop(thread_id, decision.runtime)
+                self.store.release_lease(thread_id=thread_id, owner=self.owner,
+                                         now=self.clock(), reason=decision.end)
+
+    def adopt(self, record: LeaseRecord) -> None:
+        """Hold a lease claimed by a recovery worker with this saver's owner id."""
+        self._check_fork()
+        self.book.hold(record.thread_id, record.token, None)
+        self._ensure_heartbeat()
+
+    def release(self, thread_id: str, reason: str, error: str | None = None) -> bool:
+        """Release a held lease now (recovery worker, after its run)."""
+        with self._io_lock:
+            if self.book.drop(thread_id) is None:
+                return False
+            return self.store.release_lease(thread_id=thread_id, owner=self.owner,
+                                            now=self.clock(), reason=reason, error=error)
+
+    # -- heartbeat --
+
+    def _ensure_heartbeat(self) -> None:
+        with self._thread_lock:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._wake.clear()
+            self._thread = threading.Thread(target=self._run, name="durable-lease-heartbeat",
+                                            daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        interval = self.settings.heartbeat.total_seconds()
+        while not self._wake.wait(interval):
+            try:
+                if not self.beat():
+                    return
+            except Exception:  # a lost connection must not kill the heartbeat
+                log.exception("lease heartbeat failed; retrying next interval")
+
+    def beat(self) -> bool:
+        """Run one heartbeat now; ``False`` once nothing is held (the thread then exits)."""
+        plan = self.book.plan()
+        if plan.collect:
+            gc.collect()
+            plan = self.book.plan()
+        self._apply(plan)
+        with self._thread_lock:
+            if not self.book.held_threads():
+                self._thread = None
+                return False
+        return True
+
+    def _apply(self, plan: Plan) -> None:
+        now = self.clock()
+        for thread_id, reason, error in plan.ended:
+            with self._io_lock:
+                self.book.drop(thread_id)
+                self.store.release_lease(thread_id=thread_id, owner=self.owner, now=now,
+                                         reason=reason, error=error)
+        if plan.renew:
+            lost = self.store.renew_leases(owner=self.owner, thread_ids=plan.renew, now=now,
+                                           ttl=self.settings.lease, progress=plan.progress)
+            self._lost(lost)
+
+    def close(self) -> None:
+        """Stop the heartbeat (held leases then lapse unless released)."""
+        self._wake.set()
+
+
+class AsyncRunLeases(_Base):
+    """Run leases of an async saver: the heartbeat is a task on the run's event loop."""
+
+    def __init__(self, store: AsyncLeaseStore, settings: LeaseSettings | None = None,
+                 clock: Clock | None = None) -> None:
+        super().__init__(settings, clock)
+        self.store = store
+        self._task: asyncio.Task[None] | None = None
+        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+
+    def _after_fork(self) -> None:
+        self._task = None
+        self._locks = {}
+
+    def _io_lock(self) -> asyncio.Lock:
+        # one lock per event loop: an asyncio.Lock must not cross loops
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            for old in [k for k in self._locks if k.is_closed()]:
+                del self._locks[old]
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
+
+    async def before(self, decision: Decision) -> None:
+        """Take the lease if ``decision`` starts a run."""
+        if not decision.start or decision.thread_id is None:
+            return
+        self._check_fork()
+        thread_id = decision.thread_id
+        async with self._io_lock():
+            if not self.book.is_reserved(thread_id, decision.runtime):
+                return
+            record = await self.store.aacquire_lease(thread_id=thread_id, owner=self.owner,
+                                                     now=self.clock(), ttl=self.settings.lease)
+            if record is None:
+                self.book.drop(thread_id)
+                log.warning("thread %r is leased by another live run; not leasing this run",
+                            thread_id)
+                return
+            self.book.confirm(thread_id, record.token)
+        self._ensure_heartbeat()
+
+    async def after(self, decision: Decision) -> None:
+        """Release or record an error as ``decision`` says."""
+        thread_id = decision.thread_id
+        if thread_id is None or not self.book.holds(thread_id):
+            return
+        async with self._io_lock():
+            if decision.error is not None:
+                self.book.mark_ending(thread_id, decision.error)
+                await self.store.arecord_lease_error(thread_id=thread_id, owner=self.owner,
+                                                     error=decision.error)
+            if decision.end is not None:
+                self.book.drop(thread_id, decision.runtime)
+                await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
+                                                now=self.clock(), reason=decision.end)
+
+    def adopt(self, record: LeaseRecord) -> None:
+        """Hold a lease claimed by a recovery worker with this saver's owner id."""
+        self._check_fork()
+        self.book.hold(record.thread_id, record.token, None)
+        self._ensure_heartbeat()
+
+    async def release(self, thread_id: str, reason: str, error: str | None = None) -> bool:
+        """Release a held lease now (recovery worker, after its run)."""
+        async with self._io_lock():
+            if self.book.drop(thread_id) is None:
+                return False
+            return await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
+                                                   now=self.clock(), reason=reason,
+                                                   error=error)
+
+    def _ensure_heartbeat(self) -> None:
+        loop = asyncio.get_running_loop()
+        task = self._task
+        if task is not None and not task.done() and task.get_loop() is loop:
+            return
+        self._task = loop.create_task(self._run(), name="durable-lease-heartbeat")
+
+    async def _run(self) -> None:
+        interval = self.settings.heartbeat.total_seconds()
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                if not await self.beat():
+                    return
+            except Exception:
+                log.exception("lease heartbeat failed; retrying next interval")
+
+    async def beat(self) -> bool:
+        """Run one heartbeat now; ``False`` once nothing is held (the task then ends)."""
+        plan = self.book.plan()
+        if plan.collect:
+            gc.collect()
+            plan = self.book.plan()
+        now = self.clock()
+        for thread_id, reason, error in plan.ended:
+            async with self._io_lock():
+                self.book.drop(thread_id)
+                await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
+                                                now=now, reason=reason, error=error)
+        if plan.renew:
+            lost = await self.store.arenew_leases(owner=self.owner, thread_ids=plan.renew,
+                                                  now=now, ttl=self.settings.lease,
+                                                  progress=plan.progress)
+            self._lost(lost)
+        if not self.book.held_threads():
+            self._task = None
+            return False
+        return True
+
+    def close(self) -> None:
+        """Cancel the heartbeat task (held leases then lapse unless released)."""
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+
+S = TypeVar("S", bound="type[Any]")
+
+
+def sync_run_leases(cls: S) -> S:
+    """Class decorator: run leases around a sync saver's own ``put``/``put_writes``.
+
+    The saver sets ``self.run_leases`` (a :class:`RunLeases`, or ``None`` to turn
+    leases off). A decorator rather than a mixin, because the savers define
+    ``put`` in their own class body.
+    """
+    put = cls.put
+    put_writes = cls.put_writes
+
+    @functools.wraps(put)
+    def leased_put(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
+                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+        leases: RunLeases | None = self.run_leases
+        if leases is None:
+            return put(self, config, checkpoint, metadata, new_versions)
+        before, after = leases.book.on_put(config, checkpoint, metadata)
+        leases.before(before)
+        result = put(self, config, checkpoint, metadata, new_versions)
+        leases.after(after)
+        return result
+
+    @functools.wraps(put_writes)
+    def leased_put_writes(self: Any, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                          task_id: str, task_path: str = "") -> None:
+        leases: RunLeases | None = self.run_leases
+        if leases is None:
+            put_writes(self, config, writes, task_id, task_path)
+            return
+        before, after = leases.book.on_writes(config, writes)
+        leases.before(before)
+        put_writes(self, config, writes, task_id, task_path)
+        leases.after(after)
+
+    cls.put = leased_put
+    cls.put_writes = leased_put_writes
+    return cls
+
+
+def async_run_leases(cls: S) -> S:
+    """Class decorator: run leases around an async saver's own ``aput``/``aput_writes``.
+
+    The saver sets ``self.arun_leases`` (an :class:`AsyncRunLeases`, or ``None``).
+    """
+    aput = cls.aput
+    aput_writes = cls.aput_writes
+
+    @functools.wraps(aput)
+    async def leased_aput(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
+                          metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+        leases: AsyncRunLeases | None = self.arun_leases
+        if leases is None:
+            return await aput(self, config, checkpoint, metadata, new_versions)
+        before, after = leases.book.on_put(config, checkpoint, metadata)
+        await leases.before(before)
+        result = await aput(self, config, checkpoint, metadata, new_versions)
+        await leases.after(after)
+        return result
+
+    @functools.wraps(aput_writes)
+    async def leased_aput_writes(self: Any, config: RunnableConfig,
+                                 writes: Sequence[tuple[str, Any]], task_id: str,
+                                 task_path: str = "") -> None:
+        leases: AsyncRunLeases | None = self.arun_leases
+        if leases is None:
+            await aput_writes(self, config, writes, task_id, task_path)
+            return
+        before, after = leases.book.on_writes(config, writes)
+        await leases.before(before)
+        await aput_writes(self, config, writes, task_id, task_path)
+        await leases.after(after)
+
+    cls.aput = leased_aput
+    cls.aput_writes = leased_aput_writes
+    return cls

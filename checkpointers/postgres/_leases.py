@@ -1,0 +1,368 @@
+"""Run leases in PostgreSQL: table ``durable_run_leases`` (layout step ``run_leases``).
+
+Each operation is one statement, so each compare-and-set is atomic by itself.
+:class:`LeaseOps` holds the I/O-free operations (generators of
+:class:`~checkpointers.postgres._core.Stmt`); :class:`SyncLeases` and
+:class:`AsyncLeases` are the thin shells mixed into the two savers, which so
+implement :class:`~checkpointers._leases.LeaseStore` and its async twin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from checkpointers._ids import check_id
+from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
+from checkpointers.postgres._sql import render
+from checkpointers.postgres._stmt import Op, Stmt
+
+_COLS = (
+    "thread_id, state, owner, token, acquired_at, renewed_at, expires_at, progress_at,"
+    " progress, attempts, recoveries, last_error, reason, ended_at"
+)
+
+ACQUIRE = """
+INSERT INTO {s}.durable_run_leases AS l
+    (thread_id, state, owner, token, acquired_at, renewed_at, expires_at, progress_at)
+VALUES (%(thread_id)s, 'running', %(owner)s, 1, %(now)s, %(now)s, %(expires)s, %(now)s)
+ON CONFLICT (thread_id) DO UPDATE SET
+    state = 'running',
+    owner = EXCLUDED.owner,
+    token = CASE WHEN l.state = 'running' AND l.owner = EXCLUDED.owner
+                 THEN l.token ELSE l.token + 1 END,
+    acquired_at = CASE WHEN l.state = 'running' AND l.owner = EXCLUDED.owner
+                       THEN l.acquired_at ELSE EXCLUDED.acquired_at END,
+    renewed_at = EXCLUDED.renewed_at,
+    expires_at = EXCLUDED.expires_at,
+    progress_at = EXCLUDED.progress_at,
+    reason = NULL,
+    ended_at = NULL
+WHERE l.state <> 'running' OR l.owner = EXCLUDED.owner OR l.expires_at <= EXCLUDED.acquired_at
+RETURNING {cols}
+"""
+
+RENEW = """
+UPDATE {s}.durable_run_leases AS l SET
+    renewed_at = %(now)s,
+    expires_at = %(expires)s,
+    progress_at = COALESCE(p.progress_at, l.progress_at),
+    progress = COALESCE(p.note, l.progress)
+FROM unnest(%(ids)s::text[], %(progress_at)s::timestamptz[], %(notes)s::text[])
+     AS p(thread_id, progress_at, note)
+WHERE l.thread_id = p.thread_id AND l.state = 'running' AND l.owner = %(owner)s
+RETURNING l.thread_id
+"""
+
+RELEASE = """
+UPDATE {s}.durable_run_leases SET state = 'released', reason = %(reason)s,
+    ended_at = %(now)s, attempts = 0, last_error = COALESCE(%(error)s, last_error)
+WHERE thread_id = %(thread_id)s AND state = 'running' AND owner = %(owner)s
+RETURNING thread_id
+"""
+
+RECORD_ERROR = """
+UPDATE {s}.durable_run_leases SET last_error = %(error)s
+WHERE thread_id = %(thread_id)s AND owner = %(owner)s
+"""
+
+FIND_EXPIRED = """
+SELECT {cols} FROM {s}.durable_run_leases
+WHERE state = 'running' AND expires_at <= %(now)s
+ORDER BY expires_at LIMIT %(limit)s
+"""
+
+CLAIM = """
+UPDATE {s}.durable_run_leases SET owner = %(owner)s, token = token + 1, attempts = attempts + 1,
+    recoveries = recoveries + 1, acquired_at = %(now)s, renewed_at = %(now)s,
+    expires_at = %(expires)s, progress_at = %(now)s, progress = NULL
+WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
+    AND expires_at <= %(now)s
+RETURNING {cols}
+"""
+
+PARK = """
+UPDATE {s}.durable_run_leases SET state = 'parked', reason = %(reason)s, ended_at = %(now)s
+WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
+    AND expires_at <= %(now)s
+RETURNING {cols}
+"""
+
+UNPARK = """
+UPDATE {s}.durable_run_leases SET state = 'released', attempts = 0, reason = 'unparked'
+WHERE thread_id = %(thread_id)s AND state = 'parked'
+RETURNING thread_id
+"""
+
+GET = "SELECT {cols} FROM {s}.durable_run_leases WHERE thread_id = %(thread_id)s"
+
+LIST_RUNNING = """
+SELECT {cols} FROM {s}.durable_run_leases WHERE state = 'running'
+ORDER BY expires_at LIMIT %(limit)s
+"""
+
+LIST_PARKED = """
+SELECT {cols} FROM {s}.durable_run_leases WHERE state = 'parked' ORDER BY ended_at LIMIT %(limit)s
+"""
+
+COUNTS = """
+SELECT
+    (SELECT count(*) FROM {s}.durable_run_leases WHERE state = 'running' AND expires_at > %(now)s),
+    (SELECT count(*) FROM {s}.durable_run_leases WHERE state = 'running' AND expires_at <= %(now)s),
+    (SELECT count(*) FROM {s}.durable_run_leases WHERE state = 'parked')
+"""
+
+DELETE = "DELETE FROM {s}.durable_run_leases WHERE thread_id = %(thread_id)s"
+
+
+def _record(row: Sequence[Any]) -> LeaseRecord:
+    return LeaseRecord(
+        thread_id=row[0], state=row[1], owner=row[2], token=int(row[3]), acquired_at=row[4],
+        renewed_at=row[5], expires_at=row[6], progress_at=row[7], progress=row[8],
+        attempts=int(row[9]), recoveries=int(row[10]), last_error=row[11], reason=row[12],
+        ended_at=row[13],
+    )
+
+
+class _LeaseQueries:
+    def __init__(self, schema: str) -> None:
+        def r(template: str) -> str:
+            return render(template, schema, cols=_COLS)
+
+        self.acquire = r(ACQUIRE)
+        self.renew = r(RENEW)
+        self.release = r(RELEASE)
+        self.record_error = r(RECORD_ERROR)
+        self.find_expired = r(FIND_EXPIRED)
+        self.claim = r(CLAIM)
+        self.park = r(PARK)
+        self.unpark = r(UNPARK)
+        self.get = r(GET)
+        self.list_running = r(LIST_RUNNING)
+        self.list_parked = r(LIST_PARKED)
+        self.counts = r(COUNTS)
+        self.delete = r(DELETE)
+
+
+class LeaseOps:
+    """I/O-free lease operations; mixed into a class that has ``_q`` (its schema)."""
+
+    _q: Any
+
+    @cached_property
+    def _lq(self) -> _LeaseQueries:
+        return _LeaseQueries(self._q.schema)
+
+    def _op_acquire_lease(self, thread_id: str, owner: str, now: datetime,
+                          ttl: timedelta) -> Op:
+        params = {"thread_id": check_id("thread_id", thread_id), "owner": owner, "now": now,
+                  "expires": now + ttl}
+        rows = yield Stmt(self._lq.acquire, params, fetch=True)
+        return _record(rows[0]) if rows else None
+
+    def _op_renew_leases(self, owner: str, thread_ids: Sequence[str], now: datetime,
+                         ttl: timedelta,
+                         progress: dict[str, tuple[datetime, str | None]] | None) -> Op:
+        if not thread_ids:
+            return []
+        progress = progress or {}
+        params = {
+            "owner": owner, "now": now, "expires": now + ttl, "ids": list(thread_ids),
+            "progress_at": [progress[t][0] if t in progress else None for t in thread_ids],
+            "notes": [progress[t][1] if t in progress else None for t in thread_ids],
+        }
+        rows = yield Stmt(self._lq.renew, params, fetch=True, prepare=False)
+        kept = {r[0] for r in rows or ()}
+        return [t for t in thread_ids if t not in kept]
+
+    def _op_release_lease(self, thread_id: str, owner: str, now: datetime, reason: str,
+                          error: str | None) -> Op:
+        params = {"thread_id": thread_id, "owner": owner, "now": now, "reason": reason,
+                  "error": error}
+        rows = yield Stmt(self._lq.release, params, fetch=True)
+        return bool(rows)
+
+    def _op_record_lease_error(self, thread_id: str, owner: str, error: str) -> Op:
+        yield Stmt(self._lq.record_error, {"thread_id": thread_id, "owner": owner,
+                                           "error": error})
+
+    def _op_find_expired_leases(self, now: datetime, limit: int) -> Op:
+        rows = yield Stmt(self._lq.find_expired, {"now": now, "limit": int(limit)}, fetch=True)
+        return [_record(r) for r in rows or ()]
+
+    def _op_claim_expired_lease(self, thread_id: str, token: int, owner: str, now: datetime,
+                                ttl: timedelta) -> Op:
+        params = {"thread_id": thread_id, "token": int(token), "owner": owner, "now": now,
+                  "expires": now + ttl}
+        rows = yield Stmt(self._lq.claim, params, fetch=True)
+        return _record(rows[0]) if rows else None
+
+    def _op_park_lease(self, thread_id: str, token: int, now: datetime, reason: str) -> Op:
+        params = {"thread_id": thread_id, "token": int(token), "now": now, "reason": reason}
+        rows = yield Stmt(self._lq.park, params, fetch=True)
+        return _record(rows[0]) if rows else None
+
+    def _op_unpark_lease(self, thread_id: str) -> Op:
+        rows = yield Stmt(self._lq.unpark, {"thread_id": thread_id}, fetch=True)
+        return bool(rows)
+
+    def _op_get_lease(self, thread_id: str) -> Op:
+        rows = yield Stmt(self._lq.get, {"thread_id": thread_id}, fetch=True)
+        return _record(rows[0]) if rows else None
+
+    def _op_list_leases(self, state: str, limit: int) -> Op:
+        if state not in (RUNNING, PARKED):
+            raise ValueError(f"only running and parked leases are listed, not {state!r}")
+        query = self._lq.list_running if state == RUNNING else self._lq.list_parked
+        rows = yield Stmt(query, {"limit": int(limit)}, fetch=True)
+        return [_record(r) for r in rows or ()]
+
+    def _op_lease_counts(self, now: datetime) -> Op:
+        rows = yield Stmt(self._lq.counts, {"now": now}, fetch=True)
+        running, orphaned, parked = rows[0] if rows else (0, 0, 0)
+        return LeaseCounts(int(running), int(orphaned), int(parked))
+
+    def _op_delete_lease(self, thread_id: str) -> Op:
+        yield Stmt(self._lq.delete, {"thread_id": thread_id})
+
+
+class SyncLeases(LeaseOps):
+    """Sync shell: :class:`~checkpointers._leases.LeaseStore` on the saver's connection."""
+
+    if TYPE_CHECKING:
+
+        def _run(self, operation: str, op: Op) -> Any: ...
+
+    def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
+                      ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        return self._run("acquire_lease",  # type: ignore[no-any-return]
+                         self._op_acquire_lease(thread_id, owner, now, ttl))
+
+    def renew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
+                     ttl: timedelta,
+                     progress: dict[str, tuple[datetime, str | None]] | None = None) -> list[str]:
+        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        return self._run("renew_leases",  # type: ignore[no-any-return]
+                         self._op_renew_leases(owner, thread_ids, now, ttl, progress))
+
+    def release_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
+                      error: str | None = None) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        return self._run("release_lease",  # type: ignore[no-any-return]
+                         self._op_release_lease(thread_id, owner, now, reason, error))
+
+    def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        self._run("record_lease_error", self._op_record_lease_error(thread_id, owner, error))
+
+    def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        return self._run("find_expired_leases",  # type: ignore[no-any-return]
+                         self._op_find_expired_leases(now, limit))
+
+    def claim_expired_lease(self, *, thread_id: str, token: int, owner: str, now: datetime,
+                            ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        return self._run("claim_expired_lease",  # type: ignore[no-any-return]
+                         self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
+
+    def park_lease(self, *, thread_id: str, token: int, now: datetime,
+                   reason: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        return self._run("park_lease",  # type: ignore[no-any-return]
+                         self._op_park_lease(thread_id, token, now, reason))
+
+    def unpark_lease(self, *, thread_id: str) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        return self._run("unpark_lease", self._op_unpark_lease(thread_id))  # type: ignore[no-any-return]
+
+    def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        return self._run("get_lease", self._op_get_lease(thread_id))  # type: ignore[no-any-return]
+
+    def list_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        return self._run("list_leases", self._op_list_leases(state, limit))  # type: ignore[no-any-return]
+
+    def lease_counts(self, *, now: datetime) -> LeaseCounts:
+        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        return self._run("lease_counts", self._op_lease_counts(now))  # type: ignore[no-any-return]
+
+    def delete_lease(self, *, thread_id: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        self._run("delete_lease", self._op_delete_lease(thread_id))
+
+
+class AsyncLeases(LeaseOps):
+    """Async shell: :class:`~checkpointers._leases.AsyncLeaseStore` on the saver's connection."""
+
+    if TYPE_CHECKING:
+
+        async def _run(self, operation: str, op: Op) -> Any: ...
+
+    async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
+                             ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        return await self._run("acquire_lease",  # type: ignore[no-any-return]
+                               self._op_acquire_lease(thread_id, owner, now, ttl))
+
+    async def arenew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
+                            ttl: timedelta,
+                            progress: dict[str, tuple[datetime, str | None]] | None = None,
+                            ) -> list[str]:
+        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        return await self._run("renew_leases",  # type: ignore[no-any-return]
+                               self._op_renew_leases(owner, thread_ids, now, ttl, progress))
+
+    async def arelease_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
+                             error: str | None = None) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        return await self._run("release_lease",  # type: ignore[no-any-return]
+                               self._op_release_lease(thread_id, owner, now, reason, error))
+
+    async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        await self._run("record_lease_error",
+                        self._op_record_lease_error(thread_id, owner, error))
+
+    async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        return await self._run("find_expired_leases",  # type: ignore[no-any-return]
+                               self._op_find_expired_leases(now, limit))
+
+    async def aclaim_expired_lease(self, *, thread_id: str, token: int, owner: str,
+                                   now: datetime, ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
+                               self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
+
+    async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
+                          reason: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        return await self._run("park_lease",  # type: ignore[no-any-return]
+                               self._op_park_lease(thread_id, token, now, reason))
+
+    async def aunpark_lease(self, *, thread_id: str) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        return await self._run("unpark_lease",  # type: ignore[no-any-return]
+                               self._op_unpark_lease(thread_id))
+
+    async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        return await self._run("get_lease", self._op_get_lease(thread_id))  # type: ignore[no-any-return]
+
+    async def alist_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        return await self._run("list_leases",  # type: ignore[no-any-return]
+                               self._op_list_leases(state, limit))
+
+    async def alease_counts(self, *, now: datetime) -> LeaseCounts:
+        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        return await self._run("lease_counts", self._op_lease_counts(now))  # type: ignore[no-any-return]
+
+    async def adelete_lease(self, *, thread_id: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        await self._run("delete_lease", self._op_delete_lease(thread_id))

@@ -1,0 +1,486 @@
+"""Run leases in Redis, cluster-safe.
+
+Per thread, two keys in the thread's hash slot:
+
+* ``<prefix>:{t:<thread>}:lease``: the lease itself, a string holding the
+  owner id with a TTL (``PX``) equal to the lease; it vanishes by itself when
+  its process stops renewing it;
+* ``<prefix>:{t:<thread>}:run``: the lease record (a hash: state, owner,
+  token, times in epoch milliseconds, attempts, recoveries, last error).
+
+Every change of one thread is one Lua script over those two keys, so each
+compare-and-set is atomic on a cluster too. Decisions use the record's
+``expires_at`` against the caller's ``now`` (so workers can inject a clock),
+and the script keeps the TTL key in step.
+
+The index of running threads is a sorted set per shard (``{<prefix>:lr:N}``,
+``SHARDS`` of them, each under its own hash tag, so they spread over the cluster), scored by
+expiry. It is updated after the script, so it is a hint the finder verifies
+against the record: a stale entry is fixed or dropped when seen. Threads that
+finished or wait are not in it, so finding orphans costs the same however
+many of them there are. Parked threads have their own shards, ``{<prefix>:lp:N}``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Generator, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from checkpointers._ids import check_id
+from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
+from checkpointers.redis._core import Call, Cmd
+from checkpointers.redis._keys import escape_tag
+
+SHARDS = 16
+
+_LOAD = """
+local h = KEYS[2]
+local state = redis.call('HGET', h, 'state')
+local owner = redis.call('HGET', h, 'owner')
+local token = tonumber(redis.call('HGET', h, 'token') or '0')
+local exp = tonumber(redis.call('HGET', h, 'expires_at') or '0')
+"""
+
+ACQUIRE = _LOAD + """
+local now = tonumber(ARGV[3])
+local ttl = tonumber(ARGV[4])
+if state == 'running' and owner ~= ARGV[2] and exp > now then return nil end
+if not (state == 'running' and owner == ARGV[2]) then
+  redis.call('HSET', h, 'token', token + 1, 'acquired_at', now)
+end
+redis.call('HSET', h, 'thread_id', ARGV[1], 'state', 'running', 'owner', ARGV[2],
+           'renewed_at', now, 'expires_at', now + ttl, 'progress_at', now)
+redis.call('HDEL', h, 'reason', 'ended_at')
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+return redis.call('HGETALL', h)
+"""
+
+RENEW = _LOAD + """
+if state ~= 'running' or owner ~= ARGV[1] then return 0 end
+local now = tonumber(ARGV[2])
+local ttl = tonumber(ARGV[3])
+redis.call('HSET', h, 'renewed_at', now, 'expires_at', now + ttl)
+if ARGV[4] ~= '' then redis.call('HSET', h, 'progress_at', ARGV[4]) end
+if ARGV[5] ~= '' then redis.call('HSET', h, 'progress', ARGV[5]) end
+redis.call('SET', KEYS[1], owner, 'PX', ttl)
+return 1
+"""
+
+RELEASE = _LOAD + """
+if state ~= 'running' or owner ~= ARGV[1] then return 0 end
+redis.call('HSET', h, 'state', 'released', 'reason', ARGV[3], 'ended_at', ARGV[2],
+           'attempts', 0)
+if ARGV[4] ~= '' then redis.call('HSET', h, 'last_error', ARGV[4]) end
+redis.call('DEL', KEYS[1])
+return 1
+"""
+
+RECORD_ERROR = _LOAD + """
+if owner ~= ARGV[1] then return 0 end
+redis.call('HSET', h, 'last_error', ARGV[2])
+return 1
+"""
+
+CLAIM = _LOAD + """
+local now = tonumber(ARGV[3])
+local ttl = tonumber(ARGV[4])
+if state ~= 'running' or token ~= tonumber(ARGV[1]) or exp > now then return nil end
+redis.call('HINCRBY', h, 'token', 1)
+redis.call('HINCRBY', h, 'attempts', 1)
+redis.call('HINCRBY', h, 'recoveries', 1)
+redis.call('HSET', h, 'owner', ARGV[2], 'acquired_at', now, 'renewed_at', now,
+           'expires_at', now + ttl, 'progress_at', now)
+redis.call('HDEL', h, 'progress')
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
+return redis.call('HGETALL', h)
+"""
+
+PARK = _LOAD + """
+local now = tonumber(ARGV[2])
+if state ~= 'running' or token ~= tonumber(ARGV[1]) or exp > now then return nil end
+redis.call('HSET', h, 'state', 'parked', 'reason', ARGV[3], 'ended_at', now)
+redis.call('DEL', KEYS[1])
+return redis.call('HGETALL', h)
+"""
+
+UNPARK = _LOAD + """
+if state ~= 'parked' then return 0 end
+redis.call('HSET', h, 'state', 'released', 'attempts', 0, 'reason', 'unparked')
+return 1
+"""
+
+_MS = timedelta(milliseconds=1)
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def to_ms(value: datetime | timedelta) -> int:
+    """Epoch milliseconds of a datetime, or milliseconds of a duration."""
+    if isinstance(value, timedelta):
+        return int(value / _MS)
+    return int((value - _EPOCH) / _MS)
+
+
+def _from_ms(raw: Any) -> datetime | None:
+    if raw in (None, b"", ""):
+        return None
+    return _EPOCH + timedelta(milliseconds=int(raw))
+
+
+def _text(raw: Any) -> str | None:
+    if raw is None:
+        return None
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+class RedisLeaseKeys:
+    """Key names of one prefix (no I/O).
+
+    The two keys of a thread sit under the saver's per-thread hash tag
+    ``{t:<escaped thread id>}`` (``checkpointers/redis/_keys.py``), so they share
+    the slot of the thread's checkpoints.
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+
+    def _thread(self, thread_id: str) -> str:
+        return f"{self.prefix}:{{t:{escape_tag(thread_id)}}}:"
+
+    def lease(self, thread_id: str) -> str:
+        return self._thread(thread_id) + "lease"
+
+    def record(self, thread_id: str) -> str:
+        return self._thread(thread_id) + "run"
+
+    def _shard(self, kind: str, n: int) -> str:
+        return f"{{{self.prefix}:{kind}:{n}}}"
+
+    def running(self, thread_id: str) -> str:
+        return self._shard("lr", zlib.crc32(thread_id.encode()) % SHARDS)
+
+    def parked(self, thread_id: str) -> str:
+        return self._shard("lp", zlib.crc32(thread_id.encode()) % SHARDS)
+
+    def all_running(self) -> list[str]:
+        return [self._shard("lr", n) for n in range(SHARDS)]
+
+    def all_parked(self) -> list[str]:
+        return [self._shard("lp", n) for n in range(SHARDS)]
+
+    def pair(self, thread_id: str) -> list[str]:
+        return [self.lease(thread_id), self.record(thread_id)]
+
+
+def parse_record(raw: Any) -> LeaseRecord | None:
+    """A record from ``HGETALL`` (a flat list from Lua, or a dict)."""
+    if not raw:
+        return None
+    if isinstance(raw, Mapping):
+        items = {_text(k): v for k, v in raw.items()}
+    else:
+        items = {_text(raw[i]): raw[i + 1] for i in range(0, len(raw), 2)}
+    if "state" not in items:
+        return None
+    return LeaseRecord(
+        thread_id=_text(items.get("thread_id")) or "",
+        state=_text(items["state"]) or "",
+        owner=_text(items.get("owner")),
+        token=int(items.get("token") or 0),
+        acquired_at=_from_ms(items.get("acquired_at")),
+        renewed_at=_from_ms(items.get("renewed_at")),
+        expires_at=_from_ms(items.get("expires_at")),
+        progress_at=_from_ms(items.get("progress_at")),
+        progress=_text(items.get("progress")),
+        attempts=int(items.get("attempts") or 0),
+        recoveries=int(items.get("recoveries") or 0),
+        last_error=_text(items.get("last_error")),
+        reason=_text(items.get("reason")),
+        ended_at=_from_ms(items.get("ended_at")),
+    )
+
+
+def _members(raw: Sequence[Any]) -> list[str]:
+    return [_text(m) or "" for m in raw]
+
+
+Flow = Generator[Call, list[Any], Any]
+
+
+class RedisLeaseCore:
+    """Every lease operation as a flow of :class:`~checkpointers.redis._core.Call` (no I/O).
+
+    A flow yields commands for one pipeline, receives the replies, and returns
+    the operation's result; the savers' shells run it (``_run``).
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.keys = RedisLeaseKeys(prefix)
+
+    def _script(self, text: str, thread_id: str, *args: Any) -> Cmd:
+        # EVAL, not EVALSHA: the saver's NOSCRIPT fallback knows only its own scripts
+        return ("EVAL", text, 2, *self.keys.pair(thread_id), *args)
+
+    def _index(self, thread_id: str, expires: datetime) -> Cmd:
+        return ("ZADD", self.keys.running(thread_id), to_ms(expires), thread_id)
+
+    def acquire(self, thread_id: str, owner: str, now: datetime, ttl: timedelta) -> Flow:
+        check_id("thread_id", thread_id)
+        # index first: a crash right after it leaves a hint the finder verifies
+        replies = yield Call([
+            self._index(thread_id, now + ttl),
+            self._script(ACQUIRE, thread_id, thread_id, owner, to_ms(now), to_ms(ttl)),
+        ])
+        return parse_record(replies[1])
+
+    def renew(self, owner: str, thread_ids: Sequence[str], now: datetime, ttl: timedelta,
+              progress: dict[str, tuple[datetime, str | None]] | None) -> Flow:
+        if not thread_ids:
+            return []
+        progress = progress or {}
+        cmds: list[Cmd] = []
+        for thread_id in thread_ids:
+            at, note = progress.get(thread_id, (None, None))
+            cmds.append(self._script(RENEW, thread_id, owner, to_ms(now), to_ms(ttl),
+                                     "" if at is None else to_ms(at), note or ""))
+        kept = yield Call(cmds)
+        renewed = [t for t, ok in zip(thread_ids, kept, strict=True) if ok]
+        if renewed:
+            yield Call([self._index(t, now + ttl) for t in renewed])
+        return [t for t, ok in zip(thread_ids, kept, strict=True) if not ok]
+
+    def release(self, thread_id: str, owner: str, now: datetime, reason: str,
+                error: str | None) -> Flow:
+        (done,) = yield Call([self._script(RELEASE, thread_id, owner, to_ms(now), reason,
+                                           error or "")])
+        if done:
+            yield Call([("ZREM", self.keys.running(thread_id), thread_id)])
+        return bool(done)
+
+    def record_error(self, thread_id: str, owner: str, error: str) -> Flow:
+        yield Call([self._script(RECORD_ERROR, thread_id, owner, error)])
+
+    def find_expired(self, now: datetime, limit: int) -> Flow:
+        now_ms = to_ms(now)
+        found = yield Call([("ZRANGEBYSCORE", shard, "-inf", now_ms, "LIMIT", 0, int(limit))
+                            for shard in self.keys.all_running()])
+        candidates = [m for members in found for m in _members(members)]
+        if not candidates:
+            return []
+        raws = yield Call([("HGETALL", self.keys.record(t)) for t in candidates])
+        fix: list[Cmd] = []
+        expired = []
+        for thread_id, raw in zip(candidates, raws, strict=True):
+            record = parse_record(raw)
+            if record is None or record.state != RUNNING:
+                fix.append(("ZREM", self.keys.running(thread_id), thread_id))
+            elif record.is_orphaned(now):
+                expired.append(record)
+            elif record.expires_at is not None:
+                fix.append(self._index(thread_id, record.expires_at))
+        if fix:
+            yield Call(fix)
+        expired.sort(key=lambda r: r.expires_at or now)
+        return expired[:limit]
+
+    def claim(self, thread_id: str, token: int, owner: str, now: datetime,
+              ttl: timedelta) -> Flow:
+        (raw,) = yield Call([self._script(CLAIM, thread_id, int(token), owner, to_ms(now),
+                                          to_ms(ttl))])
+        record = parse_record(raw)
+        if record is not None:
+            yield Call([self._index(thread_id, now + ttl)])
+        return record
+
+    def park(self, thread_id: str, token: int, now: datetime, reason: str) -> Flow:
+        (raw,) = yield Call([self._script(PARK, thread_id, int(token), to_ms(now), reason)])
+        record = parse_record(raw)
+        if record is not None:
+            yield Call([("ZADD", self.keys.parked(thread_id), to_ms(now), thread_id),
+                        ("ZREM", self.keys.running(thread_id), thread_id)])
+        return record
+
+    def unpark(self, thread_id: str) -> Flow:
+        (done,) = yield Call([self._script(UNPARK, thread_id)])
+        if done:
+            yield Call([("ZREM", self.keys.parked(thread_id), thread_id)])
+        return bool(done)
+
+    def get(self, thread_id: str) -> Flow:
+        (raw,) = yield Call([("HGETALL", self.keys.record(thread_id))])
+        return parse_record(raw)
+
+    def list(self, state: str, limit: int) -> Flow:
+        if state not in (RUNNING, PARKED):
+            raise ValueError(f"only running and parked leases are listed, not {state!r}")
+        shards = self.keys.all_running() if state == RUNNING else self.keys.all_parked()
+        found = yield Call([("ZRANGE", shard, 0, int(limit) - 1) for shard in shards])
+        members = [m for f in found for m in _members(f)]
+        if not members:
+            return []
+        raws = yield Call([("HGETALL", self.keys.record(t)) for t in members])
+        records = [r for r in map(parse_record, raws) if r is not None and r.state == state]
+        records.sort(key=lambda r: (r.expires_at if state == RUNNING else r.ended_at) or _EPOCH)
+        return records[:limit]
+
+    def counts(self, now: datetime) -> Flow:
+        cmds: list[Cmd] = []
+        for shard in self.keys.all_running():
+            cmds += [("ZCARD", shard), ("ZCOUNT", shard, "-inf", to_ms(now))]
+        cmds += [("ZCARD", shard) for shard in self.keys.all_parked()]
+        out = yield Call(cmds)
+        total = sum(out[0 : 2 * SHARDS : 2])
+        orphaned = sum(out[1 : 2 * SHARDS : 2])
+        return LeaseCounts(total - orphaned, orphaned, sum(out[2 * SHARDS :]))
+
+    def delete(self, thread_id: str) -> Flow:
+        yield Call([("DEL", *self.keys.pair(thread_id)),
+                    ("ZREM", self.keys.running(thread_id), thread_id),
+                    ("ZREM", self.keys.parked(thread_id), thread_id)])
+
+
+class _LeaseCoreOwner:
+    _core: Any
+
+    @cached_property
+    def _lc(self) -> RedisLeaseCore:
+        return RedisLeaseCore(self._core.keys.prefix)
+
+
+class SyncLeases(_LeaseCoreOwner):
+    """Sync shell: :class:`~checkpointers._leases.LeaseStore` on the saver's client."""
+
+    if TYPE_CHECKING:
+
+        def _run(self, operation: str, gen: Any) -> Any: ...
+
+    def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
+                      ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        return self._run("acquire_lease",  # type: ignore[no-any-return]
+                         self._lc.acquire(thread_id, owner, now, ttl))
+
+    def renew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
+                     ttl: timedelta,
+                     progress: dict[str, tuple[datetime, str | None]] | None = None) -> list[str]:
+        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        return self._run("renew_leases",  # type: ignore[no-any-return]
+                         self._lc.renew(owner, thread_ids, now, ttl, progress))
+
+    def release_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
+                      error: str | None = None) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        return self._run("release_lease",  # type: ignore[no-any-return]
+                         self._lc.release(thread_id, owner, now, reason, error))
+
+    def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        self._run("record_lease_error", self._lc.record_error(thread_id, owner, error))
+
+    def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        return self._run("find_expired_leases",  # type: ignore[no-any-return]
+                         self._lc.find_expired(now, limit))
+
+    def claim_expired_lease(self, *, thread_id: str, token: int, owner: str, now: datetime,
+                            ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        return self._run("claim_expired_lease",  # type: ignore[no-any-return]
+                         self._lc.claim(thread_id, token, owner, now, ttl))
+
+    def park_lease(self, *, thread_id: str, token: int, now: datetime,
+                   reason: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        return self._run("park_lease",  # type: ignore[no-any-return]
+                         self._lc.park(thread_id, token, now, reason))
+
+    def unpark_lease(self, *, thread_id: str) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        return self._run("unpark_lease", self._lc.unpark(thread_id))  # type: ignore[no-any-return]
+
+    def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        return self._run("get_lease", self._lc.get(thread_id))  # type: ignore[no-any-return]
+
+    def list_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        return self._run("list_leases", self._lc.list(state, limit))  # type: ignore[no-any-return]
+
+    def lease_counts(self, *, now: datetime) -> LeaseCounts:
+        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        return self._run("lease_counts", self._lc.counts(now))  # type: ignore[no-any-return]
+
+    def delete_lease(self, *, thread_id: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        self._run("delete_lease", self._lc.delete(thread_id))
+
+
+class AsyncLeases(_LeaseCoreOwner):
+    """Async shell: :class:`~checkpointers._leases.AsyncLeaseStore` on the saver's client."""
+
+    if TYPE_CHECKING:
+
+        async def _run(self, operation: str, gen: Any) -> Any: ...
+
+    async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
+                             ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        return await self._run("acquire_lease",  # type: ignore[no-any-return]
+                               self._lc.acquire(thread_id, owner, now, ttl))
+
+    async def arenew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
+                            ttl: timedelta,
+                            progress: dict[str, tuple[datetime, str | None]] | None = None,
+                            ) -> list[str]:
+        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        return await self._run("renew_leases",  # type: ignore[no-any-return]
+                               self._lc.renew(owner, thread_ids, now, ttl, progress))
+
+    async def arelease_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
+                             error: str | None = None) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        return await self._run("release_lease",  # type: ignore[no-any-return]
+                               self._lc.release(thread_id, owner, now, reason, error))
+
+    async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        await self._run("record_lease_error", self._lc.record_error(thread_id, owner, error))
+
+    async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        return await self._run("find_expired_leases",  # type: ignore[no-any-return]
+                               self._lc.find_expired(now, limit))
+
+    async def aclaim_expired_lease(self, *, thread_id: str, token: int, owner: str,
+                                   now: datetime, ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
+                               self._lc.claim(thread_id, token, owner, now, ttl))
+
+    async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
+                          reason: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        return await self._run("park_lease",  # type: ignore[no-any-return]
+                               self._lc.park(thread_id, token, now, reason))
+
+    async def aunpark_lease(self, *, thread_id: str) -> bool:
+        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        return await self._run("unpark_lease", self._lc.unpark(thread_id))  # type: ignore[no-any-return]
+
+    async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        return await self._run("get_lease", self._lc.get(thread_id))  # type: ignore[no-any-return]
+
+    async def alist_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
+        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        return await self._run("list_leases", self._lc.list(state, limit))  # type: ignore[no-any-return]
+
+    async def alease_counts(self, *, now: datetime) -> LeaseCounts:
+        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        return await self._run("lease_counts", self._lc.counts(now))  # type: ignore[no-any-return]
+
+    async def adelete_lease(self, *, thread_id: str) -> None:
+        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        await self._run("delete_lease", self._lc.delete(thread_id))
