@@ -54,6 +54,9 @@ LEFT JOIN LATERAL (
           AND b1.channel = v.key AND b1.version = v.value
         LIMIT 1
     ) AS bl
+    -- values kept inline have no blob, except behind the `true` marker of a
+    -- DeltaChannel snapshot: probe only for the others
+    WHERE coalesce(c.checkpoint -> 'channel_values' -> v.key, 'true'::jsonb) = 'true'::jsonb
 ) AS b ON true
 LEFT JOIN LATERAL (
     SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.channel) AS channels,

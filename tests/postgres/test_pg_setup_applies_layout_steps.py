@@ -137,3 +137,33 @@ def test_an_installed_wheel_carries_and_applies_the_steps(pg_schema, tmp_path) -
     )
     assert out.stdout.strip() == "ok"
     assert _layout(url, schema)[-1][0] == latest_version()
+
+
+def test_setup_upgrades_a_schema_left_at_an_older_step(pg_schema) -> None:
+    url, schema = pg_schema
+    first = layout_steps()[0]
+    # a schema as an older release left it: only step 1 applied and recorded
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        conn.execute("SELECT set_config('search_path', %s, true)", (f'"{schema}"',))
+        conn.execute(first.sql)
+        conn.execute(
+            "CREATE TABLE langgraph_durable_layout (version INTEGER PRIMARY KEY,"
+            " name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+        )
+        conn.execute(
+            "INSERT INTO langgraph_durable_layout (version, name) VALUES (1, %s)", (first.name,)
+        )
+        conn.execute(
+            "INSERT INTO checkpoints"
+            " (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata)"
+            " VALUES ('old', '', '1', %s, '{\"step\": 7}')",
+            ('{"v": 4, "id": "1", "ts": "", "channel_values": {"x": 1}, '
+             '"channel_versions": {"x": "1"}, "versions_seen": {}}',),
+        )
+    assert _layout(url, schema) == [(1, first.name)]
+    with PostgresSaver.from_conn_string(url, schema=schema) as saver:
+        saver.setup()
+        assert _layout(url, schema) == [(s.version, s.name) for s in layout_steps()]
+        tup = saver.get_tuple({"configurable": {"thread_id": "old"}})
+        assert tup.checkpoint["channel_values"] == {"x": 1}
+        assert tup.metadata["step"] == 7
