@@ -49,9 +49,9 @@ class TimelineEntry(BaseModel):
 def _nodes(prev: CheckpointTuple | None, cur: CheckpointTuple) -> list[str]:
     before = prev.checkpoint.get("versions_seen", {}) if prev else {}
     after = cur.checkpoint.get("versions_seen", {})
-    return sorted(
-        n for n, seen in after.items() if before.get(n) != seen and not n.startswith("__")
-    )
+    ran = [n for n, seen in after.items() if before.get(n) != seen]
+    # LangGraph's own entry nodes say nothing; ours (``__compensate__``) do
+    return sorted(n.strip("_") for n in ran if n not in ("__start__", "__input__", "__interrupt__"))
 
 
 def _interrupts(tup: CheckpointTuple) -> list[TimelineInterrupt]:
@@ -156,8 +156,8 @@ def plot_timeline(entries: list[TimelineEntry], *, title: str | None = None) -> 
                 note = f"{'approved' if ok else 'rejected'}\nby {who}"
                 if d.get("level"):
                     note += f"\n(escalation level {d['level']})"
-        if e.compensations:
-            color, note = "#8172b2", "compensation"
+        if e.compensations or "compensate" in e.nodes:
+            color, note = "#8172b2", note or "undo"
         ax.scatter([x], [0], s=140, color=color, zorder=2)
         label = ", ".join(e.nodes) or (e.source or "")
         ax.annotate(

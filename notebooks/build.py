@@ -357,6 +357,136 @@ print("asked again with:", again.request)
 '''),
     code("saver_cm.__exit__(None, None, None);"),
 )
+notebook(
+    "04_compensation",
+    md("""
+# 4. Compensation (sagas), idempotent activities and the recovery report
+
+An order workflow reserves stock, charges the card, then ships. If shipping fails for good,
+rolling *everything* back is not possible (the charge happened) and ignoring it is wrong (the
+customer paid for nothing). `add_compensation` runs the recorded **undos** of the steps that
+committed, newest first, each exactly once, and when an undo itself keeps failing it pauses on a
+`RecoveryReport` a human can act on. `activity` makes a side effect idempotent: the same key on
+every retry of the same step, and a recorded result instead of a second call.
+"""),
+    code(STORAGE),
+    code("""
+import uuid
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import RetryPolicy
+
+from checkpointers.postgres import PostgresSaver
+from interrupts import (Compensate, RecoveryReport, SagaState, activity, add_compensation,
+                        compensable, resume_recovery)
+
+LOG: list[str] = []          # what reached the outside world
+REFUND_DOWN = {"on": False}  # flip to make the refund service fail
+
+
+def stripe_charge(amount: int, *, idempotency_key: str) -> dict:
+    LOG.append(f"charge {amount} key={idempotency_key[-6:]}")
+    return {"id": "ch_" + idempotency_key[-6:]}
+
+charge = activity(stripe_charge)        # the same key on every re-execution of the step
+
+
+def release_stock(reservation_id: str, idempotency_key: str) -> None:
+    LOG.append(f"release {reservation_id}")
+
+
+def refund_card(charge_id: str, idempotency_key: str) -> None:
+    if REFUND_DOWN["on"]:
+        LOG.append("refund failed")
+        raise ConnectionError("refund service unavailable")
+    LOG.append(f"refund {charge_id}")
+
+
+class Order(SagaState, total=False):
+    order_id: str
+    amount: int
+    reservation_id: str
+    charge_id: str
+
+
+@compensable(undo=release_stock, args=lambda s, out: {"reservation_id": out["reservation_id"]})
+def reserve_inventory(state):
+    LOG.append("reserve")
+    return {"reservation_id": "res-" + state["order_id"]}
+
+
+@compensable(undo=refund_card, args=lambda s, out: {"charge_id": out["charge_id"]})
+def charge_card(state):
+    return {"charge_id": charge(state["amount"])["id"]}
+
+
+def ship(state):
+    raise Compensate("carrier refused the parcel")
+
+
+builder = StateGraph(Order)
+builder.add_node("reserve_inventory", reserve_inventory)
+builder.add_node("charge_card", charge_card)
+builder.add_node("ship", ship)
+builder.add_edge(START, "reserve_inventory")
+builder.add_edge("reserve_inventory", "charge_card")
+builder.add_edge("charge_card", "ship")
+builder.add_edge("ship", END)
+
+saver_cm = PostgresSaver.from_conn_string(URL)
+saver = saver_cm.__enter__()
+saver.setup()
+graph = add_compensation(builder, max_attempts=3, sleep=lambda s: None).compile(checkpointer=saver)
+"""),
+    md("## Shipping fails: refund, then release, each once"),
+    code("""
+config = {"configurable": {"thread_id": f"order-{uuid.uuid4().hex[:6]}"}}
+final = graph.invoke({"order_id": "A-7", "amount": 42}, config)
+print(LOG)
+print(final["saga"]["status"], "-", final["saga"]["reason"])
+for step in final["saga"]["steps"]:
+    print(" ", step["node"], step["status"])
+"""),
+    md("""
+## An undo that keeps failing: the recovery report
+
+The refund service is down. The undo is retried with backoff (`max_attempts=3`), then the
+thread pauses on an interrupt whose value is a `RecoveryReport`: what failed and why (type and
+message, not a stack trace), what committed, what was compensated, what remains, and the actions
+available. The report is JSON: an operator UI can show it as it is.
+"""),
+    code("""
+LOG.clear()
+REFUND_DOWN["on"] = True
+config2 = {"configurable": {"thread_id": f"order-{uuid.uuid4().hex[:6]}"}}
+graph.invoke({"order_id": "B-9", "amount": 99}, config2)
+report = RecoveryReport.from_interrupt(graph.get_state(config2).interrupts[0])
+print(LOG)
+print(report.model_dump_json(indent=1)[:900])
+"""),
+    md("""
+## A human decides: `retry`, `skip` or `abort`
+
+Here the operator refunds by hand and answers `skip`: compensation carries on with the next undo
+(release the stock), and the report, with the decision, stays in the final state.
+"""),
+    code("""
+final2 = graph.invoke(resume_recovery("skip", by="ops@example.com", note="refunded by hand"),
+                      config2)
+print(LOG)
+print(final2["saga"]["status"], [(s["node"], s["status"]) for s in final2["saga"]["steps"]])
+stored = RecoveryReport.model_validate(final2["saga"]["reports"][0])
+print("decision:", stored.decision, "by", stored.decided_by, "-", stored.note)
+"""),
+    code("""
+from interrupts import plot_timeline, thread_timeline
+plot_timeline(thread_timeline(saver, config2["configurable"]["thread_id"]),
+              title="failed undo, recovery report, skip");
+"""),
+    code("saver_cm.__exit__(None, None, None);"),
+)
+
 
 notebook(
     "05_migrating_after_deploy",
