@@ -130,13 +130,16 @@ def migrate(url: str, spec: str, dry_run: bool, all_history: bool, batch_size: i
 @main.command()
 @url_option
 def status(url: str) -> None:
-    """Per schema version: threads, checkpoints and threads paused at an interrupt."""
+    """Per schema version: threads, checkpoints, paused threads; approval and run health."""
     with open_saver(url) as saver:
         _require_protocol(saver, url)
         rows = saver.migration_status()
         from interrupts._cli_sweep import health_line
 
         approvals = health_line(saver)
+        from interrupts._thread_states import run_health
+
+        runs = run_health(saver)
     table = Table(title=f"schema versions at {redact_url(url)}")
     for col in ("schema version", "threads", "checkpoints", "paused at an interrupt"):
         table.add_column(col, justify="right")
@@ -148,3 +151,4 @@ def status(url: str) -> None:
         table.add_row("-", "0", "0", "0")
     Console().print(table)
     click.echo(approvals)
+    click.echo(f"runs: {runs.running} running, {runs.orphaned} orphaned, {runs.parked} parked")

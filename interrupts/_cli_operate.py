@@ -18,6 +18,23 @@ from interrupts._cli_common import (
 from interrupts.cli import main
 
 
+def _state_text(st: Any) -> str:
+    """One line: running (owner, age), waiting (for what, until), orphaned, parked, finished."""
+    parts = [st.state]
+    if st.state == "waiting":
+        kinds = ", ".join(st.waiting_for) or "an interrupt"
+        until = f" until {st.deadline:%Y-%m-%d %H:%M} UTC" if st.deadline else ""
+        parts.append(f"for {kinds}{until}")
+    if st.owner and st.state in ("running", "orphaned", "parked"):
+        age = f", {int(st.age.total_seconds())} s" if st.age is not None else ""
+        parts.append(f"(lease owner {st.owner}{age})")
+    if st.recoveries:
+        parts.append(f"recovered {st.recoveries}x")
+    if st.last_error and st.state in ("parked", "failed", "orphaned"):
+        parts.append(f"last error: {st.last_error}")
+    return " ".join(parts)
+
+
 def _decision_text(d: dict[str, Any] | None, resumed: bool) -> str:
     if not d:
         return "resumed" if resumed else "waiting"
@@ -40,6 +57,7 @@ def _decision_text(d: dict[str, Any] | None, resumed: bool) -> str:
 )
 def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
     """A timeline of THREAD's checkpoints: step, nodes, schema version, interrupts, decisions."""
+    from interrupts._thread_states import thread_state
     from interrupts._timeline import thread_timeline
 
     with open_saver(url) as saver:
@@ -47,6 +65,7 @@ def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
             entries = thread_timeline(saver, thread, checkpoint_ns=checkpoint_ns)
         except KeyError:
             raise CliError(f"unknown thread {thread!r}: no checkpoints stored") from None
+        state = thread_state(saver, thread)
     table = Table(title=f"thread {thread}")
     for col in ("step", "source", "nodes", "schema", "checkpoint", "interrupts / decisions"):
         table.add_column(col)
@@ -70,6 +89,7 @@ def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
             "\n".join(notes),
         )
     console().print(table)
+    click.echo(f"state: {_state_text(state)}")
 
 
 def _decide(

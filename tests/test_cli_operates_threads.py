@@ -39,6 +39,11 @@ def test_inspect_approve_and_reject(storage_url: str) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "approval" in shown.stdout and "waiting" in shown.stdout
     assert "compute_refund" in shown.stdout and "UTC" in shown.stdout
+    assert "state: waiting for approval until" in shown.stdout
+    status = _cli("status", "--url", storage_url)
+    assert status.returncode == 0, status.stderr
+    assert "approvals: 1 waiting, 0 overdue" in status.stdout
+    assert "runs: 0 running, 0 orphaned, 0 parked" in status.stdout
 
     done = _cli("approve", "cli-1", "--url", storage_url, "--graph", graph, "--by", "alice")
     assert done.returncode == 0, done.stderr
@@ -49,6 +54,7 @@ def test_inspect_approve_and_reject(storage_url: str) -> None:
 
     shown = _cli("inspect", "cli-1", "--url", storage_url)
     assert "approved by alice" in shown.stdout
+    assert "state: finished" in shown.stdout
 
     _agent(storage_url, "cli-2")
     rejected = _cli("reject", "cli-2", "--url", storage_url, "--graph", graph, "--by", "bob")
