@@ -152,3 +152,31 @@ async def test_async_sweeper_resumes_a_page_concurrently(async_approval_saver: A
     for i in range(12):
         values = (await graph.aget_state(cfg(f"t{i}"))).values
         assert values["approved"] is True and values["done"] == ["act"]
+
+
+def _record_then_crash(graph: Any, thread_id: str, clock: FakeClock) -> None:
+    """Run approve() until it would resume the run, then stop (a crash)."""
+    flow = decide_approval_flow(cfg(thread_id), approved=True, by="alice", comment=None,
+                                approval_id=None, roles=(), clock=clock)
+    env = _env(graph)
+    request = next(flow)
+    while request.name != "invoke":
+        request = flow.send(getattr(env, request.name)(**request.kwargs))
+    flow.close()
+
+
+def test_fresh_decisions_left_alone_do_not_stop_the_sweep(approval_saver: Any) -> None:
+    clock = FakeClock()
+    graph = review_graph(approval_saver)
+    for i in range(6):
+        graph.invoke({"amount": i}, cfg(f"t{i}", clock))
+    clock.advance(timedelta(minutes=15))
+    for i in range(3):  # deciders that are (as far as anyone knows) still resuming
+        _record_then_crash(graph, f"t{i}", clock)
+    sweeper = ApprovalSweeper(graph, clock=clock, page_size=2, lease=timedelta(minutes=5))
+    assert sweeper.run_once() == 3  # the timeouts, past the decided ones
+    clock.advance(timedelta(minutes=5))
+    assert sweeper.run_once() == 3  # the deciders' resumes, a lease later
+    for i in range(6):
+        values = graph.get_state(cfg(f"t{i}")).values
+        assert values["approved"] is (i < 3) and values["done"] == ["act"]
