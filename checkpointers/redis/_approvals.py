@@ -84,30 +84,32 @@ def claim_due_waits(
     kind_arg = ""
     claimed: list[WaitEntry] = []
     taken: set[tuple[str, str]] = set()
-    page = max(limit, 16)
-    offset = 0
-    order = list(range(len(core.keys.wait_shards())))
-    random.shuffle(order)  # concurrent sweepers start on different shards
-    while len(claimed) < limit:
-        cmds: list[Any] = []
-        for i in order:
-            cmds.append(("ZRANGEBYSCORE", core.keys.wait_shard(i), "-inf", now_ms,
-                         "LIMIT", offset, page))
-            cmds.append(("ZRANGEBYSCORE", core.keys.resume_shard(i), "-inf", expired_ms,
-                         "LIMIT", offset, page))
+    # (shard key, upper score): the due-wait shards up to now, the
+    # resume-pending shards up to a lease ago; each pages on independently
+    shards = [(core.keys.wait_shard(i), now_ms) for i in range(len(core.keys.wait_shards()))]
+    shards += [(core.keys.resume_shard(i), expired_ms) for i in range(len(shards))]
+    random.shuffle(shards)  # concurrent sweepers start on different shards
+    offsets = dict.fromkeys((key for key, _ in shards), 0)
+    while len(claimed) < limit and shards:
+        # a little more than what is still needed, spread over the shards left
+        per = max(2, -(-(limit - len(claimed)) // len(shards)) + 1)
+        cmds = [("ZRANGEBYSCORE", key, "-inf", upper, "LIMIT", offsets[key], per)
+                for key, upper in shards]
         replies = yield Call(cmds)
         by_thread: dict[str, list[str]] = {}
         sources: dict[tuple[str, str], str] = {}
-        more = False
-        for n, members in enumerate(replies):
-            more = more or len(members) == page
-            shard_key = cmds[n][1]
-            resume = n % 2 == 1
+        left = []
+        for (key, upper), members in zip(shards, replies, strict=True):
+            offsets[key] += len(members)
+            if len(members) == per:
+                left.append((key, upper))
+            resume = ":wr:" in key
             for m in members:
                 thread_id, _, rest = _text(m).partition(SEP)
                 cand = "i:" + rest if resume else rest
                 by_thread.setdefault(thread_id, []).append(cand)
-                sources[(thread_id, cand)] = shard_key
+                sources[(thread_id, cand)] = key
+        shards = left
         if not by_thread:
             break
         threads = list(by_thread)
@@ -128,11 +130,9 @@ def claim_due_waits(
                 cand = _text(g)
                 member = t + SEP + (cand[2:] if cand.startswith("i:") else cand)
                 unlist.append(("ZREM", sources[(t, cand)], member))
+                offsets[sources[(t, cand)]] -= 1  # the members after it move up
         if unlist:
             yield Call(unlist)
-        if not more:
-            break
-        offset += page
     # entries of other kinds, and over-claimed ones (a page is claimed whole), go back
     wanted = [e for e in claimed if kinds is None or e.info.kind in kinds]
     back = wanted[limit:] + [e for e in claimed if kinds is not None and e.info.kind not in kinds]
