@@ -1,4 +1,4 @@
-"""Activity results on PostgreSQL: :class:`~checkpointers.ActivityStore` over layout step 4.
+"""Activity results on PostgreSQL: :class:`~checkpointers.ActivityStore` over layout step 5.
 
 :class:`ActivitiesCore` holds the I/O-free operations (generators of
 :class:`~checkpointers.postgres._core.Stmt`); :class:`SyncActivities` and
