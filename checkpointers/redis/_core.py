@@ -311,7 +311,6 @@ class RedisCore:
         args: list[Any] = []
         waits: list[Any] = []
         replace: list[str] = []
-        now = now_utc()
         for idx, (channel, value) in enumerate(writes):
             i = WRITES_IDX_MAP.get(channel, idx)
             member = SEP.join((ns, cid, task_id, str(i)))
@@ -320,6 +319,7 @@ class RedisCore:
             if channel == INTERRUPT:
                 replace.append(SEP.join((ns, cid, task_id)) + SEP)
                 items = value if isinstance(value, (list, tuple)) else [value]
+                now = now_utc()
                 for item in items:
                     w = self.codec.encode_wait(thread_id, ns, cid, task_id, item, now)
                     if w is not None:
