@@ -133,34 +133,76 @@ def _drop_prefix(url: str, prefix: str) -> None:
 
 # -- part 1 --------------------------------------------------------------------------
 
+LEASE_TIME = [0.0]
+
+
+def _timed(fn: Any) -> Any:
+    def wrapper(*a: Any, **kw: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return fn(*a, **kw)
+        finally:
+            LEASE_TIME[0] += time.perf_counter() - t0
+
+    return wrapper
+
+
+def _instrument() -> None:
+    """Count the wall time spent in lease code: the run hooks and every heartbeat."""
+    from checkpointers._run_leases import RunLeases
+
+    for name in ("before", "after", "beat"):
+        setattr(RunLeases, name, _timed(getattr(RunLeases, name)))
+
+
 
 def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
     prefix = f"bl{uuid.uuid4().hex[:8]}"
     times: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    cpu: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    ratios: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    in_leases: dict[str, float] = {name: 0.0 for name in VARIANTS}
     try:
         for r in range(args.rounds):
             order = list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))
+            round_median: dict[str, float] = {}
             for name in order:
                 with saver_for(backend, where, prefix, VARIANTS[name]) as saver:
                     graph = build(saver)
                     graph.invoke({"n": 0, "items": []},
                                  {"configurable": {"thread_id": f"warm-{uuid.uuid4().hex}"}})
+                    samples = []
+                    LEASE_TIME[0] = 0.0
+                    c0 = time.process_time()
                     for _ in range(args.runs):
                         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
                         t0 = time.perf_counter()
                         graph.invoke({"n": 0, "items": []}, config)
-                        times[name].append(time.perf_counter() - t0)
+                        samples.append(time.perf_counter() - t0)
+                    # the heartbeat thread's CPU counts too: process_time covers all threads
+                    cpu[name].append((time.process_time() - c0) / args.runs)
+                    times[name] += samples
+                    in_leases[name] += LEASE_TIME[0]
+                    round_median[name] = statistics.median(samples)
                     if saver.run_leases is not None:
                         saver.run_leases.close()
+            for name in VARIANTS:
+                ratios[name].append(round_median[name] / round_median["off"] - 1)
     finally:
         if backend == "redis":
             _drop_prefix(where, prefix)
-    base = statistics.median(times["off"])
+    base_cpu = statistics.median(cpu["off"])
     print(f"\n[{backend}] heartbeat cost: {args.rounds} rounds x {args.runs} runs of "
-          f"{STEPS} steps (median run time)")
+          f"{STEPS} steps; wall: median run time and median per-round overhead vs off; "
+          "cpu: process CPU per run (all threads)")
     for name, samples in times.items():
         med = statistics.median(samples)
-        print(f"  {name:26s} {med * 1000:8.1f} ms   overhead {100 * (med - base) / base:+6.2f}%")
+        c = statistics.median(cpu[name])
+        ratio = 100 * statistics.median(ratios[name])
+        lease_ms = 1000 * in_leases[name] / len(samples)
+        print(f"  {name:26s} wall {med * 1000:7.1f} ms ({ratio:+6.2f}%)"
+              f"   cpu {c * 1000:6.2f} ms ({100 * (c - base_cpu) / base_cpu:+6.2f}%)"
+              f"   in lease code {lease_ms:5.2f} ms/run ({100 * lease_ms / (med * 1000):4.2f}%)")
 
 
 # -- part 2 --------------------------------------------------------------------------
@@ -232,8 +274,8 @@ def find_scaling(backend: str, where: str, args: argparse.Namespace) -> None:
                     found = saver.find_expired_leases(now=now, limit=100)
                     samples.append(time.perf_counter() - t0)
                 assert len(found) == 10, found
-                print(f"  N={size:>7,}  {statistics.median(samples) * 1000:7.3f} ms"
-                      f"   (found {len(found)})")
+                print(f"  N={size:>7,}  median {statistics.median(samples) * 1000:7.3f} ms"
+                      f"  fastest {min(samples) * 1000:7.3f} ms   (found {len(found)})")
             if backend == "pg":
                 with psycopg.connect(where) as conn:
                     plan = conn.execute(
@@ -256,6 +298,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--finds", type=int, default=50)
     args = ap.parse_args()
+    _instrument()
     from tests._servers import postgres_url, redis_url
 
     for backend in args.backends.split(","):

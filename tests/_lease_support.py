@@ -40,11 +40,12 @@ def settings(lease: float, beat: float) -> LeaseSettings:
 
 
 @contextmanager
-def leasing_saver(backend: str, where: dict[str, str], lease: LeaseSettings) -> Iterator[Any]:
+def leasing_saver(backend: str, where: dict[str, str], lease: LeaseSettings,
+                  pool_size: int | None = None) -> Iterator[Any]:
     """One of our sync savers, with run leases, on ``backend`` (``pg`` or ``redis``)."""
     if backend == "pg":
         with PostgresSaver.from_conn_string(where["url"], schema=where["schema"],
-                                            leases=lease) as saver:
+                                            leases=lease, pool_size=pool_size) as saver:
             saver.setup()
             try:
                 yield saver
@@ -145,9 +146,10 @@ def _run(args: dict[str, Any]) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     lease = settings(args["lease"], args["beat"])
-    with leasing_saver(args["backend"], args["where"], lease) as saver:
+    threads = args["threads"]
+    pool = min(len(threads), 10) if len(threads) > 1 else None
+    with leasing_saver(args["backend"], args["where"], lease, pool_size=pool) as saver:
         graph = builder().compile(checkpointer=saver)
-        threads = args["threads"]
         with ThreadPoolExecutor(max_workers=max(1, len(threads))) as pool:
             futures = [pool.submit(graph.invoke, {"n": 0, "trace": []},
                                    {"configurable": {"thread_id": t}}) for t in threads]
