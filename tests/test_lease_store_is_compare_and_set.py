@@ -142,3 +142,25 @@ async def test_async_saver_leases_its_runs_and_recovers_orphans(
         record = await saver.aget_lease(thread_id="orphan")
         assert (record.state, record.recoveries) == ("released", 1)
         saver.arun_leases.close()
+
+
+def test_redis_released_records_expire_with_the_thread(
+    redis_prefix: tuple[str, str],
+) -> None:
+    import redis as redis_py
+
+    from checkpointers.redis import RedisSaver
+    from checkpointers.redis._leases import RedisLeaseKeys
+
+    url, prefix = redis_prefix
+    with RedisSaver.from_conn_string(url, prefix=prefix, ttl=60) as saver:
+        saver.setup()
+        client = redis_py.Redis.from_url(url)
+        key = RedisLeaseKeys(prefix).record("t")
+        saver.acquire_lease(thread_id="t", owner="A", now=T0, ttl=TTL)
+        assert client.pttl(key) == -1, "a running record never expires"
+        saver.release_lease(thread_id="t", owner="A", now=T0, reason="finished")
+        assert 0 < client.pttl(key) <= 120_000
+        saver.acquire_lease(thread_id="t", owner="B", now=T0, ttl=TTL)
+        assert client.pttl(key) == -1
+        client.close()

@@ -54,6 +54,7 @@ end
 redis.call('HSET', h, 'thread_id', ARGV[1], 'state', 'running', 'owner', ARGV[2],
            'renewed_at', now, 'expires_at', now + ttl, 'progress_at', now)
 redis.call('HDEL', h, 'reason', 'ended_at')
+redis.call('PERSIST', h)
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
 return redis.call('HGETALL', h)
 """
@@ -75,6 +76,8 @@ redis.call('HSET', h, 'state', 'released', 'reason', ARGV[3], 'ended_at', ARGV[2
            'attempts', 0)
 if ARGV[4] ~= '' then redis.call('HSET', h, 'last_error', ARGV[4]) end
 redis.call('DEL', KEYS[1])
+-- a released record lives as long as the saver keeps the thread's other keys
+if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', h, ARGV[5]) end
 return 1
 """
 
@@ -94,6 +97,7 @@ redis.call('HINCRBY', h, 'recoveries', 1)
 redis.call('HSET', h, 'owner', ARGV[2], 'acquired_at', now, 'renewed_at', now,
            'expires_at', now + ttl, 'progress_at', now)
 redis.call('HDEL', h, 'progress')
+redis.call('PERSIST', h)
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
 return redis.call('HGETALL', h)
 """
@@ -216,8 +220,10 @@ class RedisLeaseCore:
     the operation's result; the savers' shells run it (``_run``).
     """
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, ttl_ms: int = 0) -> None:
         self.keys = RedisLeaseKeys(prefix)
+        # the saver's thread TTL: released records expire with the thread's keys
+        self.ttl_ms = ttl_ms
 
     def _script(self, text: str, thread_id: str, *args: Any) -> Cmd:
         # EVAL, not EVALSHA: the saver's NOSCRIPT fallback knows only its own scripts
@@ -254,7 +260,7 @@ class RedisLeaseCore:
     def release(self, thread_id: str, owner: str, now: datetime, reason: str,
                 error: str | None) -> Flow:
         (done,) = yield Call([self._script(RELEASE, thread_id, owner, to_ms(now), reason,
-                                           error or "")])
+                                           error or "", 2 * self.ttl_ms)])
         if done:
             yield Call([("ZREM", self.keys.running(thread_id), thread_id)])
         return bool(done)
@@ -346,7 +352,7 @@ class _LeaseCoreOwner:
 
     @cached_property
     def _lc(self) -> RedisLeaseCore:
-        return RedisLeaseCore(self._core.keys.prefix)
+        return RedisLeaseCore(self._core.keys.prefix, int(getattr(self._core, "ttl_ms", 0)))
 
 
 class SyncLeases(_LeaseCoreOwner):
