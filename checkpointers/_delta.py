@@ -1,0 +1,398 @@
+"""Delta storage of channel values that grow by appending (I/O-free, backend-agnostic).
+
+A channel reduced with ``operator.add`` or ``add_messages`` gets a new version
+at almost every step, and the new version starts with every item of the old
+one. Storing each version whole makes a thread's storage grow with the square
+of its steps. Here a version that extends a stored one is kept as a *delta*:
+the version it extends (its *base*) plus the bytes of the new items. Full
+*snapshots* bound how far a read walks back; one is written when the deltas
+since the last snapshot outweigh it (:class:`DeltaPolicy`), so the snapshots
+grow geometrically and total storage stays linear in the payload.
+
+Exactness is by construction, at the byte level. The saver's serde turns a
+list (or dict) into one msgpack container: a header that holds the item
+count, then the items' encodings back to back, each independent of the
+others. A new value is stored as a delta only when its serialized body
+*starts with the stored body of the base byte for byte*; reading
+concatenates the base's body and the delta's suffix under the new header,
+which rebuilds exactly the bytes a full write would have stored, and the
+serde turns them into exactly the value that was put. Nothing depends on how
+items compare with ``==``: an item replaced by id (``add_messages``), edited
+in place, removed or moved changes the bytes, and the value is stored whole.
+A wrong or stale cache can only cost space, never correctness, because a
+delta names the exact stored version whose bytes it extends.
+
+Backends call :func:`encode_value` on ``put`` and :func:`decode_value` on
+reads, and keep one :class:`ChainCache` per saver so a ``put`` knows the
+bytes of the version it may extend without reading them back. They must
+update the cache only after their write committed, and must make sure a
+delta's base still exists when the delta is written (another process may
+have deleted it); :func:`needed_versions` tells ``prune`` what a kept version
+depends on.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import ormsgpack
+
+__all__ = [
+    "DELTA_TYPE",
+    "BrokenChainError",
+    "ChainCache",
+    "DeltaPolicy",
+    "Link",
+    "Stored",
+    "decode_value",
+    "delta_base",
+    "encode_value",
+    "needed_versions",
+]
+
+DELTA_TYPE = "delta"
+"""The type tag of a delta row, stored where a full value stores its serde type
+("msgpack", ...). No serde knows it, so an older reader fails loudly on a delta
+instead of returning a wrong value."""
+
+# Serde type tags whose payload is one msgpack object, the only ones whose
+# container layout we rely on.
+_MSGPACK_TYPES = frozenset({"msgpack"})
+
+# A delta blob: 1 format byte, 4-byte big-endian length of the msgpack meta,
+# the meta, then the suffix bytes (the new items' encodings).
+_FORMAT = 1
+_PREFIX = struct.Struct(">BI")
+
+
+class BrokenChainError(ValueError):
+    """A delta's chain cannot be followed to a snapshot (a row is missing or malformed).
+
+    Backends translate this into :class:`~checkpointers.CorruptCheckpointError`
+    with the thread, namespace, checkpoint and channel of the read.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaPolicy:
+    """When to store a growing value as a delta and when to write a full snapshot.
+
+    A delta is written while the bytes stored as deltas since the last
+    snapshot, this one included, stay within ``ratio`` times the snapshot's
+    size. With ``ratio=1`` snapshots at least double in size from one to the
+    next, so all snapshots of a chain together weigh less than twice the
+    newest value and the deltas hold each item once: storage stays linear.
+    A fixed interval (a snapshot every N versions) would not: its snapshots
+    alone grow with the square of the length.
+
+    Attributes:
+        ratio: Deltas since the last snapshot may weigh up to ``ratio`` times
+            the snapshot. Larger saves space and lengthens the chains a read
+            walks (up to ``ratio / (1 + ratio)`` of the versions since the
+            snapshot).
+        row_cost: Bytes a stored row costs beyond its payload (keys, index
+            entries); charged to every row so tiny deltas cannot make chains
+            arbitrarily long.
+        max_depth: Optional cap on the number of deltas between a version and
+            its snapshot (bounds a read's walk at the price of more snapshots).
+        min_size: Values whose serialized size is below this are always stored
+            whole: a delta would save little and add a row to every read.
+    """
+
+    ratio: float = 1.0
+    row_cost: int = 64
+    max_depth: int | None = None
+    min_size: int = 256
+
+
+DEFAULT_POLICY = DeltaPolicy()
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """What a backend stores for one channel version.
+
+    Attributes:
+        type: The type tag to store: the serde's own for a full value,
+            :data:`DELTA_TYPE` for a delta.
+        blob: The bytes to store.
+        base: For a delta, the version it extends (same thread, namespace and
+            channel); ``None`` for a full value. Backends that can index it
+            (a column) use it to fetch a chain in one query.
+    """
+
+    type: str
+    blob: bytes
+    base: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """The state of one stored version that the next ``put`` may extend.
+
+    Attributes:
+        version: The channel version.
+        type: The serde type tag of the whole value ("msgpack").
+        header: The msgpack container header of the whole value.
+        body: The bytes after the header: the items' encodings.
+        depth: Deltas between this version and its snapshot (0 for a snapshot).
+        delta_bytes: Stored cost of those deltas (blobs plus ``row_cost`` each).
+        snapshot_bytes: Stored cost of the snapshot the chain starts from.
+    """
+
+    version: str
+    type: str
+    header: bytes
+    body: bytes
+    depth: int = 0
+    delta_bytes: int = 0
+    snapshot_bytes: int = 0
+
+    @property
+    def data(self) -> bytes:
+        """The full serialized value, as ``serde.loads_typed`` expects it."""
+        return self.header + self.body
+
+
+def _header_len(data: bytes) -> int | None:
+    """Length of the msgpack array/map header ``data`` starts with, or None."""
+    if not data:
+        return None
+    b = data[0]
+    if 0x80 <= b <= 0x9F:  # fixmap, fixarray
+        return 1
+    if b in (0xDC, 0xDE):  # array16, map16
+        return 3 if len(data) >= 3 else None
+    if b in (0xDD, 0xDF):  # array32, map32
+        return 5 if len(data) >= 5 else None
+    return None
+
+
+def snapshot_link(version: str, type_: str, data: bytes, policy: DeltaPolicy) -> Link | None:
+    """The chain state of a value stored whole, or None if it can never be extended."""
+    if type_ not in _MSGPACK_TYPES:
+        return None
+    h = _header_len(data)
+    if h is None:
+        return None
+    return Link(version, type_, data[:h], data[h:], 0, 0, len(data) + policy.row_cost)
+
+
+def encode_value(
+    prev: Link | None,
+    version: str,
+    type_: str,
+    data: bytes,
+    policy: DeltaPolicy = DEFAULT_POLICY,
+) -> tuple[Stored, Link | None]:
+    """Decide how to store ``(type_, data)`` (the serde's output) as ``version``.
+
+    Args:
+        prev: A stored version of the same thread, namespace and channel whose
+            bytes the new value may extend (usually the previous version, from
+            the saver's :class:`ChainCache`), or None.
+        version: The new version.
+        type_: The serde type tag of the new value.
+        data: The serialized new value.
+        policy: When to write a snapshot instead of a delta.
+
+    Returns:
+        What to store, and the new version's chain state for the cache (None
+        when the value can never be extended, e.g. it is not a container).
+    """
+    full = Stored(type_, data)
+    if (
+        prev is None
+        or type_ != prev.type
+        or len(data) < policy.min_size
+        or (policy.max_depth is not None and prev.depth >= policy.max_depth)
+    ):
+        return full, snapshot_link(version, type_, data, policy)
+    h = _header_len(data)
+    if h is None or not data.startswith(prev.body, h):
+        return full, snapshot_link(version, type_, data, policy)
+    header = data[:h]
+    suffix = data[h + len(prev.body) :]
+    meta = ormsgpack.packb([prev.version, header, prev.depth + 1])
+    blob = _PREFIX.pack(_FORMAT, len(meta)) + meta + suffix
+    cost = len(blob) + policy.row_cost
+    if prev.delta_bytes + cost > policy.ratio * prev.snapshot_bytes:
+        return full, snapshot_link(version, type_, data, policy)
+    link = Link(
+        version,
+        type_,
+        header,
+        prev.body + suffix,
+        prev.depth + 1,
+        prev.delta_bytes + cost,
+        prev.snapshot_bytes,
+    )
+    return Stored(DELTA_TYPE, blob, prev.version), link
+
+
+def _parse_delta(blob: bytes) -> tuple[str, bytes, int, memoryview]:
+    try:
+        fmt, n = _PREFIX.unpack_from(blob)
+        if fmt != _FORMAT:
+            raise BrokenChainError(f"unknown delta format {fmt}")
+        base, header, depth = ormsgpack.unpackb(blob[_PREFIX.size : _PREFIX.size + n])
+    except (struct.error, ormsgpack.MsgpackDecodeError, TypeError, ValueError) as exc:
+        if isinstance(exc, BrokenChainError):
+            raise
+        raise BrokenChainError(f"malformed delta: {exc}") from exc
+    return base, header, depth, memoryview(blob)[_PREFIX.size + n :]
+
+
+def delta_base(type_: str, blob: bytes | None) -> str | None:
+    """The version a stored row extends, or None if the row is a full value."""
+    if type_ != DELTA_TYPE:
+        return None
+    if blob is None:
+        raise BrokenChainError("delta row without bytes")
+    return _parse_delta(blob)[0]
+
+
+def decode_value(
+    version: str,
+    rows: Mapping[str, tuple[str, bytes | None]],
+    policy: DeltaPolicy = DEFAULT_POLICY,
+) -> tuple[str, bytes, Link | None]:
+    """Rebuild the serialized value of ``version`` from its stored chain.
+
+    Args:
+        version: The version to read.
+        rows: Stored ``(type, blob)`` by version for this thread, namespace and
+            channel; must hold ``version`` and, if it is a delta, every version
+            back to its snapshot (more is fine).
+        policy: The saver's policy (for the returned chain state's costs).
+
+    Returns:
+        ``(type, data, link)``: what ``serde.loads_typed`` takes, byte for byte
+        what a full write of the value would have stored, and the chain state
+        to put in the cache.
+
+    Raises:
+        BrokenChainError: A version of the chain is missing or malformed.
+    """
+    suffixes: list[memoryview] = []
+    costs = 0
+    header: bytes | None = None
+    depth = 0
+    cur = version
+    for _ in range(len(rows) + 1):
+        row = rows.get(cur)
+        if row is None:
+            raise BrokenChainError(f"version {cur!r} of the chain of {version!r} is missing")
+        type_, blob = row
+        if type_ != DELTA_TYPE:
+            break
+        if blob is None:
+            raise BrokenChainError(f"delta {cur!r} has no bytes")
+        base, h, d, suffix = _parse_delta(blob)
+        if header is None:
+            header, depth = h, d
+        suffixes.append(suffix)
+        costs += len(blob) + policy.row_cost
+        cur = base
+    else:
+        raise BrokenChainError(f"the chain of {version!r} loops")
+    if blob is None:
+        raise BrokenChainError(f"snapshot {cur!r} has no bytes")
+    if header is None:
+        return type_, blob, snapshot_link(version, type_, blob, policy)
+    h = _header_len(blob)
+    if h is None or type_ not in _MSGPACK_TYPES:
+        raise BrokenChainError(f"snapshot {cur!r} of {version!r} is not a container")
+    suffixes.append(memoryview(blob)[h:])
+    suffixes.reverse()
+    body = b"".join(suffixes)
+    link = Link(version, type_, header, body, depth, costs, len(blob) + policy.row_cost)
+    return type_, header + body, link
+
+
+def needed_versions(targets: Iterable[str], bases: Mapping[str, str | None]) -> set[str]:
+    """Every version the ``targets`` need to be read: themselves and their chains.
+
+    Args:
+        targets: Versions that must stay readable (those kept checkpoints use).
+        bases: For each stored version, the version it extends (None for a
+            full value); see :func:`delta_base`.
+
+    Returns:
+        The targets plus all their bases, transitively. Versions missing from
+        ``bases`` are included but not followed.
+    """
+    needed: set[str] = set()
+    stack = list(targets)
+    while stack:
+        v = stack.pop()
+        if v in needed:
+            continue
+        needed.add(v)
+        base = bases.get(v)
+        if base is not None:
+            stack.append(base)
+    return needed
+
+
+class ChainCache:
+    """The newest known chain state per (thread, namespace, channel), bounded in bytes.
+
+    A saver keeps one and shares it between its sync and async calls. Entries
+    only ever let a ``put`` write a delta instead of a full value; losing one
+    (eviction, another process writing the thread) costs a snapshot, never a
+    wrong read. Thread-safe.
+
+    Args:
+        max_bytes: Evict least recently used entries beyond this many body bytes.
+    """
+
+    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[str, str, str], Link] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, thread_id: str, checkpoint_ns: str, channel: str) -> Link | None:
+        """The chain state to extend for this channel, if known."""
+        key = (thread_id, checkpoint_ns, channel)
+        with self._lock:
+            link = self._entries.get(key)
+            if link is not None:
+                self._entries.move_to_end(key)
+            return link
+
+    def put(self, thread_id: str, checkpoint_ns: str, channel: str, link: Link | None) -> None:
+        """Remember ``link`` (call after the write that stored it committed)."""
+        key = (thread_id, checkpoint_ns, channel)
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= len(old.body)
+            if link is None or len(link.body) > self.max_bytes:
+                return
+            self._entries[key] = link
+            self._bytes += len(link.body)
+            while self._bytes > self.max_bytes:
+                _, evicted = self._entries.popitem(last=False)
+                self._bytes -= len(evicted.body)
+
+    def forget(self, thread_id: str, checkpoint_ns: str | None = None) -> None:
+        """Drop a thread's entries (all namespaces if ``checkpoint_ns`` is None)."""
+        with self._lock:
+            for key in [
+                k
+                for k in self._entries
+                if k[0] == thread_id and (checkpoint_ns is None or k[1] == checkpoint_ns)
+            ]:
+                self._bytes -= len(self._entries.pop(key).body)
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
