@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -217,7 +218,13 @@ def encode_value(
         return full, snapshot_link(version, type_, data, policy)
     header = data[:h]
     suffix = data[h + len(prev.body) :]
-    meta = ormsgpack.packb([prev.version, header, prev.depth + 1])
+    body_len = len(data) - h
+    # The checksum of the whole body lets a read detect a chain whose rows were
+    # rewritten in place after this delta was written (instead of returning a
+    # mix of old and new bytes).
+    meta = ormsgpack.packb(
+        [prev.version, header, prev.depth + 1, body_len, zlib.crc32(memoryview(data)[h:])]
+    )
     blob = _PREFIX.pack(_FORMAT, len(meta)) + meta + suffix
     cost = len(blob) + policy.row_cost
     if prev.delta_bytes + cost > policy.ratio * prev.snapshot_bytes:
@@ -234,17 +241,19 @@ def encode_value(
     return Stored(DELTA_TYPE, blob, prev.version), link
 
 
-def _parse_delta(blob: bytes) -> tuple[str, bytes, int, memoryview]:
+def _parse_delta(blob: bytes) -> tuple[str, bytes, int, int, int, memoryview]:
     try:
         fmt, n = _PREFIX.unpack_from(blob)
         if fmt != _FORMAT:
             raise BrokenChainError(f"unknown delta format {fmt}")
-        base, header, depth = ormsgpack.unpackb(blob[_PREFIX.size : _PREFIX.size + n])
+        base, header, depth, body_len, crc = ormsgpack.unpackb(
+            blob[_PREFIX.size : _PREFIX.size + n]
+        )
     except (struct.error, ormsgpack.MsgpackDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, BrokenChainError):
             raise
         raise BrokenChainError(f"malformed delta: {exc}") from exc
-    return base, header, depth, memoryview(blob)[_PREFIX.size + n :]
+    return base, header, depth, body_len, crc, memoryview(blob)[_PREFIX.size + n :]
 
 
 def delta_base(type_: str, blob: bytes | None) -> str | None:
@@ -282,6 +291,7 @@ def decode_value(
     costs = 0
     header: bytes | None = None
     depth = 0
+    want = (0, 0)
     cur = version
     for _ in range(len(rows) + 1):
         row = rows.get(cur)
@@ -292,9 +302,9 @@ def decode_value(
             break
         if blob is None:
             raise BrokenChainError(f"delta {cur!r} has no bytes")
-        base, h, d, suffix = _parse_delta(blob)
+        base, h, d, body_len, crc, suffix = _parse_delta(blob)
         if header is None:
-            header, depth = h, d
+            header, depth, want = h, d, (body_len, crc)
         suffixes.append(suffix)
         costs += len(blob) + policy.row_cost
         cur = base
@@ -310,6 +320,8 @@ def decode_value(
     suffixes.append(memoryview(blob)[h:])
     suffixes.reverse()
     body = b"".join(suffixes)
+    if (len(body), zlib.crc32(body)) != want:
+        raise BrokenChainError(f"the chain of {version!r} does not add up (a row was rewritten)")
     link = Link(version, type_, header, body, depth, costs, len(blob) + policy.row_cost)
     return type_, header + body, link
 

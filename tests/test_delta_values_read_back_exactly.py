@@ -325,3 +325,15 @@ def test_randomized_histories_above_did_store_deltas() -> None:
     STATS.clear()
     test_list_and_dict_histories_read_back_exactly()
     assert STATS.get(DELTA_TYPE, 0) > 100, STATS
+
+
+def test_a_base_rewritten_in_place_is_detected_not_mixed_in() -> None:
+    # An upgrade that rewrote a stored version in place must not yield a value
+    # made of the new base and the old delta's items.
+    store = Store(DeltaPolicy(min_size=0, ratio=100))
+    v1, _ = store.put(["a", "b"], None)
+    v2, stored = store.put(["a", "b", "c"], store.links[v1])
+    assert stored.type == DELTA_TYPE
+    store.rows[v1] = SERDE.dumps_typed(["A", "b"])
+    with pytest.raises(BrokenChainError):
+        decode_value(v2, store.rows)
