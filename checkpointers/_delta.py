@@ -122,13 +122,18 @@ class Stored:
             :data:`DELTA_TYPE` for a delta.
         blob: The bytes to store.
         base: For a delta, the version it extends (same thread, namespace and
-            channel); ``None`` for a full value. Backends that can index it
-            (a column) use it to fetch a chain in one query.
+            channel); ``None`` for a full value. Backends that can query it
+            (a column) use it to find what a kept version depends on.
+        root: For a delta, the whole value its chain starts from: every
+            version of the chain lies between ``root`` and this one (bases are
+            older than what extends them), so a backend can fetch a chain with
+            one range scan. ``None`` for a full value.
     """
 
     type: str
     blob: bytes
     base: str | None = None
+    root: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +148,7 @@ class Link:
         depth: Deltas between this version and its snapshot (0 for a snapshot).
         delta_bytes: Stored cost of those deltas (blobs plus ``row_cost`` each).
         snapshot_bytes: Stored cost of the snapshot the chain starts from.
+        root: The version of that snapshot (this version for a snapshot).
     """
 
     version: str
@@ -152,6 +158,7 @@ class Link:
     depth: int = 0
     delta_bytes: int = 0
     snapshot_bytes: int = 0
+    root: str = ""
 
     @property
     def data(self) -> bytes:
@@ -180,7 +187,7 @@ def snapshot_link(version: str, type_: str, data: bytes, policy: DeltaPolicy) ->
     h = _header_len(data)
     if h is None:
         return None
-    return Link(version, type_, data[:h], data[h:], 0, 0, len(data) + policy.row_cost)
+    return Link(version, type_, data[:h], data[h:], 0, 0, len(data) + policy.row_cost, version)
 
 
 def encode_value(
@@ -222,8 +229,9 @@ def encode_value(
     # The checksum of the whole body lets a read detect a chain whose rows were
     # rewritten in place after this delta was written (instead of returning a
     # mix of old and new bytes).
+    root = prev.root or prev.version
     meta = ormsgpack.packb(
-        [prev.version, header, prev.depth + 1, body_len, zlib.crc32(memoryview(data)[h:])]
+        [prev.version, header, prev.depth + 1, body_len, zlib.crc32(memoryview(data)[h:]), root]
     )
     blob = _PREFIX.pack(_FORMAT, len(meta)) + meta + suffix
     cost = len(blob) + policy.row_cost
@@ -237,8 +245,9 @@ def encode_value(
         prev.depth + 1,
         prev.delta_bytes + cost,
         prev.snapshot_bytes,
+        root,
     )
-    return Stored(DELTA_TYPE, blob, prev.version), link
+    return Stored(DELTA_TYPE, blob, prev.version, root), link
 
 
 def _parse_delta(blob: bytes) -> tuple[str, bytes, int, int, int, memoryview]:
@@ -246,7 +255,7 @@ def _parse_delta(blob: bytes) -> tuple[str, bytes, int, int, int, memoryview]:
         fmt, n = _PREFIX.unpack_from(blob)
         if fmt != _FORMAT:
             raise BrokenChainError(f"unknown delta format {fmt}")
-        base, header, depth, body_len, crc = ormsgpack.unpackb(
+        base, header, depth, body_len, crc, _root = ormsgpack.unpackb(
             blob[_PREFIX.size : _PREFIX.size + n]
         )
     except (struct.error, ormsgpack.MsgpackDecodeError, TypeError, ValueError) as exc:
@@ -322,7 +331,7 @@ def decode_value(
     body = b"".join(suffixes)
     if (len(body), zlib.crc32(body)) != want:
         raise BrokenChainError(f"the chain of {version!r} does not add up (a row was rewritten)")
-    link = Link(version, type_, header, body, depth, costs, len(blob) + policy.row_cost)
+    link = Link(version, type_, header, body, depth, costs, len(blob) + policy.row_cost, cur)
     return type_, header + body, link
 
 

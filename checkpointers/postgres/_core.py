@@ -28,6 +28,17 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT, TASKS, _DeltaSnapshot
 from psycopg.types.json import Jsonb
 
+from checkpointers._delta import (
+    DELTA_TYPE,
+    BrokenChainError,
+    ChainCache,
+    DeltaPolicy,
+    Link,
+    Stored,
+    decode_value,
+    encode_value,
+    snapshot_link,
+)
 from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
@@ -41,7 +52,12 @@ from checkpointers.postgres._metadata import (
 )
 from checkpointers.postgres._stmt import Op, Rows, Stmt, _ids, _Queries
 from checkpointers.postgres._thread_ops import ThreadOpsCore
-from migrations import SCHEMA_VERSION_KEY, finish_read, versions_to_store
+from migrations import (
+    SCHEMA_VERSION_KEY,
+    finish_read,
+    is_migrated_version,
+    versions_to_store,
+)
 from migrations.postgres import LayoutStep, layout_steps
 
 # The vocabulary every core module and shell imports from here
@@ -80,8 +96,86 @@ class PostgresCore(ThreadOpsCore):
 
     # -- value encoding: the one place a channel value becomes bytes (issue 12) --
 
+    delta_policy: DeltaPolicy = DeltaPolicy()
+    """When a growing value is stored as a delta (``DeltaPolicy(max_depth=0)``: never)."""
+
+    @property
+    def _chains(self) -> ChainCache:
+        # per saver instance, created on first use (no I/O in constructors)
+        cache = self.__dict__.get("_chain_cache")
+        if cache is None:
+            cache = self.__dict__.setdefault("_chain_cache", ChainCache())
+        return cache  # type: ignore[no-any-return]
+
     def _encode_value(self, value: Any) -> tuple[str, bytes]:
         return dumps_exact(self.serde, value, field="channel value")
+
+    def _encode_channel_values(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        values: list[tuple[str, str, Any]],
+        *,
+        deltas: bool = True,
+    ) -> tuple[list[tuple[str, str, Stored]], list[tuple[str, Link | None]]]:
+        """Rows to store for ``(channel, version, value)``: whole values or deltas.
+
+        Returns the rows ``(channel, version, stored)`` and the chain states to
+        remember once they are committed.
+        """
+        rows: list[tuple[str, str, Stored]] = []
+        links: list[tuple[str, Link | None]] = []
+        policy = self.delta_policy
+        for channel, version, value in values:
+            type_, data = self._encode_value(value)
+            prev = self._chains.get(thread_id, checkpoint_ns, channel) if deltas else None
+            # bases are always older than what extends them (reads fetch a chain
+            # by range); an upgraded value is stored whole (issue 12)
+            if prev is not None and (not prev.version < version or is_migrated_version(version)):
+                prev = None
+            stored, link = encode_value(prev, version, type_, data, policy)
+            rows.append((channel, version, stored))
+            links.append((channel, link))
+        return rows, links
+
+    def _remember(
+        self, thread_id: str, checkpoint_ns: str, channel: str, link: Link | None
+    ) -> None:
+        """Cache a version read or written, unless a newer one is cached."""
+        if link is None:
+            return
+        cached = self._chains.get(thread_id, checkpoint_ns, channel)
+        if cached is None or cached.version <= link.version:
+            self._chains.put(thread_id, checkpoint_ns, channel, link)
+
+    def _decode_channel(
+        self,
+        channel: str,
+        version: str,
+        rows: Mapping[str, tuple[str, bytes | None]],
+        *,
+        where: tuple[str, str, str],
+    ) -> Any:
+        """The value of ``channel`` at ``version`` from its row (and chain, for a delta)."""
+        type_, blob = rows[version]
+        if type_ == DELTA_TYPE:
+            try:
+                type_, blob, link = decode_value(version, rows, self.delta_policy)
+            except BrokenChainError as exc:
+                raise CorruptCheckpointError(
+                    thread_id=where[0],
+                    checkpoint_ns=where[1],
+                    checkpoint_id=where[2],
+                    channel=channel,
+                    reason=str(exc),
+                ) from exc
+        elif blob is not None:
+            link = snapshot_link(version, type_, blob, self.delta_policy)
+        else:
+            link = None
+        value = self._decode_value(type_, blob, where=where, channel=channel)
+        self._remember(where[0], where[1], channel, link)
+        return value
 
     def _decode_value(
         self, type_: str, blob: bytes | None, *, where: tuple[str, str, str], channel: str
@@ -228,15 +322,23 @@ class PostgresCore(ThreadOpsCore):
         """The tuple of a ``SELECT_TUPLES`` row exactly as stored (no upgrade)."""
         (
             thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, metadata,
-            metadata_exact, _schema_version, b_channels, b_types, b_blobs,
+            metadata_exact, _schema_version, b_channels, b_versions, b_types, b_blobs,
             w_tasks, w_channels, w_types, w_blobs, w_paths, w_idxs, s_types, s_blobs,
         ) = row
         where = (thread_id, checkpoint_ns, checkpoint_id)
         values = dict(checkpoint.get("channel_values") or {})
         if b_channels:
-            for channel, type_, blob in zip(b_channels, b_types, b_blobs, strict=True):
-                if type_ != "empty":
-                    values[channel] = self._decode_value(type_, blob, where=where, channel=channel)
+            # a channel's row at its version, plus the chain of a delta (issue 12)
+            by_channel: dict[str, dict[str, tuple[str, bytes | None]]] = {}
+            for channel, version, type_, blob in zip(
+                b_channels, b_versions, b_types, b_blobs, strict=True
+            ):
+                by_channel.setdefault(channel, {})[version] = (type_, blob)
+            versions = checkpoint.get("channel_versions") or {}
+            for channel, chain in by_channel.items():
+                version = str(versions.get(channel))
+                if version in chain and chain[version][0] != "empty":
+                    values[channel] = self._decode_channel(channel, version, chain, where=where)
         if s_types and checkpoint.get("v", 4) < 4:
             # checkpoint format < 4: pending sends lived in the parent's writes
             values[TASKS] = [
@@ -308,28 +410,44 @@ class PostgresCore(ThreadOpsCore):
         thread_id, checkpoint_ns, parent_id = _ids(config)
         checkpoint_id = check_id("checkpoint id", checkpoint["id"])
         # values a read upgraded in memory (migrated versions) are stored too
-        stored, (channels, versions, types, blobs) = self._split_values(
-            checkpoint, versions_to_store(checkpoint, new_versions)
-        )
+        stored, blob_values = self._split_inline(checkpoint)
+        to_store = [
+            (k, str(ver), blob_values[k])
+            for k, ver in versions_to_store(checkpoint, new_versions).items()
+            if k in blob_values
+        ]
+        rows, links = self._encode_channel_values(thread_id, checkpoint_ns, to_store)
         md = self._merge_metadata(config, metadata)
         json_md, exact_md = encode_metadata(md, self.serde)
-        yield Stmt(
-            self._q.put,
-            {
-                "thread_id": thread_id,
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": checkpoint_id,
-                "parent_id": parent_id,
-                "channels": channels,
-                "versions": versions,
-                "types": types,
-                "blobs": blobs,
-                "checkpoint": Jsonb(stored),
-                "metadata": Jsonb(json_md),
-                "metadata_exact": exact_md,
-                "schema_version": self._schema_version(),
-            },
-        )
+        params = {
+            "thread_id": thread_id,
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint_id,
+            "parent_id": parent_id,
+            "channels": [r[0] for r in rows],
+            "versions": [r[1] for r in rows],
+            "types": [r[2].type for r in rows],
+            "blobs": [r[2].blob for r in rows],
+            "bases": [r[2].base for r in rows],
+            "roots": [r[2].root for r in rows],
+            "checkpoint": Jsonb(stored),
+            "metadata": Jsonb(json_md),
+            "metadata_exact": exact_md,
+            "schema_version": self._schema_version(),
+        }
+        done = yield Stmt(self._q.put, params, fetch=True)
+        if not done:
+            # a delta's base is gone (another process deleted or pruned it):
+            # nothing was written; store the values whole
+            self._chains.forget(thread_id, checkpoint_ns)
+            rows, links = self._encode_channel_values(
+                thread_id, checkpoint_ns, to_store, deltas=False
+            )
+            params.update(types=[r[2].type for r in rows], blobs=[r[2].blob for r in rows],
+                          bases=[None] * len(rows), roots=[None] * len(rows))
+            yield Stmt(self._q.put, params, fetch=True)
+        for channel, link in links:
+            self._remember(thread_id, checkpoint_ns, channel, link)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -338,10 +456,8 @@ class PostgresCore(ThreadOpsCore):
             }
         }
 
-    def _split_values(
-        self, checkpoint: Checkpoint, new_versions: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], tuple[list[str], list[str], list[str], list[bytes | None]]]:
-        """The checkpoint row's jsonb (inline values) and the blobs of ``new_versions``."""
+    def _split_inline(self, checkpoint: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The checkpoint row's jsonb (with the inline values) and the values stored as blobs."""
         stored: dict[str, Any] = dict(checkpoint)
         inline: dict[str, Any] = {}
         blob_values: dict[str, Any] = {}
@@ -355,6 +471,16 @@ class PostgresCore(ThreadOpsCore):
             else:
                 blob_values[k] = v
         stored["channel_values"] = inline
+        return stored, blob_values
+
+    def _split_values(
+        self, checkpoint: Checkpoint, new_versions: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], tuple[list[str], list[str], list[str], list[bytes | None]]]:
+        """The checkpoint row's jsonb and the blobs of ``new_versions``, as whole values.
+
+        The upgrade path writes these: an upgraded value is never a delta.
+        """
+        stored, blob_values = self._split_inline(checkpoint)
         channels: list[str] = []
         versions: list[str] = []
         types: list[str] = []

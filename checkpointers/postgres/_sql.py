@@ -38,21 +38,30 @@ LAYOUT_VERSION = "SELECT max(version) FROM {s}.{layout}"
 SELECT_TUPLES = """
 SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
        c.checkpoint, c.metadata, c.metadata_exact, c.schema_version,
-       b.channels, b.types, b.blobs,
+       b.channels, b.versions, b.types, b.blobs,
        w.task_ids, w.channels, w.types, w.blobs, w.paths, w.idxs,
        ps.types, ps.blobs
 FROM ({inner}) AS c
 LEFT JOIN LATERAL (
-    SELECT array_agg(bl.channel) AS channels, array_agg(bl.type) AS types,
-           array_agg(bl.blob) AS blobs
+    -- each value's row and, for a delta (issue 12), the rest of its chain: the
+    -- versions from its root up, one range scan of the primary key (LATERAL
+    -- ... OFFSET 0 keeps it a parameterized index scan whatever the table
+    -- statistics say; rows of other branches in the range are ignored)
+    SELECT array_agg(bl.channel) AS channels, array_agg(bl.version) AS versions,
+           array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs
     FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
-    -- one primary-key lookup per channel: LIMIT 1 keeps the planner from
-    -- turning this into a scan of every blob version of the thread
     CROSS JOIN LATERAL (
-        SELECT b1.channel, b1.type, b1.blob FROM {s}.checkpoint_blobs AS b1
-        WHERE b1.thread_id = c.thread_id AND b1.checkpoint_ns = c.checkpoint_ns
-          AND b1.channel = v.key AND b1.version = v.value
-        LIMIT 1
+        SELECT b.root_version FROM {s}.checkpoint_blobs AS b
+        WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+          AND b.channel = v.key AND b.version = v.value
+        OFFSET 0
+    ) AS head
+    CROSS JOIN LATERAL (
+        SELECT b.channel, b.version, b.type, b.blob FROM {s}.checkpoint_blobs AS b
+        WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+          AND b.channel = v.key AND b.version <= v.value
+          AND b.version >= coalesce(head.root_version, v.value)
+        OFFSET 0
     ) AS bl
     -- values kept inline have no blob, except behind the `true` marker of a
     -- DeltaChannel snapshot: probe only for the others
@@ -113,26 +122,44 @@ LIST_LIMIT = " LIMIT %(limit)s"
 # cleanup of the wait index entries the thread has moved past. One round trip,
 # atomic without an explicit transaction.
 PUT = """
-WITH blobs AS (
-    INSERT INTO {s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-    SELECT %(thread_id)s, %(checkpoint_ns)s, u.channel, u.version, u.type, u.blob
-    FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[],
-                %(blobs)s::bytea[]) AS u(channel, version, type, blob)
+WITH u AS (
+    SELECT * FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[],
+                         %(blobs)s::bytea[], %(bases)s::text[], %(roots)s::text[])
+        AS u(channel, version, type, blob, base, root)
+), ok AS (
+    -- A delta (issue 12) is stored only together with its base, which this
+    -- statement locks against deletion; if another process deleted it since
+    -- the saver cached it, nothing is written and the core retries the put
+    -- with whole values.
+    SELECT NOT EXISTS (
+        SELECT 1 FROM u WHERE u.base IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM {s}.checkpoint_blobs AS bl
+            WHERE bl.thread_id = %(thread_id)s AND bl.checkpoint_ns = %(checkpoint_ns)s
+              AND bl.channel = u.channel AND bl.version = u.base
+            FOR KEY SHARE)) AS ok
+), blobs AS (
+    INSERT INTO {s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob,
+                                      base_version, root_version)
+    SELECT %(thread_id)s, %(checkpoint_ns)s, u.channel, u.version, u.type, u.blob, u.base,
+           u.root
+    FROM u WHERE (SELECT ok FROM ok)
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 ), waits AS (
     DELETE FROM {s}.durable_waits
     WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
-      AND checkpoint_id < %(checkpoint_id)s
+      AND checkpoint_id < %(checkpoint_id)s AND (SELECT ok FROM ok)
 )
 INSERT INTO {s}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
                              checkpoint, metadata, metadata_exact, schema_version)
-VALUES (%(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s,
-        %(checkpoint)s, %(metadata)s, %(metadata_exact)s, %(schema_version)s)
+SELECT %(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s,
+       %(checkpoint)s, %(metadata)s, %(metadata_exact)s, %(schema_version)s
+WHERE (SELECT ok FROM ok)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
     checkpoint = EXCLUDED.checkpoint,
     metadata = EXCLUDED.metadata,
     metadata_exact = EXCLUDED.metadata_exact,
-    schema_version = EXCLUDED.schema_version"""
+    schema_version = EXCLUDED.schema_version
+RETURNING true"""
 
 # put_writes: the writes and their wait-index entries, one statement.
 # Special channels (errors, interrupts...) replace a previous write of the same
@@ -190,7 +217,7 @@ DELETE FROM {s}.durable_waits WHERE thread_id = ANY(%(thread_ids)s::text[])"""
 # The checkpoints of the runs go with their writes, their wait entries and the
 # blobs no surviving checkpoint of their thread+namespace refers to.
 DELETE_FOR_RUNS = """
-WITH gone AS (
+WITH RECURSIVE gone AS (
     DELETE FROM {s}.checkpoints
     WHERE metadata ? 'run_id' AND metadata ->> 'run_id' = ANY(%(run_ids)s::text[])
     RETURNING thread_id, checkpoint_ns, checkpoint_id, checkpoint -> 'channel_versions' AS versions
@@ -205,18 +232,35 @@ WITH gone AS (
 ), freed AS (
     SELECT DISTINCT gone.thread_id, gone.checkpoint_ns, v.key AS channel, v.value AS version
     FROM gone CROSS JOIN LATERAL jsonb_each_text(gone.versions) AS v
+), kept(thread_id, checkpoint_ns, channel, version) AS (
+    -- the values the surviving checkpoints of those thread+namespaces use...
+    SELECT DISTINCT k.thread_id, k.checkpoint_ns, v.key, v.value
+    FROM (SELECT DISTINCT thread_id, checkpoint_ns FROM gone) AS t
+    JOIN {s}.checkpoints AS k
+      ON k.thread_id = t.thread_id AND k.checkpoint_ns = t.checkpoint_ns
+    CROSS JOIN LATERAL jsonb_each_text(k.checkpoint -> 'channel_versions') AS v
+    WHERE NOT EXISTS (SELECT 1 FROM gone
+                      WHERE gone.thread_id = k.thread_id
+                        AND gone.checkpoint_ns = k.checkpoint_ns
+                        AND gone.checkpoint_id = k.checkpoint_id)
+), needed(thread_id, checkpoint_ns, channel, version) AS (
+    -- ...and every base their deltas are built on (issue 12)
+    SELECT thread_id, checkpoint_ns, channel, version FROM kept
+    UNION
+    SELECT bl.thread_id, bl.checkpoint_ns, bl.channel, bl.base_version
+    FROM needed
+    JOIN {s}.checkpoint_blobs AS bl
+      ON bl.thread_id = needed.thread_id AND bl.checkpoint_ns = needed.checkpoint_ns
+     AND bl.channel = needed.channel AND bl.version = needed.version
+    WHERE bl.base_version < bl.version
 )
 DELETE FROM {s}.checkpoint_blobs AS bl USING freed
 WHERE bl.thread_id = freed.thread_id AND bl.checkpoint_ns = freed.checkpoint_ns
   AND bl.channel = freed.channel AND bl.version = freed.version
   AND NOT EXISTS (
-      SELECT 1 FROM {s}.checkpoints AS k
-      WHERE k.thread_id = freed.thread_id AND k.checkpoint_ns = freed.checkpoint_ns
-        AND k.checkpoint -> 'channel_versions' ->> freed.channel = freed.version
-        AND NOT EXISTS (SELECT 1 FROM gone
-                        WHERE gone.thread_id = k.thread_id
-                          AND gone.checkpoint_ns = k.checkpoint_ns
-                          AND gone.checkpoint_id = k.checkpoint_id))"""
+      SELECT 1 FROM needed
+      WHERE needed.thread_id = freed.thread_id AND needed.checkpoint_ns = freed.checkpoint_ns
+        AND needed.channel = freed.channel AND needed.version = freed.version)"""
 
 COPY_THREAD = """
 WITH c AS (
@@ -230,8 +274,9 @@ WITH c AS (
     FROM {s}.checkpoints WHERE thread_id = %(source)s
     ON CONFLICT DO NOTHING
 ), b AS (
-    INSERT INTO {s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-    SELECT %(target)s, checkpoint_ns, channel, version, type, blob
+    INSERT INTO {s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob,
+                                      base_version, root_version)
+    SELECT %(target)s, checkpoint_ns, channel, version, type, blob, base_version, root_version
     FROM {s}.checkpoint_blobs WHERE thread_id = %(source)s
     ON CONFLICT DO NOTHING
 ), w AS (
@@ -298,7 +343,7 @@ FROM chain ORDER BY chain.depth"""
 # REPEATABLE READ snapshot PRUNE_HEADS read, so what a run saves meanwhile is
 # neither seen nor deleted.
 PRUNE_DELETE = """
-WITH keep AS (
+WITH RECURSIVE keep AS (
     SELECT * FROM unnest(%(keep_threads)s::text[], %(keep_ns)s::text[], %(keep_ids)s::text[])
         AS k(thread_id, checkpoint_ns, checkpoint_id)
 ), gone AS (
@@ -324,10 +369,20 @@ WITH keep AS (
       ON c.thread_id = keep.thread_id AND c.checkpoint_ns = keep.checkpoint_ns
      AND c.checkpoint_id = keep.checkpoint_id
     CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
+), needed(thread_id, checkpoint_ns, channel, version) AS (
+    -- the kept values and every base their deltas are built on (issue 12)
+    SELECT thread_id, checkpoint_ns, channel, version FROM referenced
+    UNION
+    SELECT bl.thread_id, bl.checkpoint_ns, bl.channel, bl.base_version
+    FROM needed
+    JOIN {s}.checkpoint_blobs AS bl
+      ON bl.thread_id = needed.thread_id AND bl.checkpoint_ns = needed.checkpoint_ns
+     AND bl.channel = needed.channel AND bl.version = needed.version
+    WHERE bl.base_version < bl.version
 ), b AS (
     DELETE FROM {s}.checkpoint_blobs AS bl
     WHERE bl.thread_id = ANY(%(thread_ids)s::text[])
-      AND NOT EXISTS (SELECT 1 FROM referenced AS r
+      AND NOT EXISTS (SELECT 1 FROM needed AS r
                       WHERE r.thread_id = bl.thread_id AND r.checkpoint_ns = bl.checkpoint_ns
                         AND r.channel = bl.channel AND r.version = bl.version)
 )
@@ -394,13 +449,25 @@ JOIN {s}.checkpoint_writes AS cw
  AND cw.checkpoint_id = chain.checkpoint_id AND cw.channel = ANY(chain.open)
 UNION ALL
 SELECT chain.depth, 's', ch, bl.type, bl.blob, chain.checkpoint -> 'channel_values' -> ch,
-       NULL, NULL, NULL
+       bl.version, NULL, NULL
 FROM chain
 CROSS JOIN LATERAL unnest(chain.seeded) AS ch
 LEFT JOIN {s}.checkpoint_blobs AS bl
   ON bl.thread_id = %(thread_id)s AND bl.checkpoint_ns = %(checkpoint_ns)s
  AND bl.channel = ch AND bl.type <> 'empty'
  AND bl.version = chain.checkpoint -> 'channel_versions' ->> ch"""
+
+# One value's chain (issue 12): the row of `version` and, if it is a delta, the
+# versions from its root up. For the rare reads that did not fetch it already.
+VALUE_CHAIN = """
+SELECT bl.version, bl.type, bl.blob
+FROM {s}.checkpoint_blobs AS head
+JOIN {s}.checkpoint_blobs AS bl
+  ON bl.thread_id = head.thread_id AND bl.checkpoint_ns = head.checkpoint_ns
+ AND bl.channel = head.channel AND bl.version <= head.version
+ AND bl.version >= coalesce(head.root_version, head.version)
+WHERE head.thread_id = %(thread_id)s AND head.checkpoint_ns = %(checkpoint_ns)s
+  AND head.channel = %(channel)s AND head.version = %(version)s"""
 
 # -- wait index ---------------------------------------------------------------------
 

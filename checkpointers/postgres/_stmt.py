@@ -59,6 +59,7 @@ class _Queries:
         self.prune_chain = r(_sql.PRUNE_CHAIN, schema)
         self.prune_delete = r(_sql.PRUNE_DELETE, schema)
         self.delta_history = r(_sql.DELTA_HISTORY, schema)
+        self.value_chain = r(_sql.VALUE_CHAIN, schema)
         self.list_waits = r(_sql.LIST_WAITS, schema)
         self._lists: dict[tuple[str, ...], str] = {}
 

@@ -6,13 +6,14 @@ Mixed into :class:`checkpointers.postgres._core.PostgresCore`; same protocol
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_sort_key
 from langgraph.checkpoint.serde.types import INTERRUPT
 
+from checkpointers._delta import DELTA_TYPE, ChainCache
 from checkpointers._ids import check_id
 from checkpointers._waits import WaitEntry, WaitInfo
 from checkpointers.postgres import _sql
@@ -22,12 +23,26 @@ PRUNE_STRATEGIES = ("keep_latest", "delete")
 
 
 class ThreadOpsCore:
-    """Whole-thread operations; needs ``_q`` and ``_decode_value`` from the core."""
+    """Whole-thread operations; needs ``_q``, ``_chains`` and the decoders from the core."""
 
     _q: _Queries
 
+    @property
+    def _chains(self) -> ChainCache:
+        raise NotImplementedError
+
     def _decode_value(
         self, type_: str, blob: bytes | None, *, where: tuple[str, str, str], channel: str
+    ) -> Any:
+        raise NotImplementedError
+
+    def _decode_channel(
+        self,
+        channel: str,
+        version: str,
+        rows: Mapping[str, tuple[str, bytes | None]],
+        *,
+        where: tuple[str, str, str],
     ) -> Any:
         raise NotImplementedError
 
@@ -35,11 +50,16 @@ class ThreadOpsCore:
         ids = [check_id("thread_id", t) for t in thread_ids]
         if ids:
             yield Stmt(self._q.delete_threads, {"thread_ids": ids})
+            for t in ids:
+                self._chains.forget(t)
 
     def _op_delete_for_runs(self, run_ids: Sequence[str]) -> Op:
         ids = [str(r) for r in run_ids]
         if ids:
             yield Stmt(self._q.delete_for_runs, {"run_ids": ids}, prepare=False)
+            # which threads the runs touched is not known here; a put re-checks
+            # its base anyway, this only spares it the retry
+            self._chains.clear()
 
     def _op_copy_thread(self, source: str, target: str) -> Op:
         params = {"source": check_id("thread_id", source), "target": check_id("thread_id", target)}
@@ -93,6 +113,8 @@ class ThreadOpsCore:
             prepare=False,
         )
         yield Stmt(_sql.COMMIT)
+        for t in ids:
+            self._chains.forget(t)
 
     # -- delta channel history --
 
@@ -122,6 +144,18 @@ class ThreadOpsCore:
                 value = self._decode_value(type_, blob, where=where, channel=channel)
                 key = writes_sort_key(task_path or "", task_id, idx)
                 writes[channel].append((depth, key, (task_id, channel, value)))
+            elif type_ == DELTA_TYPE:
+                # a seed stored as a delta (issue 12): fetch its chain (seed rows
+                # carry their version in the task_id column)
+                chain = yield Stmt(
+                    self._q.value_chain,
+                    {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
+                     "channel": channel, "version": task_id},
+                    fetch=True,
+                )
+                seeds[channel] = self._decode_channel(
+                    channel, task_id, {v: (t, b) for v, t, b in chain or ()}, where=where
+                )
             elif type_ is not None:
                 seeds[channel] = self._decode_value(type_, blob, where=where, channel=channel)
             else:
