@@ -121,22 +121,26 @@ LIST_LIMIT = " LIMIT %(limit)s"
 # A put is this one statement: the new blobs, the checkpoint row, and the
 # cleanup of the wait index entries the thread has moved past. One round trip,
 # atomic without an explicit transaction.
+# A delta (issue 12) is stored only together with its base, which the
+# statement locks against deletion (`ok`); if another process deleted it since
+# the saver cached it, nothing is written and the core retries the put with
+# whole values.
 PUT = """
 WITH u AS (
     SELECT * FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[],
                          %(blobs)s::bytea[], %(bases)s::text[], %(roots)s::text[])
         AS u(channel, version, type, blob, base, root)
 ), ok AS (
-    -- A delta (issue 12) is stored only together with its base, which this
-    -- statement locks against deletion; if another process deleted it since
-    -- the saver cached it, nothing is written and the core retries the put
-    -- with whole values.
     SELECT NOT EXISTS (
         SELECT 1 FROM u WHERE u.base IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM {s}.checkpoint_blobs AS bl
             WHERE bl.thread_id = %(thread_id)s AND bl.checkpoint_ns = %(checkpoint_ns)s
               AND bl.channel = u.channel AND bl.version = u.base
             FOR KEY SHARE)) AS ok
+), waits AS (
+    DELETE FROM {s}.durable_waits
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+      AND checkpoint_id < %(checkpoint_id)s AND (SELECT ok FROM ok)
 ), blobs AS (
     INSERT INTO {s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob,
                                       base_version, root_version)
@@ -144,10 +148,6 @@ WITH u AS (
            u.root
     FROM u WHERE (SELECT ok FROM ok)
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
-), waits AS (
-    DELETE FROM {s}.durable_waits
-    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
-      AND checkpoint_id < %(checkpoint_id)s AND (SELECT ok FROM ok)
 )
 INSERT INTO {s}.checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,
                              checkpoint, metadata, metadata_exact, schema_version)
