@@ -24,9 +24,19 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from checkpointers._delta import (
+    DELTA_TYPE,
+    ChainCache,
+    DeltaPolicy,
+    Link,
+    decode_value,
+    encode_value,
+    snapshot_link,
+)
 from checkpointers._errors import CorruptCheckpointError
 from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitEntry, extract_wait
+from migrations import is_migrated_version
 
 SEP = "\x00"
 RECORD_FORMAT = 1
@@ -79,8 +89,16 @@ def _is_inline(value: Any) -> bool:
 class Codec:
     """Serialization of one saver (its ``serde``), shared by sync and async."""
 
-    def __init__(self, serde: SerializerProtocol) -> None:
+    def __init__(
+        self,
+        serde: SerializerProtocol,
+        chains: ChainCache | None = None,
+        policy: DeltaPolicy | None = None,
+    ) -> None:
         self.serde = serde
+        # issue 12: what a put may extend, per (thread, namespace, channel)
+        self.chains = chains if chains is not None else ChainCache()
+        self.policy = policy if policy is not None else DeltaPolicy()
 
     # -- one channel value --------------------------------------------------
     def encode_value(self, value: Any) -> bytes:
@@ -96,6 +114,62 @@ class Codec:
         return loads_exact(self.serde, type_.decode(), data)
 
     EMPTY = b"empty\x00"
+    DELTA = b"delta\x00"
+
+    # -- growing channel values (issue 12) --------------------------------------
+    def encode_channel_value(
+        self, thread_id: str, ns: str, channel: str, version: str, value: Any, *, deltas: bool
+    ) -> tuple[bytes, Link | None]:
+        """Stored bytes of a channel value: whole, or ``delta\0<base>\0<delta>``."""
+        type_, data = self.serde.dumps_typed(value)
+        prev = self.chains.get(thread_id, ns, channel) if deltas else None
+        # bases are older than what extends them; an upgraded value is stored whole
+        if prev is not None and (not prev.version < version or is_migrated_version(version)):
+            prev = None
+        stored, link = encode_value(prev, version, type_, data, self.policy)
+        if stored.type == DELTA_TYPE:
+            assert stored.base is not None
+            return self.DELTA + stored.base.encode() + b"\x00" + stored.blob, link
+        return type_.encode() + b"\x00" + data, link
+
+    @staticmethod
+    def _row(raw: bytes) -> tuple[str, bytes]:
+        type_, _, data = raw.partition(b"\x00")
+        if type_ == b"delta":
+            data = data.partition(b"\x00")[2]
+        return type_.decode(), data
+
+    def decode_channel_value(
+        self,
+        thread_id: str,
+        ns: str,
+        field: str,
+        raw: bytes,
+        chain: Mapping[str, bytes],
+    ) -> Any:
+        """A channel value from its stored bytes (and, for a delta, its chain's)."""
+        channel, version = field[len(ns) + 1 :].rsplit(SEP, 1)
+        rows = {version: self._row(raw)}
+        if raw.startswith(self.DELTA):
+            head = field[: len(field) - len(version)]
+            for fld, value in chain.items():
+                if fld.startswith(head):
+                    rows[fld[len(head) :]] = self._row(value)
+            type_, data, link = decode_value(version, rows, self.policy)
+        else:
+            type_, data = rows[version]
+            link = snapshot_link(version, type_, data, self.policy)
+        value = self.serde.loads_typed((type_, data))
+        self.remember(thread_id, ns, channel, link)
+        return value
+
+    def remember(self, thread_id: str, ns: str, channel: str, link: Link | None) -> None:
+        """Cache a version read or written, unless a newer one is cached."""
+        if link is None:
+            return
+        cached = self.chains.get(thread_id, ns, channel)
+        if cached is None or cached.version <= link.version:
+            self.chains.put(thread_id, ns, channel, link)
 
     # -- checkpoints ----------------------------------------------------------
     def encode_put(
@@ -106,8 +180,14 @@ class Codec:
         new_versions: Mapping[str, Any],
         parent_id: str | None,
         schema_version: int,
-    ) -> tuple[bytes, bytes, list[bytes], list[str]]:
-        """``(record, refs, blob field/value pairs, index members)`` of a put."""
+        *,
+        thread_id: str = "",
+        deltas: bool = True,
+    ) -> tuple[bytes, bytes, list[bytes], list[str], list[tuple[str, Link | None]]]:
+        """``(record, refs, blob field/value pairs, index members, chain states)`` of a put.
+
+        The chain states go to :meth:`remember` once the put is stored.
+        """
         values = checkpoint["channel_values"]
         inline = {k: v for k, v in values.items() if _is_inline(v)}
         stored = dict(checkpoint)
@@ -118,11 +198,19 @@ class Codec:
             [RECORD_FORMAT, ck_type, ck_bytes, md_type, md_bytes, schema_version]
         )
         blobs: list[bytes] = []
+        links: list[tuple[str, Link | None]] = []
         for ch, ver in new_versions.items():
             if ch in inline:
                 continue
             blobs.append(self.blob_field(ns, ch, ver).encode())
-            blobs.append(self.encode_value(values[ch]) if ch in values else self.EMPTY)
+            if ch in values:
+                raw, link = self.encode_channel_value(
+                    thread_id, ns, ch, str(ver), values[ch], deltas=deltas
+                )
+                blobs.append(raw)
+                links.append((ch, link))
+            else:
+                blobs.append(self.EMPTY)
         fields = [
             self.blob_field(ns, ch, ver)
             for ch, ver in checkpoint["channel_versions"].items()
@@ -139,7 +227,7 @@ class Codec:
         refs = ormsgpack.packb(
             [parent_id or "", fields, members, [str(k) for k in values], delta]
         )
-        return record, refs, blobs, members
+        return record, refs, blobs, members, links
 
     @staticmethod
     def record_version(record: bytes) -> int:
@@ -195,12 +283,14 @@ class Codec:
                 raise corrupt("<refs>", exc) from exc
         values = dict(checkpoint.get("channel_values") or {})
         skip = len(ns) + 1
+        pairs = entry[6] if len(entry) > 6 and entry[6] else []
+        chain = {pairs[i].decode(): pairs[i + 1] for i in range(0, len(pairs), 2)}
         for fld, raw in zip(fields, entry[4] or [], strict=False):
             if raw is None or raw == self.EMPTY:
                 continue
             channel = fld[skip:].rsplit(SEP, 1)[0]
             try:
-                values[channel] = self.decode_value(raw)
+                values[channel] = self.decode_channel_value(thread_id, ns, fld, raw, chain)
             except Exception as exc:
                 raise corrupt(channel, exc) from exc
         checkpoint["channel_values"] = values

@@ -40,6 +40,8 @@ from checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
 from migrations import SCHEMA_VERSION_KEY, code_version, finish_read, versions_to_store
 
 Cmd = tuple[Any, ...]
+BASE_MISSING = b"\xffbase-missing"
+"""What the put script answers when a delta's base is gone (nothing written)."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ class RedisCore:
     def with_serde(self, serde: SerializerProtocol) -> RedisCore:
         """A copy using ``serde`` (``with_allowlist`` clones)."""
         clone = copy.copy(self)
-        clone.codec = Codec(serde)
+        clone.codec = Codec(serde, self.codec.chains, self.codec.policy)
         return clone
 
     # -- the read hook agreed with the migrations engineer -----------------------
@@ -230,9 +232,15 @@ class RedisCore:
             return
         (values,) = yield Call([("HMGET", keys[4], *unique)])
         found = dict(zip(unique, values, strict=True))
+        # deltas (issue 12) need the versions they build on: one more script
+        deltas = [f for f, v in found.items() if v is not None and v.startswith(Codec.DELTA)]
+        chain: list[Any] = []
+        if deltas:
+            (chain,) = yield Call([script(S.CHAIN, keys, *deltas)])
         for entry, fields in zip(entries, wanted, strict=True):
             if fields:
                 entry[4] = [found[f] for f in fields]
+                entry[6] = chain
 
     def _list_all_threads(
         self, filter: dict[str, Any], before: RunnableConfig | None, limit: int | None
@@ -272,9 +280,10 @@ class RedisCore:
         cid = check_id("checkpoint_id", checkpoint["id"])
         md = _merge_metadata(config, metadata, self.schema_version)
         # values a read upgraded in memory (migrated versions) are stored too
-        record, refs, blobs, members = self.codec.encode_put(
-            ns, checkpoint, md, versions_to_store(checkpoint, new_versions), parent_id,  # type: ignore[arg-type]
-            self.schema_version,
+        to_store = versions_to_store(checkpoint, new_versions)
+        record, refs, blobs, members, links = self.codec.encode_put(
+            ns, checkpoint, md, to_store, parent_id, self.schema_version,  # type: ignore[arg-type]
+            thread_id=thread_id,
         )
         keys = self.keys.thread(thread_id)
         cmds = self._registration(
@@ -292,6 +301,22 @@ class RedisCore:
         )
         replies = yield Call(cmds)
         gone = replies[-1] or []
+        if gone == [BASE_MISSING]:
+            # a delta's base was deleted by another client since we cached it
+            # (issue 12): nothing was written; store the values whole
+            self.codec.chains.forget(thread_id, ns)
+            record, refs, blobs, members, links = self.codec.encode_put(
+                ns, checkpoint, md, to_store, parent_id, self.schema_version,  # type: ignore[arg-type]
+                thread_id=thread_id, deltas=False,
+            )
+            cmds[-1] = script(
+                S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
+                len(blobs) // 2, *blobs, *members,
+            )
+            replies = yield Call(cmds[-1:])
+            gone = replies[-1] or []
+        for channel, link in links:
+            self.codec.remember(thread_id, ns, channel, link)
         if gone:
             yield Call(self._unshard(thread_id, gone))
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
@@ -351,6 +376,7 @@ class RedisCore:
         thread_id = check_id("thread_id", thread_id)
         registry = self.keys.registry(shard_of(thread_id))
         self._registered.pop((registry, thread_id), None)
+        self.codec.chains.forget(thread_id)
         replies = yield Call(
             [
                 script(S.DELETE_THREAD, self.keys.thread(thread_id)),
@@ -366,6 +392,7 @@ class RedisCore:
         run_ids = [check_id("run_id", r) for r in run_ids]
         if not run_ids:
             return
+        self.codec.chains.clear()  # a put re-checks its base anyway; this spares the retry
         reply = yield Call([("SMEMBERS", self.keys.run(r)) for r in run_ids])
         cmds: list[Cmd] = []
         owners: list[str] = []
@@ -396,6 +423,7 @@ class RedisCore:
                 yield from self.delete_thread(thread_id)
                 continue
             thread_id = check_id("thread_id", thread_id)
+            self.codec.chains.forget(thread_id)
             (gone,) = yield Call([script(S.PRUNE_KEEP_LATEST, self.keys.thread(thread_id))])
             if gone:
                 yield Call(self._unshard(thread_id, gone))

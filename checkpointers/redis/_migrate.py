@@ -21,7 +21,7 @@ from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 from langgraph.checkpoint.serde.types import INTERRUPT
 
 from checkpointers.redis import _scripts as S
-from checkpointers.redis._codec import SEP, now_utc
+from checkpointers.redis._codec import SEP, Codec, now_utc
 from checkpointers.redis._core import Call, Cmd, RedisCore, script
 from checkpointers.redis._keys import shard_of
 from migrations import BatchOutcome, CheckpointRef, ItemOutcome, Upgrade, VersionStatus
@@ -60,10 +60,22 @@ def _read_threads(core: RedisCore, threads: list[str]) -> Gen:
             wanted.append((t, fields))
     if gets:
         values = yield Call(gets)
+        chains: list[tuple[str, list[bytes]]] = []
         for (t, fields), vals in zip(wanted, values, strict=True):
             found = dict(zip(fields, vals, strict=True))
             for e in entries[t]:
                 e[4] = [found[f] for f in core.codec.blob_fields(e[3])]
+            deltas = [f for f, v in found.items() if v is not None and v.startswith(Codec.DELTA)]
+            if deltas:
+                chains.append((t, deltas))
+        if chains:
+            # values stored as deltas (issue 12) are read with their chains
+            replies = yield Call(
+                [script(S.CHAIN, core.keys.thread(t), *fields) for t, fields in chains]
+            )
+            for (t, _), pairs in zip(chains, replies, strict=True):
+                for e in entries[t]:
+                    e[6] = pairs
     return entries
 
 
@@ -92,8 +104,9 @@ def _rewrite_cmd(
     new = up.tuple
     ns, cid = entry[0].decode(), entry[1].decode()
     parent = (new.parent_config or {}).get("configurable", {}).get("checkpoint_id")
-    record, refs, blobs, members = core.codec.encode_put(
-        ns, new.checkpoint, new.metadata, up.new_versions, parent, target
+    # an upgraded value is stored whole, never as a delta (issue 12)
+    record, refs, blobs, members, _ = core.codec.encode_put(
+        ns, new.checkpoint, new.metadata, up.new_versions, parent, target, deltas=False
     )
     args: list[Any] = [ns, cid, entry[2], record, refs, *core._ttl_args()]
     args += [len(blobs) // 2, *blobs, len(members), *members]

@@ -66,7 +66,41 @@ local function refresh(ttl, now, grace)
   for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ms) end
 end
 
--- one checkpoint: {ns, cid, record, refs, blob values, write values}; without
+-- Issue 12: a channel value that extends a stored version is kept as a delta,
+-- 'delta\0<base version>\0<bytes>'; its chain is the versions it builds on,
+-- down to a whole value. Bases live in the same hash, same namespace and channel.
+local DELTA = 'delta' .. SEP
+local function field_prefix(f)
+  local last, pos = 0, 1
+  while true do
+    local i = string.find(f, SEP, pos, true)
+    if not i then break end
+    last, pos = i, i + 1
+  end
+  return string.sub(f, 1, last)
+end
+
+local function delta_base(v)
+  return string.sub(v, 7, string.find(v, SEP, 7, true) - 1)
+end
+
+-- field/value pairs of the chains of the deltas among (fields, values)
+local function chains(fields, values)
+  local out, seen = {}, {}
+  for i = 1, #fields do
+    local f, v = fields[i], values[i]
+    while v and string.sub(v, 1, 6) == DELTA do
+      f = field_prefix(f) .. delta_base(v)
+      if seen[f] then break end
+      seen[f] = true
+      v = redis.call('HGET', B, f)
+      if v then out[#out + 1] = f; out[#out + 1] = v end
+    end
+  end
+  return out
+end
+
+-- one checkpoint: {ns, cid, record, refs, blob values, write values, chains}; without
 -- blobs (list) the shell reads them with one HMGET instead: large values
 -- copied through Lua strings cost more than a second round trip
 local function load(ns, cid, with_blobs)
@@ -74,15 +108,18 @@ local function load(ns, cid, with_blobs)
   local rec = redis.call('HGET', C, f)
   if not rec then return false end
   local refs = redis.call('HGET', R, f)
-  local blobs = {}
+  local blobs, chain = {}, {}
   if refs and with_blobs then
     local fields = cmsgpack.unpack(refs)[2]
-    if #fields > 0 then blobs = hmget(B, fields) end
+    if #fields > 0 then
+      blobs = hmget(B, fields)
+      chain = chains(fields, blobs)
+    end
   end
   local wm = lexrange(WI, f .. SEP)
   local wv = {}
   if #wm > 0 then wv = hmget(W, wm) end
-  return {ns, cid, rec, refs or false, blobs, wv}
+  return {ns, cid, rec, refs or false, blobs, wv, chain}
 end
 
 -- attach blob values to listed checkpoints when they are small (one round trip);
@@ -101,7 +138,10 @@ local function attach(out)
     end
   end
   for i, e in ipairs(out) do
-    if lists[i] and #lists[i] > 0 then e[5] = hmget(B, lists[i]) end
+    if lists[i] and #lists[i] > 0 then
+      e[5] = hmget(B, lists[i])
+      e[7] = chains(lists[i], e[5])  -- deltas' chains (issue 12)
+    end
   end
   return out
 end
@@ -143,6 +183,18 @@ local function gc_blobs(candidates)
   for _, refs in ipairs(redis.call('HVALS', R)) do
     for _, fld in ipairs(cmsgpack.unpack(refs)[2]) do used[fld] = true end
   end
+  -- and the versions the kept deltas build on (issue 12)
+  local walk = {}
+  for fld in pairs(used) do walk[#walk + 1] = fld end
+  for _, fld in ipairs(walk) do
+    local f, v = fld, redis.call('HGET', B, fld)
+    while v and string.sub(v, 1, 6) == DELTA do
+      f = field_prefix(f) .. delta_base(v)
+      if used[f] then break end
+      used[f] = true
+      v = redis.call('HGET', B, f)
+    end
+  end
   local drop = {}
   for _, fld in ipairs(candidates) do
     if not used[fld] then used[fld] = true; drop[#drop + 1] = fld end
@@ -176,6 +228,16 @@ PUT = Script(
     + r"""
 local ns, cid = ARGV[1], ARGV[2]
 local f = ns .. SEP .. cid
+local nb = tonumber(ARGV[8])
+-- a delta is stored only with its base (issue 12): if another client deleted
+-- it since this saver cached it, write nothing; the saver retries whole
+for j = 9, 8 + 2 * nb, 2 do
+  local v = ARGV[j + 1]
+  if string.sub(v, 1, 6) == DELTA
+    and redis.call('HEXISTS', B, field_prefix(ARGV[j]) .. delta_base(v)) == 0 then
+    return {'\255base-missing'}
+  end
+end
 local old = redis.call('HGET', R, f)
 if old then
   local xm = cmsgpack.unpack(old)[3]
@@ -185,7 +247,6 @@ redis.call('HSET', C, f, ARGV[3])
 redis.call('HSET', R, f, ARGV[4])
 redis.call('ZADD', Z, 0, f)
 redis.call('ZADD', ZA, 0, cid .. SEP .. ns)
-local nb = tonumber(ARGV[8])
 local i = 9
 if nb > 0 then
   local pairs_ = {}
@@ -608,8 +669,20 @@ return out
 """,
 )
 
+# ARGV: field*. The chains of the deltas stored at those fields (issue 12), as
+# field/value pairs: what list reads after its HMGET of the listed values.
+CHAIN = Script(
+    "chain",
+    _COMMON
+    + r"""
+local fields = {}
+for i = 1, #ARGV do fields[i] = ARGV[i] end
+return chains(fields, hmget(B, fields))
+""",
+)
+
 ALL = (
     GET, PUT, PUT_WRITES, LIST, DELTA, DELETE_THREAD, DELETE_RUN, PRUNE_KEEP_LATEST,
-    EXPORT, IMPORT, WAITS, UNLOCK, VERSIONS, REWRITE,
+    EXPORT, IMPORT, WAITS, UNLOCK, VERSIONS, REWRITE, CHAIN,
 )
 BY_SHA = {s.sha: s for s in ALL}

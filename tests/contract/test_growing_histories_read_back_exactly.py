@@ -161,12 +161,13 @@ async def test_a_put_after_another_instance_deleted_the_thread_reads_back(saver_
     thread = f"t-{uuid.uuid4()}"
     root = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
     async with saver_factory() as first, saver_factory() as second:
-        value: list[str] = []
+        # a large first value, then small appends: stored as deltas whatever the policy
+        value: list[str] = [f"seed {i} " + "s" * 300 for i in range(50)]
         version = None
 
         async def put(step: int) -> dict[str, Any]:
             nonlocal value, version
-            value = [*value, f"item {step} " + "x" * 300]
+            value = [*value, f"item {step}"]
             version = first.get_next_version(version, None)
             cp = empty_checkpoint()
             cp["id"] = str(uuid6(clock_seq=step))

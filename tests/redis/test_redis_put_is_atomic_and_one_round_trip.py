@@ -15,7 +15,9 @@ from checkpointers.redis._keys import Keys
 
 def _checkpoint(saver: RedisSaver, size: int) -> Any:
     cp = empty_checkpoint()
-    cp["channel_values"] = {f"ch{i}": ["x" * size] for i in range(20)}
+    # fresh content each time: values that extend the last put's would be
+    # stored as small deltas (issue 12), and the payload must stay large
+    cp["channel_values"] = {f"ch{i}": [uuid.uuid4().hex + "x" * size] for i in range(20)}
     cp["channel_versions"] = {k: saver.get_next_version(None, None) for k in cp["channel_values"]}
     return cp
 

@@ -1,0 +1,63 @@
+"""On Redis a growing message list is stored as deltas, in linear space (issue 12)."""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import Annotated, Any, TypedDict
+
+import redis
+from langchain_core.messages import AIMessage, AnyMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+
+from checkpointers.redis import RedisSaver
+from checkpointers.redis._keys import Keys
+
+
+class State(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    target: int
+
+
+def _append(state: State) -> dict[str, Any]:
+    text = base64.b64encode(os.urandom(768)).decode()  # 1 KiB, incompressible
+    return {"messages": [AIMessage(content=text, id=f"m{len(state['messages'])}")]}
+
+
+def _more(state: State) -> str:
+    return "append" if len(state["messages"]) < state["target"] else END
+
+
+def _graph(saver: Any) -> Any:
+    b = StateGraph(State)
+    b.add_node("append", _append)
+    b.add_edge(START, "append")
+    b.add_conditional_edges("append", _more, ["append", END])
+    return b.compile(checkpointer=saver)
+
+
+def test_appends_are_deltas_and_values_stay_linear(
+    sync_saver: RedisSaver, redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 999}
+    graph = _graph(sync_saver)
+    graph.invoke({"target": 120}, config)
+    history = list(graph.get_state_history(config))
+    for snap in history:
+        assert len(snap.values.get("messages", [])) == max(snap.metadata["step"], 0)
+    assert [m.id for m in history[0].values["messages"]] == [f"m{i}" for i in range(120)]
+    blobs = raw.hgetall(Keys(redis_prefix[1]).thread("t")[4])
+    messages = [v for k, v in blobs.items() if b"\x00messages\x00" in k]
+    deltas = [v for v in messages if v.startswith(b"delta\x00")]
+    assert len(deltas) > 100
+    payload = 120 * 1024
+    # full copies would be ~60x the payload here; snapshots double, deltas hold items once
+    assert sum(map(len, messages)) < 4 * payload
+    # a second saver (no cache) reads the same and keeps growing the chain
+    with RedisSaver.from_conn_string(redis_prefix[0], prefix=redis_prefix[1]) as other:
+        again = _graph(other)
+        assert again.get_state(config).values == history[0].values
+        again.invoke({"target": 130}, config)
+        assert len(again.get_state(config).values["messages"]) == 130
+    assert len(raw.hgetall(Keys(redis_prefix[1]).thread("t")[4])) > len(blobs)
