@@ -322,8 +322,9 @@ class PostgresCore(ThreadOpsCore):
         """The tuple of a ``SELECT_TUPLES`` row exactly as stored (no upgrade)."""
         (
             thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, metadata,
-            metadata_exact, _schema_version, b_channels, b_versions, b_types, b_blobs,
+            metadata_exact, _schema_version, b_channels, b_types, b_blobs,
             w_tasks, w_channels, w_types, w_blobs, w_paths, w_idxs, s_types, s_blobs,
+            b_versions,
         ) = row
         where = (thread_id, checkpoint_ns, checkpoint_id)
         values = dict(checkpoint.get("channel_values") or {})

@@ -38,9 +38,11 @@ LAYOUT_VERSION = "SELECT max(version) FROM {s}.{layout}"
 SELECT_TUPLES = """
 SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
        c.checkpoint, c.metadata, c.metadata_exact, c.schema_version,
-       b.channels, b.versions, b.types, b.blobs,
+       b.channels, b.types, b.blobs,
        w.task_ids, w.channels, w.types, w.blobs, w.paths, w.idxs,
-       ps.types, ps.blobs
+       ps.types, ps.blobs,
+       -- last, so the positions above stay as other readers index them
+       b.versions
 FROM ({inner}) AS c
 LEFT JOIN LATERAL (
     -- each value's row and, for a delta (issue 12), the rest of its chain: the
