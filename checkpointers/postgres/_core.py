@@ -437,7 +437,7 @@ class PostgresCore(ThreadOpsCore):
             "schema_version": self._schema_version(),
         }
         done = yield Stmt(self._q.put, params, fetch=True)
-        if not done:
+        if done is not None and not done:
             # a delta's base is gone (another process deleted or pruned it):
             # nothing was written; store the values whole
             self._chains.forget(thread_id, checkpoint_ns)
