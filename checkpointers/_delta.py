@@ -323,10 +323,10 @@ def decode_value(
         raise BrokenChainError(f"snapshot {cur!r} has no bytes")
     if header is None:
         return type_, blob, snapshot_link(version, type_, blob, policy)
-    h = _header_len(blob)
-    if h is None or type_ not in _MSGPACK_TYPES:
+    hl = _header_len(blob)
+    if hl is None or type_ not in _MSGPACK_TYPES:
         raise BrokenChainError(f"snapshot {cur!r} of {version!r} is not a container")
-    suffixes.append(memoryview(blob)[h:])
+    suffixes.append(memoryview(blob)[hl:])
     suffixes.reverse()
     body = b"".join(suffixes)
     if (len(body), zlib.crc32(body)) != want:

@@ -420,7 +420,7 @@ class PostgresCore(ThreadOpsCore):
         rows, links = self._encode_channel_values(thread_id, checkpoint_ns, to_store)
         md = self._merge_metadata(config, metadata)
         json_md, exact_md = encode_metadata(md, self.serde)
-        params = {
+        params: dict[str, Any] = {
             "thread_id": thread_id,
             "checkpoint_ns": checkpoint_ns,
             "checkpoint_id": checkpoint_id,
