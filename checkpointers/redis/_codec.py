@@ -121,7 +121,7 @@ class Codec:
         self, thread_id: str, ns: str, channel: str, version: str, value: Any, *, deltas: bool
     ) -> tuple[bytes, Link | None]:
         """Stored bytes of a channel value: whole, or ``delta\0<base>\0<delta>``."""
-        type_, data = self.serde.dumps_typed(value)
+        type_, data = dumps_exact(self.serde, value, field="channel value")
         prev = self.chains.get(thread_id, ns, channel) if deltas else None
         # bases are older than what extends them; an upgraded value is stored whole
         if prev is not None and (not prev.version < version or is_migrated_version(version)):
@@ -159,7 +159,7 @@ class Codec:
         else:
             type_, data = rows[version]
             link = snapshot_link(version, type_, data, self.policy)
-        value = self.serde.loads_typed((type_, data))
+        value = loads_exact(self.serde, type_, data)
         self.remember(thread_id, ns, channel, link)
         return value
 
