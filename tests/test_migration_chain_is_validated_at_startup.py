@@ -69,3 +69,19 @@ def test_bad_version_is_refused() -> None:
         StateMigrations(version=-1)
     with pytest.raises(MigrationChainError):
         StateMigrations(version="2")  # type: ignore[arg-type]
+
+
+def test_upgrade_all_refuses_a_saver_without_the_protocol_and_bad_arguments() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from migrations import aupgrade_all, upgrade_all
+
+    m = StateMigrations(version=1)
+    with pytest.raises(MigrationsError, match="MigrationStore"):
+        upgrade_all(InMemorySaver(), m)
+    with pytest.raises(ValueError, match="batch_size"):
+        upgrade_all(InMemorySaver(), m, batch_size=0)
+    import asyncio
+
+    with pytest.raises(MigrationsError, match="AsyncMigrationStore"):
+        asyncio.run(aupgrade_all(InMemorySaver(), m))

@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
+from typing import Any
 
 import pytest
-import redis
 
 from migrations import aupgrade_all, upgrade_all
 from tests._bulk_seed import add_bad_thread, picky, v1
 from tests._migration_backends import BACKENDS, Backend, backend_from_fixture, seed_bulk
-from tests._servers import free_port, redis_server_binary
 
 THREADS = 20
 
@@ -73,66 +70,53 @@ async def test_async_twin_upgrades_all_history(backend: Backend) -> None:
     assert again.upgraded == 0 and again.failed == 2
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "interrupts.cli", *args], capture_output=True, text=True,
-        timeout=120,
-    )
+def _cli(*args: str) -> Any:
+    """Run the CLI in this process (fast); exit code, stdout and stderr as a subprocess would."""
+    from click.testing import CliRunner
+
+    from interrupts.cli import main
+
+    return CliRunner().invoke(main, list(args))
 
 
-@pytest.fixture
-def own_redis() -> Iterator[str]:
-    """A Redis server of this test's own (the CLI uses the default key prefix)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [redis_server_binary(), "--port", str(port), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        client = redis.Redis(port=port)
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        client.close()
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-@pytest.fixture(params=BACKENDS)
-def whole_store(request: pytest.FixtureRequest) -> Backend:
-    """Like ``backend`` but owning a whole database (the CLI opens the default schema)."""
-    if request.param == "postgres":
-        b = Backend("postgres", request.getfixturevalue("pg_database"), "public")
-    else:
-        b = Backend("redis", request.getfixturevalue("own_redis"), "lgd")
-    seed_bulk(b, THREADS)
-    with b.open(v1) as saver:
-        add_bad_thread(saver)
-    return b
+def _url(backend: Backend) -> str:
+    param = "schema" if backend.name == "postgres" else "prefix"
+    return f"{backend.url}?{param}={backend.area}"
 
 
 def test_cli_migrate_exits_non_zero_when_some_failed_and_status_shows_versions(
-    whole_store: Backend,
+    backend: Backend,
 ) -> None:
-    url = whole_store.url
+    url = _url(backend)
     out = _cli("status", "--url", url)
-    assert out.returncode == 0, out.stderr
+    assert out.exit_code == 0, out.stderr
     assert "paused at an interrupt" in out.stdout
     assert f"│              1 │      {THREADS + 1} │" in out.stdout
     out = _cli("migrate", "--url", url, "--migrations", "tests._bulk_seed:picky", "--dry-run")
-    assert out.returncode == 3, out.stderr
+    assert out.exit_code == 3, out.stderr
     assert "dry run" in out.stdout and "thread='bad'" in out.stderr
     out = _cli("migrate", "--url", url, "--migrations", "tests._bulk_seed:picky")
-    assert out.returncode == 3
+    assert out.exit_code == 3
     assert f"upgraded {THREADS} threads to version 2" in out.stdout
     assert "failed: thread='bad'" in out.stderr and "price 13 is not allowed" in out.stderr
-    out = _cli("migrate", "--url", url, "--migrations", "tests._bulk_seed:nope")
-    assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1
-    assert "Traceback" not in out.stderr
     out = _cli("status", "--url", url)
     assert f"│              2 │      {THREADS} │" in out.stdout
+
+
+def test_cli_mistakes_are_one_line_without_traceback(backend: Backend) -> None:
+    # the real entry point, in its own process
+    out = subprocess.run(
+        [sys.executable, "-m", "interrupts.cli", "migrate", "--url", _url(backend),
+         "--migrations", "tests._bulk_seed:nope"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "Traceback" not in out.stderr and "has no 'nope'" in out.stderr
+    for spec, says in (
+        ("no_such_module:m", "cannot import"),
+        ("tests._bulk_seed:build", "expected a migrations.StateMigrations"),
+        ("tests._bulk_seed", "package.module:name"),
+    ):
+        res = _cli("migrate", "--url", _url(backend), "--migrations", spec)
+        assert res.exit_code == 1, (spec, res.stderr)
+        assert len(res.stderr.strip().splitlines()) == 1 and says in res.stderr, res.stderr
