@@ -409,7 +409,7 @@ class PostgresCore(ThreadOpsCore):
         new_versions: ChannelVersions,
     ) -> Op:
         thread_id, checkpoint_ns, parent_id = _ids(config)
-        checkpoint_id = check_id("checkpoint id", checkpoint["id"])
+        checkpoint_id = check_id("checkpoint_id", checkpoint["id"])
         # values a read upgraded in memory (migrated versions) are stored too
         stored, blob_values = self._split_inline(checkpoint)
         to_store = [

@@ -132,7 +132,11 @@ class PostgresSaver(
         Args:
             conn_string: libpq URL or DSN.
             pool_size: Use a ``ConnectionPool`` of this many connections
-                (for threads sharing the saver); default one connection.
+                (for threads sharing the saver); default one connection. The
+                pool does not ping connections at checkout (that would cost a
+                round trip per call): a connection the server dropped while idle
+                fails its next call with ``StorageUnavailableError`` and is
+                replaced.
             serde: See the class.
             migrations: See the class.
             schema: See the class.
@@ -144,7 +148,6 @@ class PostgresSaver(
                 min_size=1,
                 max_size=pool_size,
                 kwargs={"autocommit": True},
-                check=ConnectionPool.check_connection,
                 open=True,
             ) as pool:
                 yield cls(pool, serde=serde, migrations=migrations, schema=schema, leases=leases)
