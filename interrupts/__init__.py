@@ -26,6 +26,15 @@ Run recovery (our savers hold a lease on each running thread)::
 
 from interrupts._activity import Activity, activity, idempotency_key
 from interrupts._approve import aapprove, approve, areject, reject
+from interrupts._authz import (
+    REQUESTER,
+    Authorize,
+    AuthRequest,
+    Decider,
+    NotAuthorized,
+    default_authorize,
+    set_authorization,
+)
 from interrupts._batch import (
     BatchDecision,
     DecideResult,
@@ -89,6 +98,7 @@ from interrupts._timeline import TimelineEntry, TimelineInterrupt, plot_timeline
 __all__ = [
     "CLOCK_CONFIG_KEY",
     "COMPENSATE_NODE",
+    "REQUESTER",
     "SAGA_KEY",
     "Activity",
     "AlreadyDecided",
@@ -96,12 +106,15 @@ __all__ = [
     "ApprovalHealth",
     "ApprovalItem",
     "ApprovalSweeper",
+    "AuthRequest",
+    "Authorize",
     "Backoff",
     "BatchDecision",
     "BatchItemState",
     "Clock",
     "Compensate",
     "DecideResult",
+    "Decider",
     "Decision",
     "ErrorInfo",
     "Escalate",
@@ -109,6 +122,7 @@ __all__ = [
     "InterruptsError",
     "ItemDecision",
     "NoPendingApproval",
+    "NotAuthorized",
     "OnTimeout",
     "ParkedThread",
     "RecoveryAction",
@@ -135,6 +149,7 @@ __all__ = [
     "compensable",
     "compensate_command",
     "decide",
+    "default_authorize",
     "heartbeat",
     "idempotency_key",
     "is_recovery_value",
@@ -148,6 +163,7 @@ __all__ = [
     "resume_recovery",
     "run_health",
     "running_threads",
+    "set_authorization",
     "start_embedded_postgres",
     "thread_state",
     "thread_timeline",

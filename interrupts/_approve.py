@@ -14,6 +14,7 @@ from typing import Any
 from langgraph.types import Command, Interrupt
 
 from checkpointers import extract_wait
+from interrupts._authz import Authorize, check_decider, policy_of
 from interrupts._clock import Clock, now_of, with_clock
 from interrupts._driver import Env, Flow, adrive, drive, op
 from interrupts._errors import AlreadyDecided, AmbiguousApproval, NoPendingApproval
@@ -103,8 +104,9 @@ def decide_approval_flow(
     approval_id: str | None,
     roles: Sequence[str],
     clock: Clock | None,
+    authorize: Authorize | None = None,
 ) -> Flow[Any]:
-    """Find the pending approval, CAS the decision, resume the run."""
+    """Find the pending approval, check the decider, CAS the decision, resume the run."""
     thread_id = thread_of(config)
     state = yield op("get_state", config=config)
     pending = pending_of(state, "approval")
@@ -115,6 +117,7 @@ def decide_approval_flow(
         assert approval_id is not None
         yield from not_pending_flow(thread_id, approval_id)
         raise AssertionError("unreachable")
+    check_decider(thread_id, intr, "approval", by=by, roles=roles, authorize=authorize)
     info = extract_wait(intr)
     record = new_record(
         type="decision",
@@ -150,6 +153,7 @@ def approve(
     approval_id: str | None = None,
     roles: Sequence[str] = (),
     clock: Clock | None = None,
+    authorize: Authorize | None = None,
 ) -> Any:
     """Approve the thread's pending approval and resume the run.
 
@@ -161,18 +165,21 @@ def approve(
         approval_id: Which approval, when the thread has several pending.
         roles: Roles the decider holds (for authorization policies).
         clock: Time source for the decision time and the resumed run.
+        authorize: Policy for this call; default: the graph's (``set_authorization``),
+            else the decider's id or a role must be among the request's approvers.
 
     Returns:
         What ``graph.invoke`` returns for the resumed run.
 
     Raises:
+        NotAuthorized: the decider may not decide it (nothing recorded, still waiting).
         AlreadyDecided: somebody, or the timeout, decided first.
         NoPendingApproval: nothing (with that id) is waiting.
         AmbiguousApproval: several approvals wait and ``approval_id`` was not given.
     """
     flow = decide_approval_flow(
         config, approved=True, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock,
+        roles=roles, clock=clock, authorize=policy_of(graph, authorize),
     )
     return drive(flow, _env(graph))
 
@@ -186,11 +193,12 @@ def reject(
     approval_id: str | None = None,
     roles: Sequence[str] = (),
     clock: Clock | None = None,
+    authorize: Authorize | None = None,
 ) -> Any:
     """Reject the thread's pending approval and resume the run; see :func:`approve`."""
     flow = decide_approval_flow(
         config, approved=False, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock,
+        roles=roles, clock=clock, authorize=policy_of(graph, authorize),
     )
     return drive(flow, _env(graph))
 
@@ -204,11 +212,12 @@ async def aapprove(
     approval_id: str | None = None,
     roles: Sequence[str] = (),
     clock: Clock | None = None,
+    authorize: Authorize | None = None,
 ) -> Any:
     """Async twin of :func:`approve`."""
     flow = decide_approval_flow(
         config, approved=True, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock,
+        roles=roles, clock=clock, authorize=policy_of(graph, authorize),
     )
     return await adrive(flow, _env(graph))
 
@@ -222,10 +231,11 @@ async def areject(
     approval_id: str | None = None,
     roles: Sequence[str] = (),
     clock: Clock | None = None,
+    authorize: Authorize | None = None,
 ) -> Any:
     """Async twin of :func:`reject`."""
     flow = decide_approval_flow(
         config, approved=False, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock,
+        roles=roles, clock=clock, authorize=policy_of(graph, authorize),
     )
     return await adrive(flow, _env(graph))

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from checkpointers import WAIT_KEY, WaitEntry, wait_marker
 from interrupts._approve import _env, late_decision_flow, pending_of, pick_pending, thread_of
+from interrupts._authz import Authorize, check_decider, policy_of, requested_by_of_run
 from interrupts._clock import Clock, clock_from_config, now_of, with_clock
 from interrupts._driver import Flow, adrive, drive, op
 from interrupts._errors import AlreadyDecided, NoPendingApproval, StaleApproval, UnknownBatchItem
@@ -103,6 +104,7 @@ def request_batch_approval(
     approvers: Iterable[str] = (),
     on_stale: Literal["reask", "raise"] = "reask",
     clock: Clock | None = None,
+    forbid: Iterable[str] = (),
 ) -> BatchDecision:
     """Ask for a decision on each item; call inside a node.
 
@@ -115,6 +117,8 @@ def request_batch_approval(
         on_stale: An item whose payload changed after it was decided is asked again
             (``"reask"``) or raises :class:`~interrupts.StaleApproval` (``"raise"``).
         clock: Time source (defaults to the run's clock).
+        forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
+            started the run (``config["configurable"]["requested_by"]``).
 
     Returns:
         The :class:`BatchDecision` once every item is decided.
@@ -145,6 +149,8 @@ def request_batch_approval(
                 "on_timeout": {"action": on_timeout},
                 "timeout_s": timeout_s,
                 "round": round_,
+                "forbid": [str(f) for f in forbid],
+                "requested_by": requested_by_of_run(),
             },
         }
         answer = interrupt(value)
@@ -219,7 +225,7 @@ def complete_flow(thread_id: str, batch_id: str, items: Mapping[str, Any], by: s
 
 def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: str,
                 comment: str | None, batch_id: str | None, roles: Sequence[str],
-                clock: Clock | None) -> Flow[DecideResult]:
+                clock: Clock | None, authorize: Authorize | None = None) -> Flow[DecideResult]:
     """Record each item's decision (CAS per item), resume when the batch is complete."""
     thread_id = thread_of(config)
     state = yield op("get_state", config=config)
@@ -230,6 +236,7 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
     intr = pick_pending(thread_id, pending, batch_id)
     if intr is None:
         raise NoPendingApproval(thread_id=thread_id, approval_id=batch_id)
+    check_decider(thread_id, intr, "batch", by=by, roles=roles, authorize=authorize)
     items = _items(intr.value)
     wanted = {str(k): bool(v) for k, v in decisions.items()}
     unknown = [k for k in wanted if k not in items]
@@ -302,6 +309,7 @@ def decide(
     batch_id: str | None = None,
     roles: Sequence[str] = (),
     clock: Clock | None = None,
+    authorize: Authorize | None = None,
 ) -> DecideResult:
     """Decide any subset of a pending batch's items (``{key: approved}``).
 
@@ -310,12 +318,13 @@ def decide(
 
     Raises:
         UnknownBatchItem: a key is not in the batch (nothing is recorded).
+        NotAuthorized: the decider may not decide this batch (nothing is recorded).
         AlreadyDecided: every item of the call was already decided by someone else
             (when only some were, see :attr:`DecideResult.already_decided`).
         NoPendingApproval: no batch is waiting on the thread.
     """
     flow = decide_flow(config, decisions, by=by, comment=comment, batch_id=batch_id,
-                       roles=roles, clock=clock)
+                       roles=roles, clock=clock, authorize=policy_of(graph, authorize))
     return drive(flow, _env(graph))
 
 
@@ -329,8 +338,9 @@ async def adecide(
     batch_id: str | None = None,
     roles: Sequence[str] = (),
     clock: Clock | None = None,
+    authorize: Authorize | None = None,
 ) -> DecideResult:
     """Async twin of :func:`decide`."""
     flow = decide_flow(config, decisions, by=by, comment=comment, batch_id=batch_id,
-                       roles=roles, clock=clock)
+                       roles=roles, clock=clock, authorize=policy_of(graph, authorize))
     return await adrive(flow, _env(graph))

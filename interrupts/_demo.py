@@ -147,11 +147,12 @@ def run_operator(url: str, thread: str, minutes_later: float) -> int:
             _say(
                 f"  - thread {item.thread_id}: {item.request} (deadline {item.deadline:%H:%M} UTC)"
             )
-        _say("  alice approves; the run resumes in this process")
+        _say("  alice (role ops) approves; the run resumes in this process")
         approve(
             graph,
             {"configurable": {"thread_id": thread}},
             by="alice",
+            roles=["ops"],
             comment="damage confirmed by carrier",
             clock=clock,
         )

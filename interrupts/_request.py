@@ -17,6 +17,7 @@ from langgraph.config import get_config
 from langgraph.types import interrupt
 
 from checkpointers import WAIT_KEY, wait_marker
+from interrupts._authz import requested_by_of_run
 from interrupts._clock import Clock, clock_from_config, now_of
 from interrupts._errors import StaleApproval
 from interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
@@ -48,6 +49,7 @@ def request_approval(
     approvers: Iterable[str] = (),
     on_stale: OnStale = "reask",
     clock: Clock | None = None,
+    forbid: Iterable[str] = (),
     on_reject: OnReject = "return",
 ) -> Decision:
     """Pause the run until a human approves or rejects ``request``; call inside a node.
@@ -61,6 +63,8 @@ def request_approval(
         on_stale: When the node re-runs and computes a different ``request`` than the one
             decided: ``"reask"`` (default) asks again with the new payload, ``"raise"``
             raises :class:`~interrupts.StaleApproval`.
+        forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
+            started the run (``config["configurable"]["requested_by"]``).
         clock: Time source; defaults to the clock the run was given
             (``approve(..., clock=)``, ``ApprovalSweeper(clock=)``), else real UTC time.
         on_reject: ``"return"`` (default) returns the rejection; ``"compensate"``
@@ -80,6 +84,8 @@ def request_approval(
     if on_stale not in ("reask", "raise"):
         raise ValueError(f'on_stale must be "reask" or "raise", got {on_stale!r}')
     policy = policy_to_json(on_timeout)
+    forbidden = [str(f) for f in forbid]
+    requested_by = requested_by_of_run()
     now = now_of(clock or clock_from_config(get_config()))
     fp = fingerprint(request)
     level = 0
@@ -101,6 +107,8 @@ def request_approval(
                 "timeout_s": timeout_s,
                 "round": round_,
                 "escalations": [e.model_dump(mode="json") for e in escalations],
+                "forbid": forbidden,
+                "requested_by": requested_by,
             },
         }
         answer = _check_answer(interrupt(value))

@@ -222,7 +222,7 @@ for item in pending_approvals(saver, approver="ops"):
 '''),
     code('''
 clock.advance(minutes=5)
-result = approve(graph, t1, by="alice", comment="looks right", clock=clock)
+result = approve(graph, t1, by="alice", roles=["ops"], comment="looks right", clock=clock)
 print(result["outcome"])
 '''),
     md("""

@@ -9,7 +9,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from interrupts import Escalate, OnTimeout, request_approval
+from interrupts import Escalate, OnTimeout, request_approval, set_authorization
 
 T0 = datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)
 
@@ -48,8 +48,13 @@ def review_graph(
     on_timeout: OnTimeout = "reject",
     approvers: tuple[str, ...] = ("ops",),
     after: Any = None,
+    open_to_all: bool = True,
 ) -> Any:
-    """``START -> review -> act -> END``; ``review`` asks for approval of the amount."""
+    """``START -> review -> act -> END``; ``review`` asks for approval of the amount.
+
+    ``open_to_all`` lets any decider decide (these tests are about the mechanism, not
+    about who may decide: tests/test_approvers_are_authorized.py passes ``False``).
+    """
 
     def review(state: ReviewState) -> dict[str, Any]:
         d = request_approval(
@@ -78,7 +83,15 @@ def review_graph(
     builder.add_edge(START, "review")
     builder.add_edge("review", "act")
     builder.add_edge("act", END)
-    return builder.compile(checkpointer=saver)
+    graph = builder.compile(checkpointer=saver)
+    if open_to_all:
+        set_authorization(graph, allow_anyone)
+    return graph
+
+
+def allow_anyone(decider: Any, request: Any) -> bool:
+    """An authorization policy that lets every decider decide."""
+    return True
 
 
 def two_level_escalation() -> Escalate:

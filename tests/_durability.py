@@ -97,7 +97,7 @@ def drive_to_end(graph: Any, saver: Any, thread_id: str) -> None:
         state = graph.get_state(cfg)
         if state.interrupts:
             try:
-                approve(graph, cfg, by="alice")
+                approve(graph, cfg, by="alice", roles=["ops"])
             except AlreadyDecided:
                 # recorded by the killed process, not yet resumed: lease 0 makes
                 # its claim abandoned now (one process at a time in these tests)

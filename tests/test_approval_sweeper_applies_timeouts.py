@@ -91,7 +91,7 @@ def test_decision_recorded_before_a_crash_is_resumed_by_the_sweeper(approval_sav
     graph.invoke({"amount": 1}, cfg("t1", clock))
     # run approve() up to the point where it would resume, then "crash"
     flow = decide_approval_flow(cfg("t1"), approved=True, by="alice", comment=None,
-                                approval_id=None, roles=(), clock=clock)
+                                approval_id=None, roles=["ops"], clock=clock)
     env = _env(graph)
     request = next(flow)
     while request.name != "invoke":
@@ -157,7 +157,7 @@ async def test_async_sweeper_resumes_a_page_concurrently(async_approval_saver: A
 def _record_then_crash(graph: Any, thread_id: str, clock: FakeClock) -> None:
     """Run approve() until it would resume the run, then stop (a crash)."""
     flow = decide_approval_flow(cfg(thread_id), approved=True, by="alice", comment=None,
-                                approval_id=None, roles=(), clock=clock)
+                                approval_id=None, roles=["ops"], clock=clock)
     env = _env(graph)
     request = next(flow)
     while request.name != "invoke":

@@ -45,7 +45,8 @@ def test_inspect_approve_and_reject(storage_url: str) -> None:
     assert "approvals: 1 waiting, 0 overdue" in status.stdout
     assert "runs: 0 running, 0 orphaned, 0 parked" in status.stdout
 
-    done = _cli("approve", "cli-1", "--url", storage_url, "--graph", graph, "--by", "alice")
+    alice = ("--by", "alice", "--roles", "ops")
+    done = _cli("approve", "cli-1", "--url", storage_url, "--graph", graph, *alice)
     assert done.returncode == 0, done.stderr
     assert "the run completed" in done.stdout
     again = _cli("reject", "cli-1", "--url", storage_url, "--graph", graph, "--by", "bob")
@@ -57,7 +58,10 @@ def test_inspect_approve_and_reject(storage_url: str) -> None:
     assert "state: finished" in shown.stdout
 
     _agent(storage_url, "cli-2")
-    rejected = _cli("reject", "cli-2", "--url", storage_url, "--graph", graph, "--by", "bob")
+    outsider = _cli("approve", "cli-2", "--url", storage_url, "--graph", graph, "--by", "eve")
+    assert outsider.returncode == 1 and "may not decide" in outsider.stderr
+    rejected = _cli("reject", "cli-2", "--url", storage_url, "--graph", graph, "--by", "bob",
+                    "--roles", "ops")
     assert rejected.returncode == 0, rejected.stderr
 
 

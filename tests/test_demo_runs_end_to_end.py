@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 
@@ -22,7 +23,10 @@ def _pids(stdout: str) -> set[str]:
     return {line.split("pid ")[1].split("]")[0] for line in stdout.splitlines() if "pid " in line}
 
 
-def test_demo_on_the_embedded_database(tmp_path: Path) -> None:
+def test_demo_on_the_embedded_database() -> None:
+    # not pytest's tmp_path: another pytest session resets its root to 0700, and the
+    # embedded server runs as its own user, which must traverse the folders
+    tmp_path = Path(tempfile.mkdtemp(prefix="lgd-demo-"))
     env = {k: v for k, v in os.environ.items() if k != "LANGGRAPH_DURABLE_URL"}
     env["XDG_CACHE_HOME"] = str(tmp_path)  # the embedded server's data goes here
     out = _demo(env=env)
