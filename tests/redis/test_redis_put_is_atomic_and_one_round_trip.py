@@ -48,7 +48,9 @@ def test_dropped_connection_leaves_no_half_checkpoint(
         redis.backoff.NoBackoff(), 0
     )
     saver = RedisSaver(client, prefix=prefix)
-    for _ in range(10):
+    for attempt in range(60):
+        if attempt >= 10 and "dropped" in outcomes:
+            break  # under load the saver's retries may win several times in a row
         cp = _checkpoint(saver, 100_000)
         try:
             saver.put(config, cp, {"step": 1}, cp["channel_versions"])
