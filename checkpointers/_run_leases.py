@@ -82,11 +82,19 @@ class _Base:
         """Whether this saver holds ``thread_id``'s lease."""
         return self.book.holds(thread_id)
 
-    def _lost(self, thread_ids: Sequence[str]) -> None:
+    def _runs_of(self, thread_ids: Sequence[str]) -> dict[str, Any]:
+        """The run holding each thread now (taken before a renewal is sent)."""
+        return {t: self.book.runtime_of(t) for t in thread_ids}
+
+    def _lost(self, thread_ids: Sequence[str], renewed_runs: dict[str, Any]) -> None:
         for thread_id in thread_ids:
             if not self.book.holds(thread_id):
                 continue  # released while the renewal was in flight
             runtime = self.book.runtime_of(thread_id)
+            if runtime is not renewed_runs.get(thread_id):
+                # the run we renewed for ended and a new run of the thread (this
+                # process) took a fresh lease meanwhile: that one is not lost
+                continue
             self.book.drop(thread_id)
             log.warning("lease of thread %r lost to another owner; asking the run to stop",
                         thread_id)
@@ -212,9 +220,10 @@ class RunLeases(_Base):
                 self.store.release_lease(thread_id=thread_id, owner=self.owner, now=now,
                                          reason=reason, error=error)
         if plan.renew:
+            runs = self._runs_of(plan.renew)
             lost = self.store.renew_leases(owner=self.owner, thread_ids=plan.renew, now=now,
                                            ttl=self.settings.lease, progress=plan.progress)
-            self._lost(lost)
+            self._lost(lost, runs)
 
     def close(self) -> None:
         """Stop the heartbeat (held leases then lapse unless released)."""
@@ -324,10 +333,11 @@ class AsyncRunLeases(_Base):
                 await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
                                                 now=now, reason=reason, error=error)
         if plan.renew:
+            runs = self._runs_of(plan.renew)
             lost = await self.store.arenew_leases(owner=self.owner, thread_ids=plan.renew,
                                                   now=now, ttl=self.settings.lease,
                                                   progress=plan.progress)
-            self._lost(lost)
+            self._lost(lost, runs)
         if not self.book.held_threads():
             self._task = None
             return False
