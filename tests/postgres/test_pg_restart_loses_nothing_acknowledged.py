@@ -126,7 +126,7 @@ def test_sync_saver_survives_a_server_crash(own_pg: OwnPostgres) -> None:
         for checkpoint_id in outcome.acked:
             assert saver.get_tuple(cfg("busy", checkpoint_id)) is not None, checkpoint_id
         assert d.final_values(graph, "finished") == before
-        approve(graph, cfg("paused"), by="alice")
+        approve(graph, cfg("paused"), by="alice", roles=["ops"])
         assert d.final_values(graph, "paused") == before
 
 
