@@ -20,6 +20,7 @@ class OwnRedis:
     args: list[str] = field(default_factory=list)
     folder: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="lgd-redis-own-"))
     port: int = field(default_factory=free_port)
+    binary: str = field(default_factory=redis_server_binary)
     proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -28,7 +29,7 @@ class OwnRedis:
 
     def start(self) -> OwnRedis:
         self.proc = subprocess.Popen(
-            [redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
              "--dir", self.folder, *self.args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

