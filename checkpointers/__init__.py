@@ -5,6 +5,7 @@ importing this package imports neither driver.
 """
 
 from checkpointers._activities import ActivityRecord, ActivityStore
+from checkpointers._delta import DeltaPolicy
 from checkpointers._errors import (
     CheckpointerError,
     CorruptCheckpointError,
@@ -47,6 +48,7 @@ __all__ = [
     "CheckpointerError",
     "CorruptCheckpointError",
     "DecisionStore",
+    "DeltaPolicy",
     "InvalidConfigError",
     "LayoutVersionError",
     "LeaseCounts",

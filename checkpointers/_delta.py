@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 import ormsgpack
 
+from checkpointers._errors import InvalidConfigError
+
 __all__ = [
     "DELTA_TYPE",
     "BrokenChainError",
@@ -53,6 +55,7 @@ __all__ = [
     "delta_base",
     "encode_value",
     "needed_versions",
+    "resolve_policy",
 ]
 
 DELTA_TYPE = "delta"
@@ -82,6 +85,11 @@ class BrokenChainError(ValueError):
 class DeltaPolicy:
     """When to store a growing value as a delta and when to write a full snapshot.
 
+    Pass one to a saver as ``deltas=DeltaPolicy(...)`` to tune it; ``deltas=True``
+    (the default) uses ``DeltaPolicy()``, ``deltas=False`` stores every value
+    whole (:meth:`off`). Values already stored as deltas stay readable whatever
+    the policy of the saver that reads them.
+
     A delta is written while the bytes stored as deltas since the last
     snapshot, this one included, stay within ``ratio`` times the snapshot's
     size. With ``ratio=1`` snapshots at least double in size from one to the
@@ -109,8 +117,57 @@ class DeltaPolicy:
     max_depth: int | None = None
     min_size: int = 256
 
+    def __post_init__(self) -> None:
+        checks = (
+            ("ratio", self.ratio, isinstance(self.ratio, (int, float)) and self.ratio > 0),
+            ("row_cost", self.row_cost, isinstance(self.row_cost, int) and self.row_cost >= 0),
+            (
+                "max_depth",
+                self.max_depth,
+                self.max_depth is None or (isinstance(self.max_depth, int) and self.max_depth >= 0),
+            ),
+            ("min_size", self.min_size, isinstance(self.min_size, int) and self.min_size >= 0),
+        )
+        for name, value, ok in checks:
+            if not ok or isinstance(value, bool):
+                raise InvalidConfigError(
+                    field=f"deltas.{name}",
+                    reason=f"must be a non-negative number (ratio: positive), got {value!r}",
+                )
+
+    @classmethod
+    def off(cls) -> DeltaPolicy:
+        """The policy of ``deltas=False``: every value is stored whole."""
+        return cls(max_depth=0)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether this policy ever writes a delta."""
+        return self.max_depth != 0
+
 
 DEFAULT_POLICY = DeltaPolicy()
+
+
+def resolve_policy(deltas: bool | DeltaPolicy) -> DeltaPolicy:
+    """The policy a saver's ``deltas=`` option means (raises on anything else).
+
+    Args:
+        deltas: ``True`` for :class:`DeltaPolicy` defaults, ``False`` to store
+            every value whole, or a :class:`DeltaPolicy`.
+
+    Raises:
+        InvalidConfigError: ``deltas`` is neither a bool nor a ``DeltaPolicy``.
+    """
+    if deltas is True:
+        return DEFAULT_POLICY
+    if deltas is False:
+        return DeltaPolicy.off()
+    if isinstance(deltas, DeltaPolicy):
+        return deltas
+    raise InvalidConfigError(
+        field="deltas", reason=f"expected True, False or a DeltaPolicy, got {deltas!r}"
+    )
 
 
 @dataclass(frozen=True, slots=True)

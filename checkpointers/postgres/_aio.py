@@ -24,6 +24,7 @@ from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
+from checkpointers._delta import DeltaPolicy, resolve_policy
 from checkpointers._errors import InvalidConfigError
 from checkpointers._leases import LeaseSettings
 from checkpointers._migrations import check_migrations
@@ -86,6 +87,11 @@ class AsyncPostgresSaver(
         leases: Run leases (see the README's "Run leases and recovery"): ``True``
             for the defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``,
             or ``False`` to turn them off.
+        deltas: How a channel value that extends its previous version (a
+            growing message list) is stored: ``True`` (default) as a delta
+            when :class:`checkpointers.DeltaPolicy` says so, ``False`` always
+            whole (as langgraph-checkpoint-postgres does), or a ``DeltaPolicy``.
+            Reads understand deltas whatever this says.
 
     The sync methods (``get_tuple``...) work from another thread than the
     event loop's, as LangGraph's sync ``get_state`` needs.
@@ -99,6 +105,7 @@ class AsyncPostgresSaver(
         migrations: Any = None,
         schema: str = "public",
         leases: LeaseSettings | bool = True,
+        deltas: bool | DeltaPolicy = True,
     ) -> None:
         super().__init__(serde=serde or default_serde())
         if not isinstance(conn, (AsyncConnection, AsyncConnectionPool)):
@@ -109,6 +116,7 @@ class AsyncPostgresSaver(
         self.conn = conn
         self._q = _Queries(_check_schema(schema))
         self._migrations = check_migrations(migrations)
+        self.delta_policy = resolve_policy(deltas)
         self._lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         settings = lease_settings(leases)
@@ -125,6 +133,7 @@ class AsyncPostgresSaver(
         migrations: Any = None,
         schema: str = "public",
         leases: LeaseSettings | bool = True,
+        deltas: bool | DeltaPolicy = True,
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open a saver on ``conn_string``; closes its connection(s) on exit.
 
@@ -139,6 +148,7 @@ class AsyncPostgresSaver(
             migrations: See the class.
             schema: See the class.
             leases: See the class.
+            deltas: See the class.
         """
         if pool_size:
             async with AsyncConnectionPool(
@@ -148,10 +158,16 @@ class AsyncPostgresSaver(
                 kwargs={"autocommit": True},
                 open=False,
             ) as pool:
-                yield cls(pool, serde=serde, migrations=migrations, schema=schema, leases=leases)
+                yield cls(
+                    pool, serde=serde, migrations=migrations, schema=schema, leases=leases,
+                    deltas=deltas,
+                )
         else:
             async with await AsyncConnection.connect(conn_string, autocommit=True) as conn:
-                yield cls(conn, serde=serde, migrations=migrations, schema=schema, leases=leases)
+                yield cls(
+                    conn, serde=serde, migrations=migrations, schema=schema, leases=leases,
+                    deltas=deltas,
+                )
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:

@@ -97,7 +97,7 @@ class PostgresCore(ThreadOpsCore):
     # -- value encoding: the one place a channel value becomes bytes (issue 12) --
 
     delta_policy: DeltaPolicy = DeltaPolicy()
-    """When a growing value is stored as a delta (``DeltaPolicy(max_depth=0)``: never)."""
+    """When a growing value is stored as a delta (the savers' ``deltas=`` option)."""
 
     @property
     def _chains(self) -> ChainCache:
@@ -128,7 +128,8 @@ class PostgresCore(ThreadOpsCore):
         policy = self.delta_policy
         for channel, version, value in values:
             type_, data = self._encode_value(value)
-            prev = self._chains.get(thread_id, checkpoint_ns, channel) if deltas else None
+            on = deltas and policy.enabled
+            prev = self._chains.get(thread_id, checkpoint_ns, channel) if on else None
             # bases are always older than what extends them (reads fetch a chain
             # by range); an upgraded value is stored whole (issue 12)
             if prev is not None and (not prev.version < version or is_migrated_version(version)):
@@ -142,7 +143,7 @@ class PostgresCore(ThreadOpsCore):
         self, thread_id: str, checkpoint_ns: str, channel: str, link: Link | None
     ) -> None:
         """Cache a version read or written, unless a newer one is cached."""
-        if link is None:
+        if link is None or not self.delta_policy.enabled:
             return
         cached = self._chains.get(thread_id, checkpoint_ns, channel)
         if cached is None or cached.version <= link.version:

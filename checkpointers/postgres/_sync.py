@@ -24,6 +24,7 @@ from psycopg import Connection
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
+from checkpointers._delta import DeltaPolicy, resolve_policy
 from checkpointers._errors import InvalidConfigError
 from checkpointers._leases import LeaseSettings
 from checkpointers._migrations import check_migrations
@@ -86,6 +87,11 @@ class PostgresSaver(
         leases: Run leases (see the README's "Run leases and recovery"): ``True``
             for the defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``,
             or ``False`` to turn them off.
+        deltas: How a channel value that extends its previous version (a
+            growing message list) is stored: ``True`` (default) as a delta
+            when :class:`checkpointers.DeltaPolicy` says so, ``False`` always
+            whole (as langgraph-checkpoint-postgres does), or a ``DeltaPolicy``.
+            Reads understand deltas whatever this says.
 
     Example:
         >>> with PostgresSaver.from_conn_string(url) as saver:  # doctest: +SKIP
@@ -101,6 +107,7 @@ class PostgresSaver(
         migrations: Any = None,
         schema: str = "public",
         leases: LeaseSettings | bool = True,
+        deltas: bool | DeltaPolicy = True,
     ) -> None:
         super().__init__(serde=serde or default_serde())
         if not isinstance(conn, (Connection, ConnectionPool)):
@@ -111,6 +118,7 @@ class PostgresSaver(
         self.conn = conn
         self._q = _Queries(_check_schema(schema))
         self._migrations = check_migrations(migrations)
+        self.delta_policy = resolve_policy(deltas)
         self._lock = threading.Lock()
         settings = lease_settings(leases)
         self.run_leases = RunLeases(self, settings) if settings else None
@@ -126,6 +134,7 @@ class PostgresSaver(
         migrations: Any = None,
         schema: str = "public",
         leases: LeaseSettings | bool = True,
+        deltas: bool | DeltaPolicy = True,
     ) -> Iterator[PostgresSaver]:
         """Open a saver on ``conn_string``; closes its connection(s) on exit.
 
@@ -141,6 +150,7 @@ class PostgresSaver(
             migrations: See the class.
             schema: See the class.
             leases: See the class.
+            deltas: See the class.
         """
         if pool_size:
             with ConnectionPool(
@@ -150,10 +160,16 @@ class PostgresSaver(
                 kwargs={"autocommit": True},
                 open=True,
             ) as pool:
-                yield cls(pool, serde=serde, migrations=migrations, schema=schema, leases=leases)
+                yield cls(
+                    pool, serde=serde, migrations=migrations, schema=schema, leases=leases,
+                    deltas=deltas,
+                )
         else:
             with Connection.connect(conn_string, autocommit=True) as conn:
-                yield cls(conn, serde=serde, migrations=migrations, schema=schema, leases=leases)
+                yield cls(
+                    conn, serde=serde, migrations=migrations, schema=schema, leases=leases,
+                    deltas=deltas,
+                )
 
     @contextmanager
     def _connection(self) -> Iterator[Connection[Any]]:

@@ -22,6 +22,7 @@ from redis import asyncio as aredis
 from redis import exceptions as rx
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
+from checkpointers._delta import DeltaPolicy
 from checkpointers._errors import CheckpointerError
 from checkpointers._leases import LeaseSettings
 from checkpointers._run_leases import AsyncRunLeases, async_run_leases, lease_settings
@@ -94,6 +95,11 @@ class AsyncRedisSaver(
             set is kept at least until deadline + ``wait_grace``.
         leases: Run leases (README: "Run leases and recovery"): ``True`` for the
             defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``, or ``False``.
+        deltas: How a channel value that extends its previous version (a
+            growing message list) is stored: ``True`` (default) as a delta
+            when :class:`checkpointers.DeltaPolicy` says so, ``False`` always
+            whole, or a ``DeltaPolicy``. Reads understand deltas whatever this
+            says.
 
     Example:
         >>> async with AsyncRedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
@@ -112,6 +118,7 @@ class AsyncRedisSaver(
         refresh_on_read: bool = False,
         wait_grace: float | timedelta = timedelta(hours=1),
         leases: LeaseSettings | bool = True,
+        deltas: bool | DeltaPolicy = True,
     ) -> None:
         check_client(
             client, (aredis.Redis, AsyncRedisCluster), "redis.asyncio.Redis or its RedisCluster"
@@ -128,6 +135,7 @@ class AsyncRedisSaver(
             ttl=ttl,
             refresh_on_read=refresh_on_read,
             wait_grace=wait_grace,
+            deltas=deltas,
         )
         settings = lease_settings(leases)
         self.arun_leases = AsyncRunLeases(self, settings) if settings else None

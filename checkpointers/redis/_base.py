@@ -11,6 +11,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as rx
 
+from checkpointers._delta import DeltaPolicy
 from checkpointers._errors import CheckpointerError, InvalidConfigError, StorageUnavailableError
 from checkpointers._serde import default_serde
 from checkpointers.redis import _scripts as S
@@ -90,6 +91,7 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
         ttl: float | timedelta | None,
         refresh_on_read: bool,
         wait_grace: float | timedelta,
+        deltas: bool | DeltaPolicy = True,
     ) -> None:
         BaseCheckpointSaver.__init__(self, serde=serde or default_serde())
         self._core = RedisCore(
@@ -99,6 +101,7 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
             refresh_on_read=refresh_on_read,
             wait_grace=wait_grace,
             migrations=migrations,
+            deltas=deltas,
         )
 
     @property

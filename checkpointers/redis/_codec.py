@@ -122,7 +122,8 @@ class Codec:
     ) -> tuple[bytes, Link | None]:
         """Stored bytes of a channel value: whole, or ``delta\0<base>\0<delta>``."""
         type_, data = dumps_exact(self.serde, value, field="channel value")
-        prev = self.chains.get(thread_id, ns, channel) if deltas else None
+        on = deltas and self.policy.enabled
+        prev = self.chains.get(thread_id, ns, channel) if on else None
         # bases are older than what extends them; an upgraded value is stored whole
         if prev is not None and (not prev.version < version or is_migrated_version(version)):
             prev = None
@@ -165,7 +166,7 @@ class Codec:
 
     def remember(self, thread_id: str, ns: str, channel: str, link: Link | None) -> None:
         """Cache a version read or written, unless a newer one is cached."""
-        if link is None:
+        if link is None or not self.policy.enabled:
             return
         cached = self.chains.get(thread_id, ns, channel)
         if cached is None or cached.version <= link.version:

@@ -30,6 +30,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
 
+from checkpointers._delta import DeltaPolicy, resolve_policy
 from checkpointers._errors import InvalidConfigError
 from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
@@ -95,9 +96,10 @@ class RedisCore:
         refresh_on_read: bool = False,
         wait_grace: float | timedelta = timedelta(hours=1),
         migrations: Any = None,
+        deltas: bool | DeltaPolicy = True,
     ) -> None:
         self.keys = Keys(check_prefix(prefix))
-        self.codec = Codec(serde)
+        self.codec = Codec(serde, policy=resolve_policy(deltas))
         self.ttl_ms = _ms(ttl, "ttl")
         self.refresh_on_read = refresh_on_read
         self.grace_ms = _ms(wait_grace, "wait_grace")

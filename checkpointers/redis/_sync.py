@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.cluster import RedisCluster
 
+from checkpointers._delta import DeltaPolicy
 from checkpointers._leases import LeaseSettings
 from checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
 from checkpointers._waits import WaitEntry
@@ -81,6 +82,11 @@ class RedisSaver(SyncActivities, SyncLeases, SyncApprovals, RedisMigrationSync, 
             set is kept at least until deadline + ``wait_grace``.
         leases: Run leases (README: "Run leases and recovery"): ``True`` for the
             defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``, or ``False``.
+        deltas: How a channel value that extends its previous version (a
+            growing message list) is stored: ``True`` (default) as a delta
+            when :class:`checkpointers.DeltaPolicy` says so, ``False`` always
+            whole, or a ``DeltaPolicy``. Reads understand deltas whatever this
+            says.
 
     Example:
         >>> with RedisSaver.from_conn_string("redis://localhost:6379/0", ttl=86400) as saver:
@@ -99,6 +105,7 @@ class RedisSaver(SyncActivities, SyncLeases, SyncApprovals, RedisMigrationSync, 
         refresh_on_read: bool = False,
         wait_grace: float | timedelta = timedelta(hours=1),
         leases: LeaseSettings | bool = True,
+        deltas: bool | DeltaPolicy = True,
     ) -> None:
         check_client(client, (redis.Redis, RedisCluster), "redis.Redis or RedisCluster")
         self.client = client
@@ -109,6 +116,7 @@ class RedisSaver(SyncActivities, SyncLeases, SyncApprovals, RedisMigrationSync, 
             ttl=ttl,
             refresh_on_read=refresh_on_read,
             wait_grace=wait_grace,
+            deltas=deltas,
         )
         settings = lease_settings(leases)
         self.run_leases = RunLeases(self, settings) if settings else None
