@@ -33,6 +33,7 @@ from checkpointers._waits import (
     WaitEntry,
     WaitIndex,
     WaitInfo,
+    decision_claim_time,
     extract_wait,
     wait_marker,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "WaitIndex",
     "WaitInfo",
     "default_serde",
+    "decision_claim_time",
     "extract_wait",
     "wait_marker",
 ]

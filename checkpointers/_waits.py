@@ -265,6 +265,24 @@ class AsyncWaitClaims(Protocol):
         ...
 
 
+CLAIMABLE_AT_ONCE = datetime(1970, 1, 1, tzinfo=timezone.utc)
+"""The claim time of a deferred decision: any sweeper may take it at once."""
+
+
+def decision_claim_time(decision: dict[str, Any]) -> datetime:
+    """When the decider's claim on resuming a decided wait counts from.
+
+    A decider who resumes the run itself holds the claim from the decision's
+    time (a sweeper takes over one lease later, should it die). A decision
+    recorded with ``"deferred": true`` (``approve(..., resume=False)``) has
+    nobody resuming it, so its claim is taken as abandoned from the start and
+    the next sweep or worker pass resumes the run.
+    """
+    if decision.get("deferred"):
+        return CLAIMABLE_AT_ONCE
+    return datetime.fromisoformat(decision["at"])
+
+
 @runtime_checkable
 class DecisionStore(Protocol):
     """Compare-and-set record of decisions, one per ``(thread_id, key)``.

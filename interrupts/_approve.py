@@ -9,8 +9,10 @@ lease later and finishes the resume.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Interrupt
 
 from checkpointers import extract_wait
@@ -18,6 +20,7 @@ from interrupts._authz import Authorize, check_decider, policy_of
 from interrupts._clock import Clock, now_of, with_clock
 from interrupts._driver import Env, Flow, adrive, drive, op
 from interrupts._errors import AlreadyDecided, AmbiguousApproval, NoPendingApproval
+from interrupts._models import Decision
 from interrupts._records import new_record, section, won
 from interrupts._store import Backend
 
@@ -105,8 +108,14 @@ def decide_approval_flow(
     roles: Sequence[str],
     clock: Clock | None,
     authorize: Authorize | None = None,
+    resume: bool = True,
 ) -> Flow[Any]:
-    """Find the pending approval, check the decider, CAS the decision, resume the run."""
+    """Find the pending approval, check the decider, CAS the decision, resume the run.
+
+    With ``resume=False`` the decision is recorded as deferred and returned as a
+    :class:`~interrupts.Decision`; the next sweep (``ApprovalSweeper``, the
+    ``worker`` or ``sweep`` command) resumes the run with it.
+    """
     thread_id = thread_of(config)
     state = yield op("get_state", config=config)
     pending = pending_of(state, "approval")
@@ -129,12 +138,31 @@ def decide_approval_flow(
         level=info.escalation_level if info else 0,
         fingerprint=section(intr.value).get("fingerprint"),
         roles=list(roles),
+        **({} if resume else {"deferred": True}),
     )
     stored = yield op("record_decision", thread_id=thread_id, key=intr.id, decision=record)
     if not won(stored, record):
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=stored)
+    if not resume:
+        return decision_of(record)
     command: Command[Any] = Command(resume={intr.id: resume_value(record, intr.value)})
     return (yield op("invoke", input=command, config=with_clock(config, clock)))
+
+
+def decision_of(record: dict[str, Any]) -> Decision:
+    """The :class:`Decision` a resumed node will see for a plain decision record."""
+    return Decision(
+        approved=bool(record.get("approved")),
+        by=str(record.get("by", "")),
+        at=datetime.fromisoformat(record["at"]),
+        comment=record.get("comment"),
+        timed_out=bool(record.get("timed_out", False)),
+        approval_id=record.get("approval_id"),
+        level=int(record.get("level", 0) or 0),
+        roles=list(record.get("roles") or []),
+        rule=record.get("rule"),
+        extra=dict(record.get("extra") or {}),
+    )
 
 
 def _env(graph: Any) -> Env:
@@ -142,6 +170,18 @@ def _env(graph: Any) -> Env:
     if saver is None or saver is True or saver is False:
         raise ValueError("the graph must be compiled with a checkpointer (a saver instance)")
     return Env(Backend(saver), graph)
+
+
+def _decide_env(target: Any, resume: bool) -> Env:
+    """A compiled graph; or, for a decision that does not resume, a saver alone."""
+    if isinstance(target, BaseCheckpointSaver):
+        if resume:
+            raise ValueError(
+                "resuming needs the compiled graph: pass the graph, or resume=False to "
+                "record the decision with the saver alone (a sweep resumes the run)"
+            )
+        return Env(Backend(target), None)
+    return _env(target)
 
 
 def approve(
@@ -154,11 +194,14 @@ def approve(
     roles: Sequence[str] = (),
     clock: Clock | None = None,
     authorize: Authorize | None = None,
+    resume: bool = True,
 ) -> Any:
     """Approve the thread's pending approval and resume the run.
 
     Args:
-        graph: The compiled graph (with its saver).
+        graph: The compiled graph (with its saver). With ``resume=False`` the saver
+            alone will do: a process that does not host the graph (an approval UI)
+            records the decision and a worker resumes the run.
         config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
         by: Who approves.
         comment: Free text kept in the :class:`~interrupts.Decision`.
@@ -167,9 +210,14 @@ def approve(
         clock: Time source for the decision time and the resumed run.
         authorize: Policy for this call; default: the graph's (``set_authorization``),
             else the decider's id or a role must be among the request's approvers.
+        resume: ``False`` records the decision (exactly once, as always) without
+            resuming: the next :class:`~interrupts.ApprovalSweeper` pass (or the
+            ``worker``/``sweep`` command) resumes the run with it, at once, whatever
+            the sweeper's lease.
 
     Returns:
-        What ``graph.invoke`` returns for the resumed run.
+        What ``graph.invoke`` returns for the resumed run; with ``resume=False``,
+        the recorded :class:`~interrupts.Decision`.
 
     Raises:
         NotAuthorized: the decider may not decide it (nothing recorded, still waiting).
@@ -179,9 +227,9 @@ def approve(
     """
     flow = decide_approval_flow(
         config, approved=True, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock, authorize=policy_of(graph, authorize),
+        roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
     )
-    return drive(flow, _env(graph))
+    return drive(flow, _decide_env(graph, resume))
 
 
 def reject(
@@ -194,13 +242,14 @@ def reject(
     roles: Sequence[str] = (),
     clock: Clock | None = None,
     authorize: Authorize | None = None,
+    resume: bool = True,
 ) -> Any:
     """Reject the thread's pending approval and resume the run; see :func:`approve`."""
     flow = decide_approval_flow(
         config, approved=False, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock, authorize=policy_of(graph, authorize),
+        roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
     )
-    return drive(flow, _env(graph))
+    return drive(flow, _decide_env(graph, resume))
 
 
 async def aapprove(
@@ -213,13 +262,14 @@ async def aapprove(
     roles: Sequence[str] = (),
     clock: Clock | None = None,
     authorize: Authorize | None = None,
+    resume: bool = True,
 ) -> Any:
     """Async twin of :func:`approve`."""
     flow = decide_approval_flow(
         config, approved=True, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock, authorize=policy_of(graph, authorize),
+        roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
     )
-    return await adrive(flow, _env(graph))
+    return await adrive(flow, _decide_env(graph, resume))
 
 
 async def areject(
@@ -232,10 +282,11 @@ async def areject(
     roles: Sequence[str] = (),
     clock: Clock | None = None,
     authorize: Authorize | None = None,
+    resume: bool = True,
 ) -> Any:
     """Async twin of :func:`reject`."""
     flow = decide_approval_flow(
         config, approved=False, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock, authorize=policy_of(graph, authorize),
+        roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
     )
-    return await adrive(flow, _env(graph))
+    return await adrive(flow, _decide_env(graph, resume))

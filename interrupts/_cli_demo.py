@@ -1,4 +1,4 @@
-"""``langgraph-durable demo``: an agent pauses, its process exits, another resumes it."""
+"""``langgraph-durable demo``: an agent pauses and exits, an operator decides, a worker resumes."""
 
 from __future__ import annotations
 
@@ -52,10 +52,12 @@ def demo(url: str | None, timeout_demo: bool) -> None:
         click.echo()
         if timeout_demo:
             _role("sweeper", url, thread, "--minutes-later", "45")
+            click.echo()
+            _role("audit", url, thread)
         else:
             _role("operator", url, thread, "--minutes-later", "20")
-        click.echo()
-        _role("audit", url, thread)
+            click.echo()
+            _role("worker", url, thread, "--minutes-later", "21")
     finally:
         if handle is not None:
             handle.cleanup()

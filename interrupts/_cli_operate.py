@@ -95,38 +95,53 @@ def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
 def _decide(
     url: str,
     thread: str,
-    spec: str,
+    spec: str | None,
     approved: bool,
     by: str,
     comment: str | None,
     approval_id: str | None,
     roles: tuple[str, ...],
+    resume: bool,
 ) -> None:
     from interrupts import AlreadyDecided, InterruptsError, approve, reject
 
-    obj = load_object(spec, what="--graph")
+    obj = load_object(spec, what="--graph") if spec else None
+    resume = resume and obj is not None
     with open_saver(url) as saver:
-        graph = bind_graph(obj, saver, spec)
+        graph = bind_graph(obj, saver, spec) if obj is not None else None
         config = {"configurable": {"thread_id": thread}}
         if not saver.get_tuple(config):
             raise CliError(f"unknown thread {thread!r}: no checkpoints stored")
         fn = approve if approved else reject
-        kwargs: dict[str, Any] = {"by": by, "comment": comment, "approval_id": approval_id}
+        kwargs: dict[str, Any] = {"by": by, "comment": comment, "approval_id": approval_id,
+                                  "resume": resume}
         if roles:
             kwargs["roles"] = list(roles)
         try:
-            fn(graph, config, **kwargs)
+            fn(graph if resume else saver, config, **kwargs)
         except AlreadyDecided as exc:
             raise CliError(str(exc)) from None
         except InterruptsError as exc:
             raise CliError(str(exc)) from None
-        state = graph.get_state(config)
+        state = graph.get_state(config) if resume else None
     verdict = "approved" if approved else "rejected"
+    if state is None:
+        click.echo(
+            f"{verdict} thread {thread} as {by}: decision recorded; the next sweep "
+            "(`langgraph-durable worker` or `sweep`) resumes the run"
+        )
+        return
     waiting = f"; now waiting at {list(state.next)}" if state.next else "; the run completed"
     click.echo(f"{verdict} thread {thread} as {by}{waiting}")
 
 
 def _decision_options(fn: Any) -> Any:
+    fn = click.option(
+        "--resume/--no-resume",
+        default=True,
+        show_default=True,
+        help="With --graph: resume the run here, or only record the decision.",
+    )(fn)
     fn = click.option("--roles", multiple=True, help="Roles of the decider (repeatable).")(fn)
     fn = click.option(
         "--approval-id", default=None, help="Which approval, when the thread has several pending."
@@ -136,9 +151,10 @@ def _decision_options(fn: Any) -> Any:
     fn = click.option(
         "--graph",
         "spec",
-        required=True,
+        default=None,
         metavar="package.module:graph",
-        help="The graph the thread runs (the run resumes in this process).",
+        help="The graph the thread runs: the run resumes in this process. Without it the "
+        "decision is recorded and the next sweep (worker/sweep command) resumes the run.",
     )(fn)
     return fn
 
@@ -150,14 +166,15 @@ def _decision_options(fn: Any) -> Any:
 def approve_cmd(
     url: str,
     thread: str,
-    spec: str,
+    spec: str | None,
     by: str,
     comment: str | None,
     approval_id: str | None,
     roles: tuple[str, ...],
+    resume: bool,
 ) -> None:
-    """Approve THREAD's pending approval (exactly once) and resume the run."""
-    _decide(url, thread, spec, True, by, comment, approval_id, roles)
+    """Approve THREAD's pending approval (exactly once); resume the run with --graph."""
+    _decide(url, thread, spec, True, by, comment, approval_id, roles, resume)
 
 
 @main.command("reject")
@@ -167,11 +184,12 @@ def approve_cmd(
 def reject_cmd(
     url: str,
     thread: str,
-    spec: str,
+    spec: str | None,
     by: str,
     comment: str | None,
     approval_id: str | None,
     roles: tuple[str, ...],
+    resume: bool,
 ) -> None:
-    """Reject THREAD's pending approval (exactly once) and resume the run."""
-    _decide(url, thread, spec, False, by, comment, approval_id, roles)
+    """Reject THREAD's pending approval (exactly once); resume the run with --graph."""
+    _decide(url, thread, spec, False, by, comment, approval_id, roles, resume)

@@ -5,12 +5,16 @@ approval with a deadline. Each role below runs in its own Python process, so
 what survives between them is only what the saver stored:
 
 * ``agent``: starts the run; it pauses at the approval and the process exits.
-* ``operator``: twenty (simulated) minutes later, a fresh process reads the
-  inbox and approves; the run resumes there and completes.
+* ``operator``: twenty (simulated) minutes later, a fresh process that does not
+  even build the workflow (think: an approval UI) reads the inbox and records
+  alice's approval with the saver alone (``approve(saver, ..., resume=False)``).
+* ``worker``: a third fresh process, the worker, sweeps: it finds the recorded
+  decision, resumes the run with it and the run completes; then it reads the
+  thread back and checks that every fact gathered before the pause, the
+  decision and the outcome are all there.
 * ``sweeper`` (``--timeout-demo``): nobody answers; past the deadline the
   sweeper applies the default (reject) and the run completes.
-* ``audit``: a third fresh process reads the thread back and checks that every
-  fact gathered before the pause, the decision and the outcome are all there.
+* ``audit``: a fresh process reads the thread back, as the worker does.
 
 Run as ``python -m interrupts._demo ROLE --url URL --thread ID``.
 """
@@ -134,10 +138,9 @@ def run_agent(url: str, thread: str) -> int:
 def run_operator(url: str, thread: str, minutes_later: float) -> int:
     clock = _clock(minutes_later)
     with open_saver(url) as saver:
-        graph = build_graph(saver)
         _say(
             f"[operator, pid {os.getpid()}] {minutes_later:g} minutes later, "
-            "a fresh process opens the inbox:"
+            "a fresh process that never builds the workflow opens the inbox:"
         )
         inbox = [i for i in pending_approvals(saver, approver="ops") if i.thread_id == thread]
         if not inbox:
@@ -147,16 +150,30 @@ def run_operator(url: str, thread: str, minutes_later: float) -> int:
             _say(
                 f"  - thread {item.thread_id}: {item.request} (deadline {item.deadline:%H:%M} UTC)"
             )
-        _say("  alice (role ops) approves; the run resumes in this process")
-        approve(
-            graph,
+        decision = approve(
+            saver,
             {"configurable": {"thread_id": thread}},
             by="alice",
             roles=["ops"],
             comment="damage confirmed by carrier",
             clock=clock,
+            resume=False,
+        )
+        _say(
+            f"  alice (role ops) approves at {decision.at:%H:%M} UTC: the decision is recorded"
+            " (exactly once); this process exits without running the workflow"
         )
     return 0
+
+
+def run_worker(url: str, thread: str, minutes_later: float) -> int:
+    clock = _clock(minutes_later)
+    with open_saver(url) as saver:
+        graph = build_graph(saver)
+        _say(f"[worker, pid {os.getpid()}] a third fresh process sweeps for recorded decisions:")
+        resumed = ApprovalSweeper(graph, clock=clock).run_once()
+        _say(f"  the worker resumed {resumed} run(s) from the stored checkpoint")
+    return run_audit(url, thread, header=False)
 
 
 def run_sweeper(url: str, thread: str, minutes_later: float) -> int:
@@ -172,13 +189,16 @@ def run_sweeper(url: str, thread: str, minutes_later: float) -> int:
     return 0
 
 
-def run_audit(url: str, thread: str) -> int:
+def run_audit(url: str, thread: str, *, header: bool = True) -> int:
     with open_saver(url) as saver:
         graph = build_graph(saver)
         config = {"configurable": {"thread_id": thread}}
         state = graph.get_state(config)
         values = state.values
-        _say(f"[audit, pid {os.getpid()}] a third fresh process reads the thread back:")
+        if header:
+            _say(f"[audit, pid {os.getpid()}] a third fresh process reads the thread back:")
+        else:
+            _say("  reading the thread back:")
         expected = [fact for _, fact in GATHER_STEPS]
         intact = values.get("facts") == expected
         _say(
@@ -204,7 +224,7 @@ def run_audit(url: str, thread: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one role of the demo story in this process."""
     parser = argparse.ArgumentParser(prog="python -m interrupts._demo")
-    parser.add_argument("role", choices=["agent", "operator", "sweeper", "audit"])
+    parser.add_argument("role", choices=["agent", "operator", "worker", "sweeper", "audit"])
     parser.add_argument("--url", required=True)
     parser.add_argument("--thread", required=True)
     parser.add_argument("--minutes-later", type=float, default=20.0)
@@ -213,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_agent(args.url, args.thread)
     if args.role == "operator":
         return run_operator(args.url, args.thread, args.minutes_later)
+    if args.role == "worker":
+        return run_worker(args.url, args.thread, args.minutes_later)
     if args.role == "sweeper":
         return run_sweeper(args.url, args.thread, args.minutes_later)
     return run_audit(args.url, args.thread)

@@ -41,17 +41,33 @@ class Env:
         self.backend = backend
         self.graph = graph
 
-    # graph
+    # graph (without one, the pending interrupts are read from the saver alone)
     def get_state(self, config: dict[str, Any]) -> Any:
+        if self.graph is None:
+            from interrupts._saver_state import saver_state
+
+            return saver_state(self.backend.saver, config)
         return self.graph.get_state(config)
 
     async def aget_state(self, config: dict[str, Any]) -> Any:
+        if self.graph is None:
+            from interrupts._saver_state import asaver_state
+
+            return await asaver_state(self.backend.saver, config)
         return await self.graph.aget_state(config)
 
     def recent_states(self, config: dict[str, Any], limit: int) -> list[Any]:
+        if self.graph is None:
+            from interrupts._saver_state import saver_history
+
+            return saver_history(self.backend.saver, config, limit)
         return list(self.graph.get_state_history(config, limit=limit))
 
     async def arecent_states(self, config: dict[str, Any], limit: int) -> list[Any]:
+        if self.graph is None:
+            from interrupts._saver_state import asaver_history
+
+            return await asaver_history(self.backend.saver, config, limit)
         return [s async for s in self.graph.aget_state_history(config, limit=limit)]
 
     def invoke(self, input: Any, config: dict[str, Any]) -> Any:

@@ -89,7 +89,13 @@ def won(stored: dict[str, Any], mine: dict[str, Any]) -> bool:
 
 
 def age_at_least(record: dict[str, Any], now: datetime, lease: timedelta) -> bool:
-    """Whether ``record`` was made at least ``lease`` before ``now``."""
+    """Whether ``record`` was made at least ``lease`` before ``now``.
+
+    A deferred decision (recorded with ``resume=False``) counts as old at once:
+    its maker is not resuming the run, so a sweeper must not wait for them.
+    """
+    if record.get("deferred"):
+        return True
     return datetime.fromisoformat(record["at"]) + lease <= now
 
 

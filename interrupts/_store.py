@@ -119,6 +119,8 @@ def filter_entries(
 def _decision_age_ok(decision: dict[str, Any] | None, now: datetime, lease: timedelta) -> bool:
     if not decision or not decision.get("at"):
         return False
+    if decision.get("deferred"):
+        return True  # nobody is resuming it: claimable at once
     return datetime.fromisoformat(decision["at"]) + lease <= now
 
 

@@ -88,3 +88,24 @@ def test_status_shows_approval_health_and_sweep_runs_once(storage_url: str) -> N
     assert "resolved 0 approval(s)" in swept.stdout
     bad = _cli("sweep", "--url", storage_url, "--graph", "nowhere:graph", "--once")
     assert bad.returncode == 1 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_approve_without_graph_records_and_the_sweep_resumes(storage_url: str) -> None:
+    graph = "interrupts._demo:build_graph"
+    _agent(storage_url, "cli-4")
+    # an operator's process without the graph: the decision is recorded, not applied
+    recorded = _cli("approve", "cli-4", "--url", storage_url, "--by", "alice", "--roles", "ops",
+                    "--comment", "checked")
+    assert recorded.returncode == 0, recorded.stderr
+    assert "decision recorded" in recorded.stdout
+    shown = _cli("inspect", "cli-4", "--url", storage_url)
+    assert "state: waiting for approval" in shown.stdout
+    assert "approved by alice" in shown.stdout
+    late = _cli("reject", "cli-4", "--url", storage_url, "--by", "bob", "--roles", "ops")
+    assert late.returncode == 1 and "alice" in late.stderr
+    # the worker's sweep resumes it at once (long before the deadline)
+    swept = _cli("sweep", "--url", storage_url, "--graph", graph, "--once")
+    assert swept.returncode == 0, swept.stderr
+    assert "resolved 1 approval(s)" in swept.stdout
+    shown = _cli("inspect", "cli-4", "--url", storage_url)
+    assert "state: finished" in shown.stdout

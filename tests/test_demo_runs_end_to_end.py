@@ -37,7 +37,8 @@ def test_demo_on_the_embedded_database() -> None:
     assert "refund of $120.00 issued (approved by alice)" in out.stdout
     assert "facts gathered before the pause: 5/5 intact=True" in out.stdout
     assert "nothing was lost." in out.stdout
-    assert len(_pids(out.stdout)) == 3  # agent, operator and audit ran in three processes
+    assert len(_pids(out.stdout)) == 3  # agent, operator and worker ran in three processes
+    assert "the worker resumed 1 run(s)" in out.stdout
 
 
 def test_timeout_demo_applies_the_default(pg_database: str) -> None:

@@ -19,7 +19,7 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 from psycopg.types.json import Jsonb
 
 from checkpointers._ids import check_id
-from checkpointers._waits import WaitEntry, WaitInfo
+from checkpointers._waits import WaitEntry, WaitInfo, decision_claim_time
 from checkpointers.postgres import _approvals_sql as q
 from checkpointers.postgres._core import Op, Stmt
 from checkpointers.postgres._sql import render
@@ -63,6 +63,7 @@ class ApprovalsCore:
             "decision": Jsonb(decision),
             "at": datetime.fromisoformat(decision["at"]),
             "owner": f"decision:{decision.get('by', '')}",
+            "claim_at": decision_claim_time(decision),
         }
         rows = yield Stmt(self._aq.record, params, fetch=True)
         if not rows:

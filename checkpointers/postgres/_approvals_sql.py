@@ -13,7 +13,7 @@ WITH ins AS (
     RETURNING decision
 ), claim AS (
     INSERT INTO {s}.durable_wait_claims (thread_id, interrupt_id, owner, taken_at)
-    SELECT w.thread_id, w.interrupt_id, %(owner)s, %(at)s
+    SELECT w.thread_id, w.interrupt_id, %(owner)s, %(claim_at)s
     FROM {s}.durable_waits AS w
     WHERE w.thread_id = %(thread_id)s AND w.interrupt_id = %(key)s
       AND EXISTS (SELECT 1 FROM ins)

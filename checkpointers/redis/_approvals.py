@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from checkpointers._ids import check_id
-from checkpointers._waits import WaitEntry
+from checkpointers._waits import WaitEntry, decision_claim_time
 from checkpointers.redis import _approvals_lua as L
 from checkpointers.redis._codec import SEP
 from checkpointers.redis._core import Call, RedisCore, script
@@ -39,7 +39,7 @@ def record_decision(core: RedisCore, thread_id: str, key: str, decision: dict[st
     """CAS ``decision`` under ``key``; the stored decision comes back."""
     thread_id = check_id("thread_id", thread_id)
     key = check_id("key", key)
-    at = _ms(datetime.fromisoformat(decision["at"]))
+    at = _ms(decision_claim_time(decision))
     is_wait = "/" not in key
     cmds = [script(L.RECORD_DECISION, core.keys.thread(thread_id), key,
                    json.dumps(decision, separators=(",", ":")), str(at),

@@ -1,0 +1,70 @@
+"""A thread's pending interrupts read from the saver alone, for graph-less callers.
+
+``approve(saver, config, ..., resume=False)`` records a decision in a process
+that does not host the graph (an approval UI, the ``approve`` command without
+``--graph``). All it needs of the thread's state is which interrupts are
+pending, and the saver holds those: the ``__interrupt__`` writes of the
+thread's latest checkpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.types import Interrupt
+
+INTERRUPT = "__interrupt__"
+
+
+@dataclass(frozen=True)
+class SavedState:
+    """The part of a ``StateSnapshot`` the decision flows read."""
+
+    interrupts: tuple[Interrupt, ...] = ()
+    next: tuple[str, ...] = ()
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+def state_of(tup: CheckpointTuple | None) -> SavedState:
+    """The interrupts pending at checkpoint ``tup`` (empty for ``None``)."""
+    if tup is None:
+        return SavedState()
+    found: dict[str, Interrupt] = {}
+    for _task, channel, value in tup.pending_writes or ():
+        if channel != INTERRUPT:
+            continue
+        for intr in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(intr, Interrupt) and intr.id not in found:
+                found[intr.id] = intr
+    interrupts = tuple(found.values())
+    return SavedState(
+        interrupts=interrupts,
+        next=(INTERRUPT,) if interrupts else (),
+        config=dict(tup.config),
+    )
+
+
+def saver_state(saver: BaseCheckpointSaver[Any], config: dict[str, Any]) -> SavedState:
+    """The latest checkpoint's pending interrupts of ``config``'s thread."""
+    return state_of(saver.get_tuple(config))
+
+
+async def asaver_state(saver: BaseCheckpointSaver[Any], config: dict[str, Any]) -> SavedState:
+    """Async twin of :func:`saver_state`."""
+    return state_of(await saver.aget_tuple(config))
+
+
+def saver_history(
+    saver: BaseCheckpointSaver[Any], config: dict[str, Any], limit: int
+) -> list[SavedState]:
+    """The thread's newest ``limit`` checkpoints, newest first."""
+    return [state_of(t) for t in saver.list(config, limit=limit)]
+
+
+async def asaver_history(
+    saver: BaseCheckpointSaver[Any], config: dict[str, Any], limit: int
+) -> list[SavedState]:
+    """Async twin of :func:`saver_history`."""
+    return [state_of(t) async for t in saver.alist(config, limit=limit)]

@@ -1,0 +1,104 @@
+"""approve(..., resume=False): a decision recorded without the graph, resumed by a sweep.
+
+An approval UI does not host the graph: it records the decision (exactly once,
+authorized as always) with the saver alone, and the worker's next sweep resumes
+the run with it at once, whatever the sweeper's lease.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from interrupts import (
+    AlreadyDecided,
+    ApprovalSweeper,
+    Decision,
+    NotAuthorized,
+    aapprove,
+    approve,
+    pending_approvals,
+    reject,
+)
+from tests import _approval_savers
+from tests._approval_graphs import FakeClock, review_graph
+
+approval_saver = _approval_savers.approval_saver
+async_approval_saver = _approval_savers.async_approval_saver
+
+
+def cfg(thread_id: str, clock: Any = None) -> dict[str, Any]:
+    configurable: dict[str, Any] = {"thread_id": thread_id}
+    if clock is not None:
+        configurable["__durable_clock__"] = clock
+    return {"configurable": configurable}
+
+
+def test_a_deferred_approval_is_resumed_by_the_next_sweep(approval_saver: Any) -> None:
+    clock = FakeClock()
+    graph = review_graph(approval_saver, open_to_all=False)
+    graph.invoke({"amount": 120}, cfg("t-def", clock))
+    clock.advance(timedelta(minutes=2))
+
+    # the saver alone, no graph: a process that only records decisions
+    decision = approve(approval_saver, cfg("t-def"), by="alice", roles=["ops"],
+                       comment="ok", clock=clock, resume=False)
+    assert isinstance(decision, Decision)
+    assert (decision.approved, decision.by, decision.comment) == (True, "alice", "ok")
+
+    # recorded, not resumed: the thread still waits and the inbox still lists it
+    assert graph.get_state(cfg("t-def")).next == ("review",)
+    assert [i.thread_id for i in pending_approvals(approval_saver)] == ["t-def"]
+    # exactly once: a second decider is told who won, and nothing changes
+    with pytest.raises(AlreadyDecided) as err:
+        reject(approval_saver, cfg("t-def"), by="bob", roles=["ops"], clock=clock, resume=False)
+    assert err.value.decision["by"] == "alice"
+
+    # a sweep long before the deadline (and with a long lease) resumes it at once
+    sweeper = ApprovalSweeper(graph, clock=clock, lease=timedelta(hours=1))
+    assert sweeper.run_once() == 1
+    state = graph.get_state(cfg("t-def"))
+    assert state.next == ()
+    assert state.values["approved"] is True
+    assert state.values["by"] == "alice"
+    assert state.values["timed_out"] is False
+    assert state.values["done"] == ["act"]
+    assert pending_approvals(approval_saver) == []
+    assert sweeper.run_once() == 0
+
+
+def test_a_deferred_decision_is_still_authorized(approval_saver: Any) -> None:
+    graph = review_graph(approval_saver, open_to_all=False)
+    graph.invoke({"amount": 5}, cfg("t-auth"))
+    with pytest.raises(NotAuthorized):
+        approve(approval_saver, cfg("t-auth"), by="mallory", resume=False)
+    # nothing was recorded: a sweep has nothing to resume, the thread still waits
+    assert ApprovalSweeper(graph).run_once() == 0
+    assert graph.get_state(cfg("t-auth")).next == ("review",)
+    approve(approval_saver, cfg("t-auth"), by="carol", roles=["ops"], resume=False)
+    assert ApprovalSweeper(graph).run_once() == 1
+    assert graph.get_state(cfg("t-auth")).values["by"] == "carol"
+
+
+def test_resuming_needs_the_graph(approval_saver: Any) -> None:
+    graph = review_graph(approval_saver)
+    graph.invoke({"amount": 5}, cfg("t-graph"))
+    with pytest.raises(ValueError, match="resume=False"):
+        approve(approval_saver, cfg("t-graph"), by="alice")
+    # the failed call recorded nothing
+    assert approve(graph, cfg("t-graph"), by="alice")["approved"] is True
+
+
+async def test_a_deferred_approval_async(async_approval_saver: Any) -> None:
+    graph = review_graph(async_approval_saver)
+    await graph.ainvoke({"amount": 7}, cfg("t-adef"))
+    decision = await aapprove(async_approval_saver, cfg("t-adef"), by="dora", roles=["ops"],
+                              resume=False)
+    assert decision.by == "dora"
+    assert (await graph.aget_state(cfg("t-adef"))).next == ("review",)
+    assert await ApprovalSweeper(graph, lease=timedelta(hours=1)).arun_once() == 1
+    state = await graph.aget_state(cfg("t-adef"))
+    assert state.values["by"] == "dora"
+    assert state.next == ()
