@@ -9,7 +9,13 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from interrupts import Escalate, OnTimeout, request_approval, set_authorization
+from interrupts import (
+    Escalate,
+    OnTimeout,
+    request_approval,
+    request_batch_approval,
+    set_authorization,
+)
 
 T0 = datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)
 
@@ -101,3 +107,42 @@ def two_level_escalation() -> Escalate:
         timeout=timedelta(hours=1),
         then=Escalate(to="director", timeout=timedelta(hours=1), then="reject"),
     )
+
+
+class OrderState(TypedDict, total=False):
+    """State of :func:`order_graph`."""
+
+    orders: list[dict[str, Any]]
+    to_ship: list[dict[str, Any]]
+    to_refund: list[dict[str, Any]]
+    timed_out: list[str]
+    deciders: dict[str, list[str]]
+
+
+def order_graph(saver: Any, prices: dict[str, int] | None = None) -> Any:
+    """``review_orders`` asks for a batch approval; ``prices`` may change between runs."""
+
+    def review_orders(state: OrderState) -> dict[str, Any]:
+        orders = state["orders"]
+        if prices is not None:
+            orders = [{**o, "price": prices.get(o["id"], o["price"])} for o in orders]
+        result = request_batch_approval(orders, key=lambda o: o["id"],
+                                        timeout=timedelta(hours=4), on_timeout="reject")
+        return {
+            "to_ship": result.approved,
+            "to_refund": result.rejected,
+            "timed_out": result.timed_out,
+            "deciders": {k: [d.by, d.at.isoformat(), str(len(d.history))]
+                         for k, d in result.decisions.items()},
+        }
+
+    builder = StateGraph(OrderState)
+    builder.add_node("review_orders", review_orders)
+    builder.add_edge(START, "review_orders")
+    builder.add_edge("review_orders", END)
+    return builder.compile(checkpointer=saver)
+
+
+def orders(n: int = 5) -> list[dict[str, Any]]:
+    """``n`` orders ``o1``..``on`` priced 10, 20, ..."""
+    return [{"id": f"o{i}", "price": 10 * i} for i in range(1, n + 1)]

@@ -5,10 +5,9 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from datetime import timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 import pytest
-from langgraph.graph import END, START, StateGraph
 
 from interrupts import (
     CLOCK_CONFIG_KEY,
@@ -18,49 +17,12 @@ from interrupts import (
     adecide,
     decide,
     pending_approvals,
-    request_batch_approval,
 )
 from tests import _approval_savers
-from tests._approval_graphs import T0, FakeClock
+from tests._approval_graphs import T0, FakeClock, order_graph, orders
 
 approval_saver = _approval_savers.approval_saver
 async_approval_saver = _approval_savers.async_approval_saver
-
-
-class OrderState(TypedDict, total=False):
-    orders: list[dict[str, Any]]
-    to_ship: list[dict[str, Any]]
-    to_refund: list[dict[str, Any]]
-    timed_out: list[str]
-    deciders: dict[str, list[str]]
-
-
-def order_graph(saver: Any, prices: dict[str, int] | None = None) -> Any:
-    """``review_orders`` asks for a batch approval; ``prices`` may change between runs."""
-
-    def review_orders(state: OrderState) -> dict[str, Any]:
-        orders = state["orders"]
-        if prices is not None:
-            orders = [{**o, "price": prices.get(o["id"], o["price"])} for o in orders]
-        result = request_batch_approval(orders, key=lambda o: o["id"],
-                                        timeout=timedelta(hours=4), on_timeout="reject")
-        return {
-            "to_ship": result.approved,
-            "to_refund": result.rejected,
-            "timed_out": result.timed_out,
-            "deciders": {k: [d.by, d.at.isoformat(), str(len(d.history))]
-                         for k, d in result.decisions.items()},
-        }
-
-    builder = StateGraph(OrderState)
-    builder.add_node("review_orders", review_orders)
-    builder.add_edge(START, "review_orders")
-    builder.add_edge("review_orders", END)
-    return builder.compile(checkpointer=saver)
-
-
-def orders(n: int = 5) -> list[dict[str, Any]]:
-    return [{"id": f"o{i}", "price": 10 * i} for i in range(1, n + 1)]
 
 
 def cfg(thread_id: str, clock: FakeClock | None = None) -> dict[str, Any]:
