@@ -287,12 +287,34 @@ WITH c AS (
     SELECT %(target)s, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob
     FROM {s}.checkpoint_writes WHERE thread_id = %(source)s
     ON CONFLICT DO NOTHING
+), d AS (
+    -- approval decisions and activity results belong to the thread too; the
+    -- target's own rows win (first writer wins, as when they are recorded)
+    INSERT INTO {s}.durable_decisions (thread_id, key, decision, decided_at)
+    SELECT %(target)s, key, decision, decided_at
+    FROM {s}.durable_decisions WHERE thread_id = %(source)s
+    ON CONFLICT DO NOTHING
+), a AS (
+    INSERT INTO {s}.durable_activities (thread_id, key, value_type, value, created_at)
+    SELECT %(target)s, key, value_type, value, created_at
+    FROM {s}.durable_activities WHERE thread_id = %(source)s
+    ON CONFLICT DO NOTHING
+), wt AS (
+    INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id,
+                                   task_id, kind, deadline, approvers, escalation_level,
+                                   value_type, value)
+    SELECT %(target)s, interrupt_id, checkpoint_ns, checkpoint_id, task_id, kind, deadline,
+           approvers, escalation_level, value_type, value
+    FROM {s}.durable_waits WHERE thread_id = %(source)s
+    ON CONFLICT DO NOTHING
+    RETURNING interrupt_id
 )
-INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns, checkpoint_id, task_id,
-                               kind, deadline, approvers, escalation_level, value_type, value)
-SELECT %(target)s, interrupt_id, checkpoint_ns, checkpoint_id, task_id, kind, deadline, approvers,
-       escalation_level, value_type, value
-FROM {s}.durable_waits WHERE thread_id = %(source)s
+-- the claims of the waits copied (a decided wait keeps its decider's claim, so
+-- the sweepers finish its resume on the copy as they would on the source)
+INSERT INTO {s}.durable_wait_claims (thread_id, interrupt_id, owner, taken_at, done)
+SELECT %(target)s, cl.interrupt_id, cl.owner, cl.taken_at, cl.done
+FROM {s}.durable_wait_claims AS cl JOIN wt ON wt.interrupt_id = cl.interrupt_id
+WHERE cl.thread_id = %(source)s
 ON CONFLICT DO NOTHING"""
 
 # -- prune (keep_latest) ------------------------------------------------------------

@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -383,7 +383,6 @@ class RedisCore:
             [
                 script(S.DELETE_THREAD, self.keys.thread(thread_id)),
                 ("SREM", registry, thread_id),
-                ("DEL", self.keys.activities(thread_id)),
             ]
         )
         if replies[0]:
@@ -431,16 +430,21 @@ class RedisCore:
                 yield Call(self._unshard(thread_id, gone))
 
     def copy_thread(self, source: str, target: str) -> Op:
-        """Copy every checkpoint, blob, write and wait of ``source`` onto ``target``."""
+        """Copy everything of ``source`` onto ``target`` in one script.
+
+        Checkpoints, channel values, pending writes, waits, approval decisions
+        and claims, activity results. Not the run lease: that belongs to the
+        process running ``source``.
+        """
         source, target = check_id("thread_id", source), check_id("thread_id", target)
         (dump,) = yield Call([script(S.EXPORT, self.keys.thread(source))])
-        c, r, b, w, z, za, x, wi, wt, wl, wd = dump
+        c, r, b, w, z, za, x, wi, wt, wl, wd, dc, cl, act = dump
         if not z:
             return
         wt = [
             v if i % 2 == 0 else self.codec.rethread_wait(v, target) for i, v in enumerate(wt)
         ]
-        groups = [c, r, b, w, z, za, x, wi, wt, wl, wd]
+        groups = [c, r, b, w, z, za, x, wi, wt, wl, wd, dc, cl, act]
         args: list[Any] = [*self._ttl_args(), *(len(g) for g in groups)]
         for g in groups:
             args += g
@@ -463,6 +467,15 @@ class RedisCore:
         for fld in wl:
             score = scores.get(fld, b"+inf")
             cmds.append(("ZADD", shard, score, target.encode() + b"\x00" + fld))
+        # a decision recorded on a wait still open but not yet resumed: the
+        # sweepers' hint to finish it on the copy too (they check the thread)
+        open_ids = {fld.rsplit(b"\x00", 1)[-1] for fld in wl}
+        resume = self.keys.resume_shard(shard_of(target))
+        for i in range(0, len(dc), 2):
+            if dc[i] in open_ids:
+                at = json.loads(dc[i + 1]).get("at")
+                ms = int(datetime.fromisoformat(at).timestamp() * 1000) if at else 0
+                cmds.append(("ZADD", resume, "NX", ms, target.encode() + b"\x00" + dc[i]))
         yield Call(cmds)
 
     def delta_history(self, config: RunnableConfig, channels: Sequence[str]) -> Op:

@@ -25,6 +25,7 @@ the number of namespaces, so a TTL refresh costs the same on every write:
 ``wd`` sorted set  the members of ``wt`` with a deadline, scored by it (ms)
 ``dc`` hash        decision key -> decision JSON (approvals, compare-and-set)
 ``cl`` hash        interrupt id -> ``owner\0taken_ms\0done`` (sweeper claims)
+``act`` hash       idempotency key -> activity result (issue 7)
 =====  ==========  ==========================================================
 
 Cross-thread keys (each in its own slot, written best-effort next to the
@@ -41,7 +42,9 @@ from dataclasses import dataclass
 from checkpointers._errors import InvalidConfigError
 
 SEP = "\x00"
-THREAD_SUFFIXES = ("z", "za", "c", "r", "b", "x", "w", "wi", "wt", "wl", "wd", "dc", "cl")
+THREAD_SUFFIXES = (
+    "z", "za", "c", "r", "b", "x", "w", "wi", "wt", "wl", "wd", "dc", "cl", "act",
+)
 """Order of a thread's keys in every script's KEYS (the Lua side relies on it)."""
 SHARDS = 16
 """Fixed number of registry / due-wait shards; changing it is a layout step."""
@@ -79,8 +82,12 @@ class Keys:
         return [base + s for s in THREAD_SUFFIXES]
 
     def activities(self, thread_id: str) -> str:
-        """Hash of the thread's activity results (issue 7), in the thread's slot."""
-        return f"{self.prefix}:{{t:{escape_tag(thread_id)}}}:act"
+        """Hash of the thread's activity results (issue 7), in the thread's slot.
+
+        One of :meth:`thread`'s keys, so every script's TTL refresh, delete and
+        copy covers it with the rest of the thread.
+        """
+        return self.thread(thread_id)[THREAD_SUFFIXES.index("act")]
 
     def layout(self) -> str:
         """The layout version key."""

@@ -510,7 +510,8 @@ return removed
 """,
 )
 
-# ARGV: none. Everything of the thread, for copy_thread.
+# ARGV: none. Everything of the thread, for copy_thread: its checkpoints,
+# values, writes and waits, and its decisions, claims and activity results.
 EXPORT = Script(
     "export",
     _COMMON
@@ -521,19 +522,23 @@ return {
   redis.call('ZRANGE', X, 0, -1), redis.call('ZRANGE', WI, 0, -1),
   redis.call('HGETALL', WT), redis.call('ZRANGE', WL, 0, -1),
   redis.call('ZRANGE', WD, 0, -1, 'WITHSCORES'),
+  redis.call('HGETALL', KEYS[12]), redis.call('HGETALL', KEYS[13]),
+  redis.call('HGETALL', KEYS[14]),
 }
 """,
 )
 
-# ARGV: ttl, now, grace, then 11 counts (c r b w z za x wi wt wl wd items), then items
+# ARGV: ttl, now, grace, then 14 counts (EXPORT's groups, in its order), then the
+# items. Decisions, claims and activity results already on the target win
+# (HSETNX: first writer wins, as when they are recorded).
 IMPORT = Script(
     "import",
     _COMMON
     + r"""
-local order = {C, R, B, W, Z, ZA, X, WI, WT, WL, WD}
-local kinds = {'h', 'h', 'h', 'h', 'z', 'z', 'z', 'z', 'h', 'z', 's'}
-local i = 15
-for k = 1, 11 do
+local order = {C, R, B, W, Z, ZA, X, WI, WT, WL, WD, KEYS[12], KEYS[13], KEYS[14]}
+local kinds = {'h', 'h', 'h', 'h', 'z', 'z', 'z', 'z', 'h', 'z', 's', 'n', 'n', 'n'}
+local i = 4 + #order
+for k = 1, #order do
   local n = tonumber(ARGV[3 + k])
   if n > 0 then
     local items = {}
@@ -545,9 +550,13 @@ for k = 1, 11 do
     else
       for j = i, i + n - 1 do items[#items + 1] = ARGV[j] end
     end
-    local cmd = 'ZADD'
-    if kinds[k] == 'h' then cmd = 'HSET' end
-    chunked(cmd, order[k], items)
+    if kinds[k] == 'n' then
+      for j = 1, #items, 2 do redis.call('HSETNX', order[k], items[j], items[j + 1]) end
+    elseif kinds[k] == 'h' then
+      chunked('HSET', order[k], items)
+    else
+      chunked('ZADD', order[k], items)
+    end
   end
   i = i + n
 end
