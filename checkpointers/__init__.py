@@ -5,6 +5,7 @@ importing this package imports neither driver.
 """
 
 from checkpointers._activities import ActivityRecord, ActivityStore
+from checkpointers._audit import AUDIT_FIELDS, AsyncAuditLog, AuditLog, audit_entry
 from checkpointers._delta import DeltaPolicy
 from checkpointers._errors import (
     CheckpointerError,
@@ -39,13 +40,16 @@ from checkpointers._waits import (
 )
 
 __all__ = [
+    "AUDIT_FIELDS",
     "WAIT_KEY",
     "ActivityRecord",
     "ActivityStore",
+    "AsyncAuditLog",
     "AsyncDecisionStore",
     "AsyncLeaseStore",
     "AsyncWaitClaims",
     "AsyncWaitIndex",
+    "AuditLog",
     "CheckpointerError",
     "CorruptCheckpointError",
     "DecisionStore",
@@ -63,8 +67,9 @@ __all__ = [
     "WaitEntry",
     "WaitIndex",
     "WaitInfo",
-    "default_serde",
+    "audit_entry",
     "decision_claim_time",
+    "default_serde",
     "extract_wait",
     "wait_marker",
 ]

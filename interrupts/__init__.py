@@ -26,6 +26,7 @@ Run recovery (our savers hold a lease on each running thread)::
 
 from interrupts._activity import Activity, activity, idempotency_key
 from interrupts._approve import aapprove, approve, areject, reject
+from interrupts._audit import AuditEntry, aaudit_log, apurge_audit, audit_log, purge_audit
 from interrupts._authz import (
     REQUESTER,
     Authorize,
@@ -106,6 +107,7 @@ __all__ = [
     "ApprovalHealth",
     "ApprovalItem",
     "ApprovalSweeper",
+    "AuditEntry",
     "AuthRequest",
     "Authorize",
     "Backoff",
@@ -139,13 +141,16 @@ __all__ = [
     "UnknownBatchItem",
     "aapproval_health",
     "aapprove",
+    "aaudit_log",
     "activity",
     "add_compensation",
     "adecide",
     "apending_approvals",
     "approval_health",
     "approve",
+    "apurge_audit",
     "areject",
+    "audit_log",
     "compensable",
     "compensate_command",
     "decide",
@@ -156,6 +161,7 @@ __all__ = [
     "parked_threads",
     "pending_approvals",
     "plot_timeline",
+    "purge_audit",
     "register_undo",
     "reject",
     "request_approval",

@@ -15,8 +15,14 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Interrupt
 
-from checkpointers import extract_wait
-from interrupts._authz import Authorize, check_decider, policy_of
+from checkpointers import audit_entry, extract_wait
+from interrupts._authz import (
+    REQUESTED_BY_KEY,
+    Authorize,
+    NotAuthorized,
+    check_decider,
+    policy_of,
+)
 from interrupts._clock import Clock, now_of, with_clock
 from interrupts._driver import Env, Flow, adrive, drive, op
 from interrupts._errors import AlreadyDecided, AmbiguousApproval, NoPendingApproval
@@ -48,6 +54,21 @@ def pending_of(state: Any, kind: str) -> list[Interrupt]:
 def resume_value(record: dict[str, Any], value: Any) -> dict[str, Any]:
     """What the resumed node receives: the record plus the payload that was shown."""
     return {**record, "request": section(value).get("request")}
+
+
+def resume_config(config: dict[str, Any], clock: Clock | None, value: Any) -> dict[str, Any]:
+    """The config of a resumed run: the clock, and who started the run.
+
+    A resumed run's config comes from whoever resumes it (an approver, the
+    sweeper), not from the requester: ``requested_by`` is carried over from the
+    request, so a re-ask (escalation, stale payload) still knows the requester
+    (separation of duties, the audit trail).
+    """
+    out = with_clock(config, clock)
+    who = section(value).get(REQUESTED_BY_KEY)
+    if who is not None and REQUESTED_BY_KEY not in out["configurable"]:
+        out["configurable"][REQUESTED_BY_KEY] = who
+    return out
 
 
 def pick_pending(
@@ -98,6 +119,55 @@ def late_decision_flow(
         return
 
 
+def refusal_entry(
+    thread_id: str, approval_id: str, *, by: str, action: str, at: Any,
+    fingerprint: str | None, outcome: str, reason: str, item: str | None = None,
+) -> dict[str, Any]:
+    """The audit entry of a refused decision attempt."""
+    return audit_entry(at=at, thread_id=thread_id, approval_id=approval_id, item=item, actor=by,
+                       action=action, fingerprint=fingerprint, outcome=outcome, reason=reason)
+
+
+def already_reason(decision: dict[str, Any] | None) -> str:
+    """Why an attempt lost: who decided first, and when."""
+    d = decision or {}
+    how = " (timeout rule)" if d.get("timed_out") else ""
+    return f"already decided by {d.get('by')!s} at {d.get('at')!s}{how}"
+
+
+def decided_entry(
+    thread_id: str, record: dict[str, Any], *, action: str, reason: str | None,
+    item: str | None = None,
+) -> dict[str, Any]:
+    """The audit entry stored with a decision record (same atomic unit)."""
+    return audit_entry(
+        at=datetime.fromisoformat(record["at"]), thread_id=thread_id,
+        approval_id=record["approval_id"], item=item, actor=record["by"], action=action,
+        fingerprint=record.get("fingerprint"), outcome="recorded", reason=reason,
+    )
+
+
+def timeout_entry(
+    thread_id: str, record: dict[str, Any], deadline: datetime | None, item: str | None = None
+) -> dict[str, Any]:
+    """The audit entry of a timeout rule the sweeper applied (actor ``system``)."""
+    if record["type"] == "escalate":
+        action = "escalate"
+        to = ", ".join(record.get("to") or []) or "anyone"
+        reason = f"{record['rule']}: asked {to} at level {record['level']}"
+    else:
+        action = "approve" if record.get("approved") else "reject"
+        reason = str(record.get("rule"))
+    if deadline is not None:
+        reason += f"; deadline {deadline.isoformat()} passed"
+    return decided_entry(thread_id, record, action=action, reason=reason, item=item)
+
+
+def roles_reason(roles: Sequence[str]) -> str | None:
+    """The reason of an allowed human decision: the roles the decider used."""
+    return f"roles: {', '.join(roles)}" if roles else None
+
+
 def decide_approval_flow(
     config: dict[str, Any],
     *,
@@ -115,18 +185,40 @@ def decide_approval_flow(
     With ``resume=False`` the decision is recorded as deferred and returned as a
     :class:`~interrupts.Decision`; the next sweep (``ApprovalSweeper``, the
     ``worker`` or ``sweep`` command) resumes the run with it.
+
+    Every attempt is audited: a refusal (not authorized, already decided) on its
+    own, a decision with the decision itself.
     """
     thread_id = thread_of(config)
+    action = "approve" if approved else "reject"
     state = yield op("get_state", config=config)
     pending = pending_of(state, "approval")
-    if not pending and approval_id is None:
-        yield from late_decision_flow(config, thread_id)
-    intr = pick_pending(thread_id, pending, approval_id)
-    if intr is None:
-        assert approval_id is not None
-        yield from not_pending_flow(thread_id, approval_id)
-        raise AssertionError("unreachable")
-    check_decider(thread_id, intr, "approval", by=by, roles=roles, authorize=authorize)
+    try:
+        if not pending and approval_id is None:
+            yield from late_decision_flow(config, thread_id)
+        intr = pick_pending(thread_id, pending, approval_id)
+        if intr is None:
+            assert approval_id is not None
+            yield from not_pending_flow(thread_id, approval_id)
+            raise AssertionError("unreachable")
+    except AlreadyDecided as late:
+        entry = refusal_entry(
+            thread_id, late.approval_id, by=by, action=action, at=now_of(clock),
+            fingerprint=(late.decision or {}).get("fingerprint"), outcome="already_decided",
+            reason=already_reason(late.decision),
+        )
+        yield op("append_audit", entries=[entry])
+        raise
+    fp = section(intr.value).get("fingerprint")
+    try:
+        check_decider(thread_id, intr, "approval", by=by, roles=roles, authorize=authorize)
+    except NotAuthorized as refused:
+        entry = refusal_entry(thread_id, intr.id, by=by, action=action, at=now_of(clock),
+                              fingerprint=fp, outcome="not_authorized",
+                              reason=f"{refused.reason}; allowed: "
+                                     f"{', '.join(refused.approvers) or 'anyone'}")
+        yield op("append_audit", entries=[entry])
+        raise
     info = extract_wait(intr)
     record = new_record(
         type="decision",
@@ -136,17 +228,28 @@ def decide_approval_flow(
         approved=approved,
         comment=comment,
         level=info.escalation_level if info else 0,
-        fingerprint=section(intr.value).get("fingerprint"),
+        fingerprint=fp,
         roles=list(roles),
         **({} if resume else {"deferred": True}),
     )
-    stored = yield op("record_decision", thread_id=thread_id, key=intr.id, decision=record)
+    audit = decided_entry(thread_id, record, action=action, reason=roles_reason(roles))
+    stored = yield op("record_decision", thread_id=thread_id, key=intr.id, decision=record,
+                      audit=audit)
     if not won(stored, record):
+        entry = refusal_entry(thread_id, intr.id, by=by, action=action, at=record_time(record),
+                              fingerprint=fp, outcome="already_decided",
+                              reason=already_reason(stored))
+        yield op("append_audit", entries=[entry])
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=stored)
     if not resume:
         return decision_of(record)
     command: Command[Any] = Command(resume={intr.id: resume_value(record, intr.value)})
-    return (yield op("invoke", input=command, config=with_clock(config, clock)))
+    return (yield op("invoke", input=command, config=resume_config(config, clock, intr.value)))
+
+
+def record_time(record: dict[str, Any]) -> datetime:
+    """When a decision record was made."""
+    return datetime.fromisoformat(record["at"])
 
 
 def decision_of(record: dict[str, Any]) -> Decision:

@@ -16,13 +16,32 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from langgraph.config import get_config
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from checkpointers import WAIT_KEY, WaitEntry, wait_marker
-from interrupts._approve import _env, late_decision_flow, pending_of, pick_pending, thread_of
-from interrupts._authz import Authorize, check_decider, policy_of, requested_by_of_run
-from interrupts._clock import Clock, clock_from_config, now_of, with_clock
+from interrupts._approve import (
+    _env,
+    already_reason,
+    decided_entry,
+    late_decision_flow,
+    pending_of,
+    pick_pending,
+    refusal_entry,
+    resume_config,
+    roles_reason,
+    thread_of,
+    timeout_entry,
+)
+from interrupts._audit import ask, node_audit
+from interrupts._authz import (
+    Authorize,
+    NotAuthorized,
+    check_decider,
+    policy_of,
+    requested_by_of_run,
+)
+from interrupts._clock import Clock, clock_from_config, now_of
 from interrupts._driver import Flow, adrive, drive, op
 from interrupts._errors import AlreadyDecided, NoPendingApproval, StaleApproval, UnknownBatchItem
 from interrupts._records import (
@@ -153,7 +172,9 @@ def request_batch_approval(
                 "requested_by": requested_by_of_run(),
             },
         }
-        answer = interrupt(value)
+        answer = ask(value, at=requested_at, actor=value["batch"]["requested_by"],
+                     fingerprint=fingerprint([i["fingerprint"] for i in value["batch"]["items"]]),
+                     approvers=asked, deadline=deadline, level=0)
         if not isinstance(answer, dict) or answer.get("type") != "batch_complete":
             raise TypeError("a batch must be resumed through interrupts.decide() or the sweeper")
         stale = []
@@ -162,6 +183,11 @@ def request_batch_approval(
             if rec is None:
                 stale.append(k)
             elif rec.get("fingerprint") not in (None, fps[k]):
+                node_audit(at=datetime.fromisoformat(answer["at"]),
+                           approval_id=str(answer.get("approval_id")), item=k, actor=SYSTEM,
+                           action="reask", fingerprint=rec.get("fingerprint"), outcome="stale",
+                           reason=_stale_reason(on_stale, fps[k]),
+                           dedupe_key=f"stale:{rec.get('decision_id')}")
                 if on_stale == "raise":
                     raise StaleApproval(approval_id=str(answer.get("approval_id")),
                                         decided_request=rec.get("request"),
@@ -184,6 +210,11 @@ def request_batch_approval(
         if d.timed_out:
             result.timed_out.append(k)
     return result
+
+
+def _stale_reason(on_stale: str, now_fp: str) -> str:
+    then = "asked again" if on_stale == "reask" else "StaleApproval raised"
+    return f"payload changed since it was decided (now {now_fp}); {then}"
 
 
 # -- flows -------------------------------------------------------------------------------
@@ -231,34 +262,64 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
     state = yield op("get_state", config=config)
     pending = pending_of(state, "batch")
     if not pending and batch_id is None:
-        yield from late_decision_flow(config, thread_id, kind="batch")
+        try:
+            yield from late_decision_flow(config, thread_id, kind="batch")
+        except AlreadyDecided as late:
+            entry = refusal_entry(thread_id, late.approval_id, by=by, action="decide",
+                                  at=now_of(clock), fingerprint=None, outcome="already_decided",
+                                  reason=already_reason(late.decision))
+            yield op("append_audit", entries=[entry])
+            raise
         raise NoPendingApproval(thread_id=thread_id)
     intr = pick_pending(thread_id, pending, batch_id)
     if intr is None:
         raise NoPendingApproval(thread_id=thread_id, approval_id=batch_id)
-    check_decider(thread_id, intr, "batch", by=by, roles=roles, authorize=authorize)
+    now = now_of(clock)
+    try:
+        check_decider(thread_id, intr, "batch", by=by, roles=roles, authorize=authorize)
+    except NotAuthorized as refused:
+        entry = refusal_entry(thread_id, intr.id, by=by, action="decide", at=now,
+                              fingerprint=None, outcome="not_authorized",
+                              reason=f"{refused.reason}; allowed: "
+                                     f"{', '.join(refused.approvers) or 'anyone'}")
+        yield op("append_audit", entries=[entry])
+        raise
     items = _items(intr.value)
     wanted = {str(k): bool(v) for k, v in decisions.items()}
     unknown = [k for k in wanted if k not in items]
     if unknown:
+        entry = refusal_entry(thread_id, intr.id, by=by, action="decide", at=now,
+                              fingerprint=None, outcome="unknown_item",
+                              reason=f"unknown item keys: {', '.join(unknown)}; nothing recorded")
+        yield op("append_audit", entries=[entry])
         raise UnknownBatchItem(keys=unknown, batch_id=intr.id)
-    now = now_of(clock)
     out = DecideResult(batch_id=intr.id)
+    lost: list[dict[str, Any]] = []
     for k, approved in wanted.items():
         mine = new_record(type="decision", approval_id=intr.id, by=by, at=now, approved=approved,
                           comment=comment, fingerprint=items[k].get("fingerprint"),
                           roles=list(roles), item=k)
+        audit = decided_entry(thread_id, mine, action="approve" if approved else "reject",
+                              reason=roles_reason(roles), item=k)
         stored = yield op("record_decision", thread_id=thread_id,
-                          key=item_key(intr.id, k), decision=mine)
+                          key=item_key(intr.id, k), decision=mine, audit=audit)
         if won(stored, mine):
             out.applied.append(k)
         else:
             out.already_decided[k] = stored
+            lost.append(refusal_entry(
+                thread_id, intr.id, by=by, action="approve" if approved else "reject", at=now,
+                fingerprint=items[k].get("fingerprint"), outcome="already_decided",
+                reason=already_reason(stored), item=k,
+            ))
+    if lost:
+        yield op("append_audit", entries=lost)
     completion = yield from complete_flow(thread_id, intr.id, items, by, now, False)
     if completion is not None:
         answer = yield from batch_resume_value(intr.value, completion)
         command: Command[Any] = Command(resume={intr.id: answer})
-        out.result = yield op("invoke", input=command, config=with_clock(config, clock))
+        out.result = yield op("invoke", input=command,
+                              config=resume_config(config, clock, intr.value))
         out.completed = True
     if not out.applied and out.already_decided:
         k, rec = next(iter(out.already_decided.items()))
@@ -286,7 +347,9 @@ def batch_timeout_flow(entry: WaitEntry, *, now: datetime,
         mine = new_record(type="decision", approval_id=batch_id, by=SYSTEM, at=now,
                           approved=action == "approve", timed_out=True,
                           rule=f"on_timeout={action}", fingerprint=raw.get("fingerprint"), item=k)
-        yield op("record_decision", thread_id=thread_id, key=item_key(batch_id, k), decision=mine)
+        audit = timeout_entry(thread_id, mine, entry.info.deadline, item=k)
+        yield op("record_decision", thread_id=thread_id, key=item_key(batch_id, k), decision=mine,
+                 audit=audit)
     completion = yield from complete_flow(thread_id, batch_id, items, SYSTEM, now, True)
     if completion is None:
         # a decider completed it at the same moment; resume theirs once it is a lease old

@@ -21,7 +21,9 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, interrupt
 
 from interrupts._activity import accepts_key, arun_once, run_once
+from interrupts._audit import FAILED, UNDO, anode_audit, node_audit
 from interrupts._pregel import TaskContext, current_task
+from interrupts._records import SYSTEM, fingerprint
 from interrupts._registry import lookup_undo
 from interrupts._report import ErrorInfo, RecoveryReport, StepInfo, parse_decision
 from interrupts._saga_state import (
@@ -100,6 +102,30 @@ def build_report(
         remaining=[_info(s) for s in reversed(steps) if s["status"] in PENDING],
         created_at=now,
     )
+
+
+def undo_audit(step: dict[str, Any], command: Command[Any], at: datetime) -> dict[str, Any]:
+    """The audit entry of an undo that finished (compensated) or gave up (failed).
+
+    The step's arguments are fingerprinted, never logged; a failure names the
+    exception type only (its message may carry payload data).
+    """
+    update = command.update if isinstance(command.update, dict) else {}
+    fields = next(o["fields"] for o in update[SAGA_KEY] if o.get("op") == "step")
+    status = fields["status"]
+    attempts = int(fields.get("attempts") or 0)
+    if status == "compensated":
+        outcome, reason = "compensated", f"undo {step['undo']} done ({attempts} attempt(s) in all)"
+    else:
+        err = (fields.get("error") or {}).get("type", "error")
+        outcome = FAILED
+        reason = f"undo {step['undo']} failed after {attempts} attempt(s): {err}"
+    return {
+        "at": at, "item": str(step["id"]), "actor": SYSTEM, "action": UNDO,
+        "fingerprint": fingerprint({"args": step.get("args"), "kwargs": step.get("kwargs")}),
+        "outcome": outcome, "reason": reason,
+        "dedupe_key": f"undo:{step['id']}:{outcome}:{attempts}",
+    }
 
 
 def _step_op(step_id: str, **fields: Any) -> dict[str, Any]:
@@ -216,6 +242,11 @@ class Compensator:
         result, plan = self._begin(state, config)
         if plan is None:
             return result
+        done = self._attempts(plan)
+        node_audit(config, **undo_audit(plan[1], done, self.clock()))
+        return done
+
+    def _attempts(self, plan: Any) -> Command[Any]:
         saga, step, ctx, fn, key, pass_key = plan
         attempts = 0
         while True:
@@ -236,6 +267,11 @@ class Compensator:
         result, plan = self._begin(state, config)
         if plan is None:
             return result
+        done = await self._aattempts(plan)
+        await anode_audit(config, **undo_audit(plan[1], done, self.clock()))
+        return done
+
+    async def _aattempts(self, plan: Any) -> Command[Any]:
         saga, step, ctx, fn, key, pass_key = plan
         attempts = 0
         while True:

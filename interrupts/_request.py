@@ -14,14 +14,14 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from langgraph.config import get_config
-from langgraph.types import interrupt
 
 from checkpointers import WAIT_KEY, wait_marker
+from interrupts._audit import ask, node_audit
 from interrupts._authz import requested_by_of_run
 from interrupts._clock import Clock, clock_from_config, now_of
 from interrupts._errors import StaleApproval
 from interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
-from interrupts._records import fingerprint
+from interrupts._records import SYSTEM, fingerprint
 from interrupts._saga_state import Compensate
 
 OnStale = Literal["reask", "raise"]
@@ -111,7 +111,8 @@ def request_approval(
                 "requested_by": requested_by,
             },
         }
-        answer = _check_answer(interrupt(value))
+        answer = _check_answer(ask(value, at=requested_at, actor=requested_by, fingerprint=fp,
+                                   approvers=asked, deadline=deadline, level=level))
         if answer["type"] == "escalate":
             at = datetime.fromisoformat(answer["at"])
             deadline = _parse(answer.get("deadline"))
@@ -131,6 +132,12 @@ def request_approval(
             requested_at = at
             continue
         if answer.get("fingerprint") not in (None, fp):
+            then = "asked again" if on_stale == "reask" else "StaleApproval raised"
+            node_audit(at=datetime.fromisoformat(answer["at"]),
+                       approval_id=str(answer.get("approval_id")), actor=SYSTEM, action="reask",
+                       fingerprint=answer.get("fingerprint"), outcome="stale",
+                       reason=f"payload changed since it was decided (now {fp}); {then}",
+                       dedupe_key=f"stale:{answer.get('decision_id')}")
             if on_stale == "raise":
                 raise StaleApproval(
                     approval_id=str(answer.get("approval_id")),

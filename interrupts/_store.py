@@ -5,11 +5,15 @@ Our savers implement :class:`~checkpointers.WaitIndex`,
 (and their async twins) in storage. Any other LangGraph saver gets the fallback
 here: pending waits are found by scanning ``saver.list(None)`` and decisions and
 claims are compare-and-set in process memory, which is exactly as durable as an
-in-memory saver and correct for many threads of one process.
+in-memory saver and correct for many threads of one process. The audit trail
+(:class:`~checkpointers.AuditLog`) falls back the same way: an in-process list
+per saver, gone with the process.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
@@ -19,9 +23,11 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from checkpointers import (
+    AsyncAuditLog,
     AsyncDecisionStore,
     AsyncWaitClaims,
     AsyncWaitIndex,
+    AuditLog,
     DecisionStore,
     WaitClaims,
     WaitEntry,
@@ -40,6 +46,10 @@ class _MemoryState:
         self.decisions: dict[tuple[str, str], dict[str, Any]] = {}
         # (thread_id, interrupt_id) -> (owner, until, done)
         self.claims: dict[tuple[str, str], tuple[str, datetime, bool]] = {}
+        # the audit trail of savers without their own (not durable)
+        self.audit: list[dict[str, Any]] = []
+        self.audit_keys: set[tuple[str, str]] = set()
+        self.audit_seq = itertools.count(1)
 
 
 _MEMORY: weakref.WeakKeyDictionary[Any, _MemoryState] = weakref.WeakKeyDictionary()
@@ -135,33 +145,59 @@ class Backend:
         self.aclaims = isinstance(saver, AsyncWaitClaims)
         self.decisions = isinstance(saver, DecisionStore)
         self.adecisions = isinstance(saver, AsyncDecisionStore)
+        self.audit = isinstance(saver, AuditLog)
+        self.aaudit = isinstance(saver, AsyncAuditLog)
         self.mem = _memory(saver)
 
-    # -- decisions -----------------------------------------------------------------------
-    def _mem_record(self, thread_id: str, key: str, decision: dict[str, Any]) -> dict[str, Any]:
+    # -- decisions ---------------------------------------------------------------------
+    def _mem_record(
+        self, thread_id: str, key: str, decision: dict[str, Any], audit: dict[str, Any] | None
+    ) -> dict[str, Any]:
         with self.mem.lock:
-            return self.mem.decisions.setdefault((thread_id, key), decision)
+            stored = self.mem.decisions.setdefault((thread_id, key), decision)
+            if audit is not None and stored is decision:
+                self._mem_append([audit])
+            return stored
 
     def _mem_get(self, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         with self.mem.lock:
             got = {k: self.mem.decisions.get((thread_id, k)) for k in keys}
         return {k: v for k, v in got.items() if v is not None}
 
-    def record_decision(self, thread_id: str, key: str, decision: dict[str, Any]) -> dict[str, Any]:
-        if self.decisions:
+    def record_decision(
+        self, thread_id: str, key: str, decision: dict[str, Any],
+        audit: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """CAS ``decision``; ``audit`` is appended with it (atomically where the saver can)."""
+        if not self.decisions:
+            return self._mem_record(thread_id, key, decision, audit)
+        if self.audit and audit is not None:
             return self.saver.record_decision(  # type: ignore[attr-defined,no-any-return]
-                thread_id=thread_id, key=key, decision=decision
+                thread_id=thread_id, key=key, decision=decision, audit=audit
             )
-        return self._mem_record(thread_id, key, decision)
+        stored: dict[str, Any] = self.saver.record_decision(  # type: ignore[attr-defined]
+            thread_id=thread_id, key=key, decision=decision
+        )
+        if audit is not None and stored.get("decision_id") == decision["decision_id"]:
+            self.append_audit([audit])
+        return stored
 
     async def arecord_decision(
-        self, thread_id: str, key: str, decision: dict[str, Any]
+        self, thread_id: str, key: str, decision: dict[str, Any],
+        audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        if self.adecisions:
+        if not self.adecisions:
+            return self._mem_record(thread_id, key, decision, audit)
+        if self.aaudit and audit is not None:
             return await self.saver.arecord_decision(  # type: ignore[attr-defined,no-any-return]
-                thread_id=thread_id, key=key, decision=decision
+                thread_id=thread_id, key=key, decision=decision, audit=audit
             )
-        return self._mem_record(thread_id, key, decision)
+        stored: dict[str, Any] = await self.saver.arecord_decision(  # type: ignore[attr-defined]
+            thread_id=thread_id, key=key, decision=decision
+        )
+        if audit is not None and stored.get("decision_id") == decision["decision_id"]:
+            await self.aappend_audit([audit])
+        return stored
 
     def get_decisions(self, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         if self.decisions:
@@ -192,6 +228,77 @@ class Backend:
                 thread_id=thread_id, keys=list(keys)
             )
         return len(self._mem_get(thread_id, keys))
+
+    # -- the audit trail ------------------------------------------------------------------
+    def _mem_append(self, entries: Sequence[dict[str, Any]]) -> None:
+        # the caller holds self.mem.lock
+        for e in entries:
+            if e.get("dedupe_key") is not None:
+                key = (str(e["thread_id"]), str(e["dedupe_key"]))
+                if key in self.mem.audit_keys:
+                    continue
+                self.mem.audit_keys.add(key)
+            self.mem.audit.append({"seq": next(self.mem.audit_seq), **e})
+
+    def _mem_read(self, thread_id: str) -> list[dict[str, Any]]:
+        with self.mem.lock:
+            return [dict(e) for e in self.mem.audit if e["thread_id"] == thread_id]
+
+    def _mem_purge(self, thread_id: str) -> int:
+        with self.mem.lock:
+            kept = [e for e in self.mem.audit if e["thread_id"] != thread_id]
+            gone = len(self.mem.audit) - len(kept)
+            self.mem.audit = kept
+            self.mem.audit_keys = {k for k in self.mem.audit_keys if k[0] != thread_id}
+            self.mem.decisions = {
+                k: v for k, v in self.mem.decisions.items() if k[0] != thread_id
+            }
+            self.mem.claims = {k: v for k, v in self.mem.claims.items() if k[0] != thread_id}
+        return gone
+
+    def append_audit(self, entries: Sequence[dict[str, Any]]) -> None:
+        """Append audit entries (the saver's log, or the in-process one)."""
+        if self.audit:
+            self.saver.append_audit(entries=list(entries))  # type: ignore[attr-defined]
+            return
+        with self.mem.lock:
+            self._mem_append(entries)
+
+    async def aappend_audit(self, entries: Sequence[dict[str, Any]]) -> None:
+        if self.aaudit:
+            await self.saver.aappend_audit(entries=list(entries))  # type: ignore[attr-defined]
+        elif self.audit:
+            await asyncio.to_thread(self.append_audit, entries)
+        else:
+            self.append_audit(entries)
+
+    def read_audit(self, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's entries, in order."""
+        if self.audit:
+            return self.saver.read_audit(thread_id=thread_id)  # type: ignore[attr-defined,no-any-return]
+        return self._mem_read(thread_id)
+
+    async def aread_audit(self, thread_id: str) -> list[dict[str, Any]]:
+        if self.aaudit:
+            return await self.saver.aread_audit(thread_id=thread_id)  # type: ignore[attr-defined,no-any-return]
+        if self.audit:
+            return await asyncio.to_thread(self.read_audit, thread_id)
+        return self._mem_read(thread_id)
+
+    def purge_audit(self, thread_id: str) -> int:
+        """Retention: delete the thread and its entries."""
+        if self.audit:
+            return int(self.saver.purge_audit(thread_id=thread_id))  # type: ignore[attr-defined]
+        self.saver.delete_thread(thread_id)
+        return self._mem_purge(thread_id)
+
+    async def apurge_audit(self, thread_id: str) -> int:
+        if self.aaudit:
+            return int(await self.saver.apurge_audit(thread_id=thread_id))  # type: ignore[attr-defined]
+        if self.audit:
+            return await asyncio.to_thread(self.purge_audit, thread_id)
+        await self.saver.adelete_thread(thread_id)
+        return self._mem_purge(thread_id)
 
     # -- the wait index --------------------------------------------------------------------
     def _scan(self) -> list[WaitEntry]:

@@ -16,8 +16,8 @@ from typing import Any
 from langgraph.types import Command
 
 from checkpointers import WaitEntry
-from interrupts._approve import _env, pending_of, resume_value
-from interrupts._clock import Clock, now_of, with_clock
+from interrupts._approve import _env, pending_of, resume_config, resume_value, timeout_entry
+from interrupts._clock import Clock, now_of
 from interrupts._driver import Env, Flow, adrive, drive, op
 from interrupts._records import age_at_least, timeout_record, won
 
@@ -55,7 +55,9 @@ def sweep_entry_flow(
         record = yield from batch_timeout_flow(entry, now=now, lease=lease)
     elif entry.info.deadline is not None and entry.info.deadline <= now:
         mine = timeout_record(entry.value, approval_id, now)
-        record = yield op("record_decision", thread_id=thread_id, key=approval_id, decision=mine)
+        audit = timeout_entry(thread_id, mine, entry.info.deadline)
+        record = yield op("record_decision", thread_id=thread_id, key=approval_id, decision=mine,
+                          audit=audit)
         if not won(record, mine) and not age_at_least(record, now, lease):
             return False  # somebody just decided; they are resuming it
     else:
@@ -79,7 +81,7 @@ def sweep_entry_flow(
     else:
         answer = resume_value(record, entry.value)
     yield op("invoke", input=Command(resume={approval_id: answer}),
-             config=with_clock(config, clock))
+             config=resume_config(config, clock, entry.value))
     if not native:
         yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id,
                  owner=owner, done=True)

@@ -33,6 +33,7 @@ from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
 from checkpointers.postgres._activities import AsyncActivities
 from checkpointers.postgres._approvals import AsyncApprovals
+from checkpointers.postgres._audit import AsyncAudit
 from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
 from checkpointers.postgres._leases import AsyncLeases
@@ -68,6 +69,7 @@ class AsyncPostgresSaver(
     AsyncActivities,
     AsyncLeases,
     AsyncApprovals,
+    AsyncAudit,
     PostgresMigrationAsync,
     PostgresCore,
     BaseCheckpointSaver[str],

@@ -21,6 +21,7 @@ from psycopg.types.json import Jsonb
 from checkpointers._ids import check_id
 from checkpointers._waits import WaitEntry, WaitInfo, decision_claim_time
 from checkpointers.postgres import _approvals_sql as q
+from checkpointers.postgres._audit import audit_param, audited
 from checkpointers.postgres._core import Op, Stmt
 from checkpointers.postgres._sql import render
 
@@ -28,6 +29,7 @@ from checkpointers.postgres._sql import render
 class _ApprovalQueries:
     def __init__(self, schema: str) -> None:
         self.record = render(q.RECORD_DECISION, schema)
+        self.record_audited = render(audited(q.RECORD_DECISION), schema)
         self.get_one = render(q.GET_DECISION, schema)
         self.get_many = render(q.GET_DECISIONS, schema)
         self.count = render(q.COUNT_DECISIONS, schema)
@@ -56,8 +58,11 @@ class ApprovalsCore:
     def _aq(self) -> _ApprovalQueries:
         return _ApprovalQueries(self._q.schema)
 
-    def _op_record_decision(self, thread_id: str, key: str, decision: dict[str, Any]) -> Op:
-        params = {
+    def _op_record_decision(
+        self, thread_id: str, key: str, decision: dict[str, Any],
+        audit: dict[str, Any] | None = None,
+    ) -> Op:
+        params: dict[str, Any] = {
             "thread_id": check_id("thread_id", thread_id),
             "key": check_id("key", key),
             "decision": Jsonb(decision),
@@ -65,7 +70,12 @@ class ApprovalsCore:
             "owner": f"decision:{decision.get('by', '')}",
             "claim_at": decision_claim_time(decision),
         }
-        rows = yield Stmt(self._aq.record, params, fetch=True)
+        query = self._aq.record
+        if audit is not None:
+            # the entry goes in with the decision, only if this call stored it
+            params["audit"] = audit_param(audit)
+            query = self._aq.record_audited
+        rows = yield Stmt(query, params, fetch=True)
         if not rows:
             # the winner committed after this statement's snapshot: read it now
             rows = yield Stmt(self._aq.get_one, {"thread_id": thread_id, "key": key}, fetch=True)
@@ -143,11 +153,16 @@ class SyncApprovals(ApprovalsCore):
         def _run(self, operation: str, op: Op) -> Any: ...
 
     def record_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any]
+        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Store ``decision`` unless one exists for ``(thread_id, key)``; return the stored one."""
+        """Store ``decision`` unless one exists for ``(thread_id, key)``; return the stored one.
+
+        ``audit``: an audit entry appended in the same statement, only if this
+        call stored the decision.
+        """
         return self._run(  # type: ignore[no-any-return]
-            "record_decision", self._op_record_decision(thread_id, key, decision)
+            "record_decision", self._op_record_decision(thread_id, key, decision, audit)
         )
 
     def get_decisions(self, *, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -199,11 +214,12 @@ class AsyncApprovals(ApprovalsCore):
         def _bridge(self, coro: Any) -> Any: ...
 
     async def arecord_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any]
+        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Async twin of ``record_decision``."""
         return await self._run(  # type: ignore[no-any-return]
-            "record_decision", self._op_record_decision(thread_id, key, decision)
+            "record_decision", self._op_record_decision(thread_id, key, decision, audit)
         )
 
     async def aget_decisions(
@@ -247,11 +263,12 @@ class AsyncApprovals(ApprovalsCore):
         return await self._run("wait_counts", self._op_wait_counts(now, kinds))  # type: ignore[no-any-return]
 
     def record_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any]
+        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Sync bridge to :meth:`arecord_decision`."""
         return self._bridge(  # type: ignore[no-any-return]
-            self.arecord_decision(thread_id=thread_id, key=key, decision=decision)
+            self.arecord_decision(thread_id=thread_id, key=key, decision=decision, audit=audit)
         )
 
     def get_decisions(self, *, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -33,6 +33,7 @@ from checkpointers._serde import default_serde
 from checkpointers._waits import WaitEntry
 from checkpointers.postgres._activities import SyncActivities
 from checkpointers.postgres._approvals import SyncApprovals
+from checkpointers.postgres._audit import SyncAudit
 from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
 from checkpointers.postgres._leases import SyncLeases
@@ -65,6 +66,7 @@ class PostgresSaver(
     SyncActivities,
     SyncLeases,
     SyncApprovals,
+    SyncAudit,
     PostgresMigrationSync,
     PostgresCore,
     BaseCheckpointSaver[str],

@@ -1,0 +1,122 @@
+"""The audit trail: the shape of an entry and the protocol of the savers' log.
+
+Every decision attempt on an approval (allowed or refused), every timeout,
+escalation, stale re-ask and compensation step is appended to an append-only
+log in the saver's own storage (issue 11). An entry is a JSON-able dict::
+
+    {
+      "at": "2026-…+00:00",        # when it happened (the caller's clock), ISO UTC
+      "thread_id": "refund-7",
+      "checkpoint_ns": "",         # the task namespace, when the writer knows it
+      "approval_id": "…",          # the interrupt id (a batch's id), or None
+      "item": None,                # a batch item key, or a compensation step id
+      "actor": "alice",            # who; "system" for the sweeper's timeout rules
+      "action": "approve",         # approve | reject | escalate | request | reask | undo
+      "fingerprint": "sha256:…",   # of the request payload: never the payload itself
+      "outcome": "recorded",       # recorded | not_authorized | already_decided | …
+      "reason": None,              # why (the rule that applied, the refusal)
+      "dedupe_key": None,          # entries written from a node, which may re-run:
+                                   # the second append with the same key is a no-op
+    }
+
+Stores add ``seq``: a per-store increasing number that orders a thread's
+entries. Entries are never updated; they are deleted only by the explicit
+retention call (:meth:`AuditLog.purge_audit`), never by ``delete_thread``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+AUDIT_FIELDS = (
+    "at",
+    "thread_id",
+    "checkpoint_ns",
+    "approval_id",
+    "item",
+    "actor",
+    "action",
+    "fingerprint",
+    "outcome",
+    "reason",
+    "dedupe_key",
+)
+"""The fields of an audit entry, in storage order (``seq`` comes first when read)."""
+
+
+def audit_entry(
+    *,
+    at: datetime,
+    thread_id: str,
+    actor: str,
+    action: str,
+    outcome: str,
+    approval_id: str | None = None,
+    item: str | None = None,
+    fingerprint: str | None = None,
+    reason: str | None = None,
+    checkpoint_ns: str = "",
+    dedupe_key: str | None = None,
+) -> dict[str, Any]:
+    """A new audit entry (a plain JSON-able dict, see the module docstring).
+
+    Raises:
+        ValueError: ``at`` is naive.
+    """
+    if at.tzinfo is None:
+        raise ValueError("audit entry time must be timezone-aware (UTC)")
+    return {
+        "at": at.isoformat(),
+        "thread_id": str(thread_id),
+        "checkpoint_ns": str(checkpoint_ns or ""),
+        "approval_id": None if approval_id is None else str(approval_id),
+        "item": None if item is None else str(item),
+        "actor": str(actor),
+        "action": str(action),
+        "fingerprint": fingerprint,
+        "outcome": str(outcome),
+        "reason": reason,
+        "dedupe_key": dedupe_key,
+    }
+
+
+@runtime_checkable
+class AuditLog(Protocol):
+    """An append-only audit log kept next to the checkpoints (our savers).
+
+    Our savers also accept ``audit=`` on
+    :meth:`~checkpointers.DecisionStore.record_decision`: that entry is appended
+    in the same atomic unit as the decision, and only if this call stored the
+    decision, so a recorded decision never lacks its entry.
+    """
+
+    def append_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
+        """Append ``entries`` (one atomic unit per thread; ``dedupe_key`` ones at most once)."""
+        ...
+
+    def read_audit(self, *, thread_id: str) -> list[dict[str, Any]]:
+        """The thread's entries in order, each with its ``seq``."""
+        ...
+
+    def purge_audit(self, *, thread_id: str) -> int:
+        """Retention: delete the thread and its audit entries; return how many entries went."""
+        ...
+
+
+@runtime_checkable
+class AsyncAuditLog(Protocol):
+    """Async twin of :class:`AuditLog`."""
+
+    async def aappend_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
+        """See :meth:`AuditLog.append_audit`."""
+        ...
+
+    async def aread_audit(self, *, thread_id: str) -> list[dict[str, Any]]:
+        """See :meth:`AuditLog.read_audit`."""
+        ...
+
+    async def apurge_audit(self, *, thread_id: str) -> int:
+        """See :meth:`AuditLog.purge_audit`."""
+        ...

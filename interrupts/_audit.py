@@ -1,0 +1,212 @@
+"""The audit trail: who tried to decide what, and what happened (issue 11).
+
+Every decision attempt (allowed or refused), every timeout and escalation the
+sweeper applies, every stale re-ask and every compensation step is appended to
+an append-only log in the saver's own storage (Postgres: the ``durable_audit``
+table, whose trigger refuses UPDATE and DELETE; Redis: a stream per thread in
+the thread's hash slot). A decision's entry is written in the same atomic unit
+as the decision, so a recorded decision never lacks its entry; refused attempts
+are written on their own (nothing else is recorded then). Entries written from
+inside a node (a request raised, a stale re-ask, an undo) carry a dedupe key,
+because a node re-runs on every resume.
+
+Entries hold the request's fingerprint, never the request: payloads are stored
+once, in the checkpoint.
+
+With any other LangGraph saver (``InMemorySaver``) the log is kept in process
+memory next to the in-process decisions: exactly as durable as that saver, and
+gone with the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from langgraph.errors import GraphInterrupt
+from langgraph.types import interrupt
+from pydantic import BaseModel
+
+from checkpointers import audit_entry
+from interrupts._clock import utc_now
+from interrupts._pregel import CONFIG_KEY_CHECKPOINTER, current_task
+from interrupts._store import Backend
+
+log = logging.getLogger("interrupts.audit")
+
+# what an entry's `action` says
+APPROVE, REJECT, DECIDE, ESCALATE, REQUEST, REASK, UNDO = (
+    "approve", "reject", "decide", "escalate", "request", "reask", "undo"
+)
+# what an entry's `outcome` says
+RECORDED = "recorded"
+NOT_AUTHORIZED = "not_authorized"
+ALREADY_DECIDED = "already_decided"
+UNKNOWN_ITEM = "unknown_item"
+WAITING = "waiting"
+STALE = "stale"
+COMPENSATED = "compensated"
+FAILED = "failed"
+
+
+class AuditEntry(BaseModel):
+    """One entry of a thread's audit trail (JSON-able: ``entry.model_dump(mode="json")``).
+
+    Attributes:
+        seq: Orders the entries (increasing per store; gaps are normal).
+        at: When it happened (UTC; the deciding call's or the sweeper's clock).
+        thread_id: The thread.
+        checkpoint_ns: The graph namespace, when the writer knew it (``""``: root).
+        approval_id: The approval (interrupt id; a batch's id), if any.
+        item: A batch item key, or the compensation step id.
+        actor: Who: the decider's id, ``"system"`` for the sweeper and the
+            compensation node, the run's ``requested_by`` for a request.
+        action: ``approve``, ``reject``, ``decide`` (a batch attempt refused as a
+            whole), ``escalate``, ``request``, ``reask`` or ``undo``.
+        fingerprint: sha256 of the request payload (never the payload).
+        outcome: ``recorded``, ``not_authorized``, ``already_decided``,
+            ``unknown_item``, ``waiting`` (a request raised), ``stale``,
+            ``compensated`` or ``failed``.
+        reason: Why: the rule that applied, the refusal, who decided first.
+    """
+
+    seq: int
+    at: datetime
+    thread_id: str
+    checkpoint_ns: str = ""
+    approval_id: str | None = None
+    item: str | None = None
+    actor: str
+    action: str
+    fingerprint: str | None = None
+    outcome: str
+    reason: str | None = None
+
+
+def _entries(rows: Sequence[dict[str, Any]]) -> list[AuditEntry]:
+    return [AuditEntry.model_validate({k: v for k, v in r.items() if k != "dedupe_key"})
+            for r in rows]
+
+
+def audit_log(saver: Any, *, thread_id: str) -> list[AuditEntry]:
+    """The thread's audit trail, oldest first.
+
+    Args:
+        saver: Any LangGraph saver (our savers read their own storage; others
+            the in-process log of this process).
+        thread_id: The thread.
+
+    Returns:
+        The entries in order (Pydantic models).
+    """
+    return _entries(Backend(saver).read_audit(str(thread_id)))
+
+
+async def aaudit_log(saver: Any, *, thread_id: str) -> list[AuditEntry]:
+    """Async twin of :func:`audit_log`."""
+    return _entries(await Backend(saver).aread_audit(str(thread_id)))
+
+
+def purge_audit(saver: Any, *, thread_id: str) -> int:
+    """Retention: delete the thread *and* its audit trail; return how many entries went.
+
+    ``delete_thread`` keeps the audit trail (an audit outlives what it audits);
+    this is the one call that removes it. On Postgres the thread and its
+    entries go in one transaction, the only one the table's trigger lets
+    delete audit rows.
+    """
+    return Backend(saver).purge_audit(str(thread_id))
+
+
+async def apurge_audit(saver: Any, *, thread_id: str) -> int:
+    """Async twin of :func:`purge_audit`."""
+    return await Backend(saver).apurge_audit(str(thread_id))
+
+
+# -- entries written from inside a node ----------------------------------------------
+
+_PENDING: set[asyncio.Task[Any]] = set()
+
+
+def _node_target(config: Any) -> tuple[Any, str, str] | None:
+    ctx = current_task(config)
+    if ctx is None or ctx.thread_id is None:
+        return None
+    saver = ctx.configurable.get(CONFIG_KEY_CHECKPOINTER)
+    if saver is None:
+        return None
+    return saver, ctx.thread_id, ctx.parent_ns
+
+
+def _node_entry(target: tuple[Any, str, str], fields: dict[str, Any]) -> dict[str, Any]:
+    _, thread_id, ns = target
+    return audit_entry(at=fields.pop("at", None) or utc_now(), thread_id=thread_id,
+                       checkpoint_ns=ns, **fields)
+
+
+def node_audit(config: Any = None, **fields: Any) -> None:
+    """Append an entry from inside a node (needs ``dedupe_key=``: nodes re-run).
+
+    Outside a graph, or without a checkpointer, nothing is written. In an async
+    node running on an async saver's own event loop, the append is scheduled
+    on that loop (a sync call there would block it).
+    """
+    target = _node_target(config)
+    if target is None:
+        return
+    entry = _node_entry(target, fields)
+    backend = Backend(target[0])
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    if loop is not None and backend.aaudit:
+        task = loop.create_task(backend.aappend_audit([entry]))
+        _PENDING.add(task)
+        task.add_done_callback(_done)
+        return
+    backend.append_audit([entry])
+
+
+def _done(task: asyncio.Task[Any]) -> None:
+    _PENDING.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.error("audit entry from a node was not written", exc_info=task.exception())
+
+
+async def anode_audit(config: Any = None, **fields: Any) -> None:
+    """Async twin of :func:`node_audit` (awaits the append)."""
+    target = _node_target(config)
+    if target is None:
+        return
+    await Backend(target[0]).aappend_audit([_node_entry(target, fields)])
+
+
+def ask(
+    value: dict[str, Any],
+    *,
+    at: datetime,
+    actor: str | None,
+    fingerprint: str | None,
+    approvers: Sequence[str],
+    deadline: datetime | None,
+    level: int,
+) -> Any:
+    """``interrupt(value)``, auditing the request when it is raised (once per interrupt id)."""
+    try:
+        return interrupt(value)
+    except GraphInterrupt as exc:
+        for intr in (exc.args[0] if exc.args else ()) or ():
+            if getattr(intr, "value", None) is value:
+                when = deadline.isoformat() if deadline is not None else "none"
+                node_audit(
+                    at=at, approval_id=str(intr.id), actor=actor or "run", action=REQUEST,
+                    fingerprint=fingerprint, outcome=WAITING,
+                    reason=f"asked {', '.join(approvers) or 'anyone'} at level {level}; "
+                           f"deadline {when}",
+                    dedupe_key=f"request:{intr.id}",
+                )
+        raise

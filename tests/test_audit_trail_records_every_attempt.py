@@ -1,0 +1,309 @@
+"""Every decision attempt, timeout, escalation, stale re-ask and undo lands in the audit trail."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import RetryPolicy
+from psycopg import sql
+
+from interrupts import (
+    AlreadyDecided,
+    ApprovalSweeper,
+    Escalate,
+    NotAuthorized,
+    UnknownBatchItem,
+    aapprove,
+    aaudit_log,
+    add_compensation,
+    approve,
+    audit_log,
+    decide,
+    pending_approvals,
+    purge_audit,
+    reject,
+    request_approval,
+    request_batch_approval,
+)
+from interrupts._records import fingerprint
+from tests import _saga_graphs as g
+from tests._approval_graphs import FakeClock, review_graph
+from tests._approval_savers import approval_saver, async_approval_saver  # noqa: F401
+
+# ruff: noqa: F811 - the fixtures are parameters of the tests
+
+REQUEST = {"action": "refund", "amount": 5}
+
+
+def cfg(thread: str, **extra: Any) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread, **extra}}
+
+
+def story(entries: list[Any]) -> list[tuple[str, str, str]]:
+    return [(e.actor, e.action, e.outcome) for e in entries]
+
+
+def test_a_refused_outsider_is_audited_and_an_approver_then_decides(approval_saver: Any) -> None:
+    graph = review_graph(approval_saver, open_to_all=False, approvers=("ops",))
+    graph.invoke({"amount": 5}, cfg("t1"))
+    with pytest.raises(NotAuthorized):
+        approve(graph, cfg("t1"), by="mallory", roles=["sales"])
+    assert [i.thread_id for i in pending_approvals(approval_saver)] == ["t1"]  # still waiting
+    refused = audit_log(approval_saver, thread_id="t1")
+    assert story(refused) == [
+        ("run", "request", "waiting"), ("mallory", "approve", "not_authorized")
+    ]
+    assert "not among the approvers" in (refused[1].reason or "") and "ops" in refused[1].reason
+
+    approve(graph, cfg("t1"), by="olga", roles=["ops"])
+    entries = audit_log(approval_saver, thread_id="t1")
+    assert story(entries) == [
+        ("run", "request", "waiting"),
+        ("mallory", "approve", "not_authorized"),
+        ("olga", "approve", "recorded"),
+    ]
+    assert len({e.approval_id for e in entries}) == 1 and entries[0].approval_id
+    # the payload is fingerprinted, never stored
+    assert {e.fingerprint for e in entries} == {fingerprint(REQUEST)}
+    assert "refund" not in json.dumps([e.model_dump(mode="json") for e in entries])
+    assert [e.seq for e in entries] == sorted(e.seq for e in entries)
+    # a late second decision is an attempt too
+    with pytest.raises(AlreadyDecided):
+        reject(graph, cfg("t1"), by="olga", roles=["ops"],
+               approval_id=entries[0].approval_id)
+    last = audit_log(approval_saver, thread_id="t1")[-1]
+    assert (last.actor, last.action, last.outcome) == ("olga", "reject", "already_decided")
+    assert "already decided by olga" in (last.reason or "")
+
+
+def test_the_requester_refusal_is_audited(approval_saver: Any) -> None:
+    def review(state: dict[str, Any]) -> dict[str, Any]:
+        d = request_approval(REQUEST, forbid=["requester"])
+        return {"amount": 1 if d.approved else 0}
+
+    b = StateGraph(dict)
+    b.add_node("review", review)
+    b.add_edge(START, "review")
+    b.add_edge("review", END)
+    graph = b.compile(checkpointer=approval_saver)
+    graph.invoke({"amount": 9}, cfg("t2", requested_by="rita"))
+    with pytest.raises(NotAuthorized):
+        approve(graph, cfg("t2"), by="rita")
+    approve(graph, cfg("t2"), by="sam")
+    entries = audit_log(approval_saver, thread_id="t2")
+    assert story(entries) == [
+        ("rita", "request", "waiting"),
+        ("rita", "approve", "not_authorized"),
+        ("sam", "approve", "recorded"),
+    ]
+    assert "separation of duties" in (entries[1].reason or "")
+
+
+def test_batch_attempts_are_audited_per_item(approval_saver: Any) -> None:
+    def review(state: dict[str, Any]) -> dict[str, Any]:
+        res = request_batch_approval([{"id": "a"}, {"id": "b"}], key=lambda o: o["id"],
+                                     approvers=["ops"])
+        return {"approved": [o["id"] for o in res.approved]}
+
+    b = StateGraph(dict)
+    b.add_node("review", review)
+    b.add_edge(START, "review")
+    b.add_edge("review", END)
+    graph = b.compile(checkpointer=approval_saver)
+    graph.invoke({}, cfg("t3"))
+    with pytest.raises(NotAuthorized):
+        decide(graph, cfg("t3"), {"a": True}, by="eve")
+    with pytest.raises(UnknownBatchItem):
+        decide(graph, cfg("t3"), {"zz": True}, by="olga", roles=["ops"])
+    decide(graph, cfg("t3"), {"a": True}, by="olga", roles=["ops"])
+    out = decide(graph, cfg("t3"), {"a": False, "b": False}, by="oscar", roles=["ops"])
+    assert out.applied == ["b"] and out.completed
+    entries = audit_log(approval_saver, thread_id="t3")
+    assert [(e.actor, e.action, e.item, e.outcome) for e in entries] == [
+        ("run", "request", None, "waiting"),
+        ("eve", "decide", None, "not_authorized"),
+        ("olga", "decide", None, "unknown_item"),
+        ("olga", "approve", "a", "recorded"),
+        ("oscar", "reject", "b", "recorded"),
+        ("oscar", "reject", "a", "already_decided"),
+    ]
+    assert entries[3].fingerprint == fingerprint({"id": "a"})
+
+
+def test_a_stale_reask_is_audited_once(approval_saver: Any) -> None:
+    amounts = itertools.count(1)
+
+    def review(state: dict[str, Any]) -> dict[str, Any]:
+        # the payload changes every time the node runs: the decision goes stale once
+        d = request_approval({"amount": min(next(amounts), 2)})
+        return {"by": d.by}
+
+    b = StateGraph(dict)
+    b.add_node("review", review)
+    b.add_edge(START, "review")
+    b.add_edge("review", END)
+    graph = b.compile(checkpointer=approval_saver)
+    graph.invoke({}, cfg("t4"))
+    approve(graph, cfg("t4"), by="ann")     # decided amount 1; the node now computes 2
+    approve(graph, cfg("t4"), by="bob")     # decided amount 2: done
+    entries = audit_log(approval_saver, thread_id="t4")
+    assert story(entries) == [
+        ("run", "request", "waiting"),
+        ("ann", "approve", "recorded"),
+        ("system", "reask", "stale"),
+        ("run", "request", "waiting"),
+        ("bob", "approve", "recorded"),
+    ]
+    assert entries[2].fingerprint == fingerprint({"amount": 1})
+    assert fingerprint({"amount": 2}) in (entries[2].reason or "")
+
+
+def _story_graph(saver: Any) -> Any:
+    def review(state: g.OrderState) -> dict[str, Any]:
+        request_approval(
+            {"refund": state["charge_id"]}, approvers=["ops"], timeout=timedelta(minutes=15),
+            on_timeout=Escalate(to="manager", timeout=timedelta(hours=1), then="reject"),
+            on_reject="compensate",
+        )
+        return {}
+
+    builder = StateGraph(g.OrderState)
+    builder.add_node("reserve_inventory", g.reserve_inventory)
+    builder.add_node("charge_card", g.charge_card)
+    builder.add_node("review", review)
+    builder.add_node("ship", g.ship, retry_policy=RetryPolicy(max_attempts=1))
+    builder.add_edge(START, "reserve_inventory")
+    builder.add_edge("reserve_inventory", "charge_card")
+    builder.add_edge("charge_card", "review")
+    builder.add_edge("review", "ship")
+    builder.add_edge("ship", END)
+    return add_compensation(builder, sleep=lambda s: None).compile(checkpointer=saver)
+
+
+def test_the_full_story_is_audited_in_order(approval_saver: Any) -> None:
+    g.LEDGER = g.ListLedger()
+    g.FAILING_UNDOS.clear()
+    clock = FakeClock()
+    graph = _story_graph(approval_saver)
+    config = cfg("story", __durable_clock__=clock, requested_by="rita")
+    graph.invoke({"order_id": "o1", "amount": 3}, config)
+    with pytest.raises(NotAuthorized):
+        approve(graph, cfg("story"), by="mallory", clock=clock)
+    clock.advance(timedelta(minutes=16))
+    assert ApprovalSweeper(graph, clock=clock).run_once() == 1          # escalated
+    approve(graph, cfg("story"), by="mia", roles=["manager"], clock=clock)
+    # ship failed after the approval: the saga undid the charge and the reservation
+    assert graph.get_state(cfg("story")).values["saga"]["status"] == "compensated"
+    entries = audit_log(approval_saver, thread_id="story")
+    assert story(entries) == [
+        ("rita", "request", "waiting"),
+        ("mallory", "approve", "not_authorized"),
+        ("system", "escalate", "recorded"),
+        ("rita", "request", "waiting"),
+        ("mia", "approve", "recorded"),
+        ("system", "undo", "compensated"),
+        ("system", "undo", "compensated"),
+    ]
+    assert "on_timeout=escalate: asked manager at level 1" in (entries[2].reason or "")
+    assert "asked manager at level 1" in (entries[3].reason or "")
+    undos = entries[5:]
+    assert all((e.reason or "").startswith("undo ") and " done " in (e.reason or "")
+               for e in undos)
+    assert "refund" in (undos[0].reason or "") and "release" in (undos[1].reason or "")
+    assert len({e.item for e in undos}) == 2
+    assert entries[0].approval_id != entries[3].approval_id  # the escalation is a new ask
+    assert all(e.thread_id == "story" for e in entries)
+    assert "ch_" not in json.dumps([e.model_dump(mode="json") for e in entries])
+
+
+def test_a_timeout_is_recorded_as_made_by_the_system(approval_saver: Any) -> None:
+    clock = FakeClock()
+    graph = review_graph(approval_saver, open_to_all=False, approvers=("ops",))
+    graph.invoke({"amount": 5}, cfg("t5", __durable_clock__=clock))
+    clock.advance(timedelta(minutes=16))
+    assert ApprovalSweeper(graph, clock=clock).run_once() == 1
+    last = audit_log(approval_saver, thread_id="t5")[-1]
+    assert (last.actor, last.action, last.outcome) == ("system", "reject", "recorded")
+    assert last.reason and last.reason.startswith("on_timeout=reject; deadline ")
+    assert last.at == clock()
+
+
+async def test_async_decisions_are_audited(async_approval_saver: Any) -> None:
+    graph = review_graph(async_approval_saver, open_to_all=False, approvers=("ops",))
+    await graph.ainvoke({"amount": 5}, cfg("a1"))
+    with pytest.raises(NotAuthorized):
+        await aapprove(graph, cfg("a1"), by="mallory")
+    await aapprove(graph, cfg("a1"), by="olga", roles=["ops"])
+    entries = await aaudit_log(async_approval_saver, thread_id="a1")
+    assert story(entries)[-2:] == [
+        ("mallory", "approve", "not_authorized"), ("olga", "approve", "recorded")
+    ]
+
+
+def test_delete_thread_keeps_the_audit_and_purge_removes_it(approval_saver: Any) -> None:
+    graph = review_graph(approval_saver, open_to_all=False, approvers=("ops",))
+    for t in ("keep", "gone"):
+        graph.invoke({"amount": 5}, cfg(t))
+        approve(graph, cfg(t), by="olga", roles=["ops"])
+    approval_saver.delete_thread("gone")
+    assert len(audit_log(approval_saver, thread_id="gone")) == 2     # the audit outlives it
+    assert purge_audit(approval_saver, thread_id="gone") == 2
+    assert audit_log(approval_saver, thread_id="gone") == []
+    assert len(audit_log(approval_saver, thread_id="keep")) == 2
+    assert graph.get_state(cfg("keep")).values["approved"] is True
+
+
+@pytest.fixture
+def pg_saver(pg_schema: tuple[str, str]) -> Any:
+    from checkpointers.postgres import PostgresSaver
+
+    url, schema = pg_schema
+    with PostgresSaver.from_conn_string(url, schema=schema) as saver:
+        saver.setup()
+        yield saver, url, schema
+
+
+def test_postgres_refuses_update_and_delete_of_audit_rows(pg_saver: Any) -> None:
+    saver, url, schema = pg_saver
+    graph = review_graph(saver, open_to_all=False, approvers=("ops",))
+    graph.invoke({"amount": 5}, cfg("t6"))
+    with pytest.raises(NotAuthorized):
+        approve(graph, cfg("t6"), by="mallory")
+    table = sql.Identifier(schema, "durable_audit")
+    with psycopg.connect(url, autocommit=True) as conn:
+        for stmt in (
+            sql.SQL("UPDATE {} SET actor = 'olga' WHERE actor = 'mallory'").format(table),
+            sql.SQL("DELETE FROM {} WHERE actor = 'mallory'").format(table),
+            sql.SQL("DELETE FROM {}").format(table),
+            sql.SQL("TRUNCATE {}").format(table),
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
+                conn.execute(stmt)
+        # the purge setting names one thread: another thread's rows stay refused
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+            conn.execute("SELECT set_config('langgraph_durable.audit_purge', 'other', true)")
+            conn.execute(sql.SQL("DELETE FROM {} WHERE thread_id = 't6'").format(table))
+        count = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(table)).fetchone()
+    assert count == (2,)
+    assert story(audit_log(saver, thread_id="t6"))[-1] == ("mallory", "approve", "not_authorized")
+
+
+def test_postgres_decision_and_its_entry_are_one_statement(pg_saver: Any) -> None:
+    saver = pg_saver[0]
+    # a decision that loses the compare-and-set writes no "recorded" entry
+    first = {"decision_id": "d1", "at": "2026-11-29T09:00:00+00:00", "by": "a",
+             "approval_id": "x", "fingerprint": None}
+    entry = {"at": first["at"], "thread_id": "t7", "approval_id": "x", "actor": "a",
+             "action": "approve", "outcome": "recorded"}
+    saver.record_decision(thread_id="t7", key="x", decision=first, audit=entry)
+    second = {**first, "decision_id": "d2", "by": "b"}
+    stored = saver.record_decision(thread_id="t7", key="x", decision=second,
+                                   audit={**entry, "actor": "b"})
+    assert stored["decision_id"] == "d1"
+    assert [e["actor"] for e in saver.read_audit(thread_id="t7")] == ["a"]
