@@ -38,6 +38,7 @@ from checkpointers._waits import WaitEntry
 from checkpointers.redis import _scripts as S
 from checkpointers.redis._codec import SEP, Codec, index_prefix, now_utc
 from checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
+from checkpointers.redis._listing import list_all_threads
 from migrations import SCHEMA_VERSION_KEY, code_version, finish_read, versions_to_store
 
 Cmd = tuple[Any, ...]
@@ -247,27 +248,8 @@ class RedisCore:
     def _list_all_threads(
         self, filter: dict[str, Any], before: RunnableConfig | None, limit: int | None
     ) -> ListOp:
-        # not a hot path: the thread registry shards, then each thread newest first
-        reply = yield Call([("SMEMBERS", k) for k in self.keys.registries()])
-        threads = sorted({m.decode() for members in reply for m in members})
-        found: list[CheckpointTuple] = []
-        for thread_id in threads:
-            config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-            gen = self.list_checkpoints(config, filter, before, limit)
-            replies: Any = None
-            while True:
-                try:
-                    step = gen.send(replies)
-                except StopIteration:
-                    break
-                if isinstance(step, Emit):
-                    found.append(step.value)
-                    replies = None
-                else:
-                    replies = yield step
-        found.sort(key=lambda t: t.checkpoint["id"], reverse=True)
-        for tup in found[:limit] if limit is not None else found:
-            yield Emit(tup)
+        # not a hot path: batched over the registry shards (see _listing)
+        return list_all_threads(self, filter, before, limit)
 
     # -- writes -----------------------------------------------------------------
     def put(

@@ -72,3 +72,33 @@ def test_metadata_filters_use_the_index(counted: Any) -> None:
     assert cost <= 40
     # a value the index does not hold (a dict) is still answered, by checking pages
     assert list(saver.list(config, filter={"tag": {"x": 1}})) == []
+
+
+def test_listing_across_threads_batches_round_trips_and_decodes_only_the_newest(
+    counted: Any,
+) -> None:
+    saver, client = counted
+    for t in range(150):
+        _fill(saver, f"t{t:03d}", 3)
+    trips = 0
+    execute = saver._execute
+
+    def counting(cmds: Any) -> Any:
+        nonlocal trips
+        trips += 1
+        return execute(cmds)
+
+    saver._execute = counting  # type: ignore[method-assign]
+    got: list[Any] = []
+    cost = _reads(client, lambda: got.extend(saver.list(None, filter={"kind": "even"}, limit=5)))
+    # registry + 3 batches of 64 threads + the values of the 5 winners; not one per thread
+    assert trips <= 6, trips
+    # the index answers the filter: the 300 matches' records are read (three
+    # reads each, in the scripts), the 150 odd checkpoints never
+    assert cost <= 3 * 300 + 20, cost
+    ids = [t.checkpoint["id"] for t in got]
+    assert len(got) == 5 and ids == sorted(ids, reverse=True)
+    assert all(t.metadata["kind"] == "even" for t in got)
+    assert ids[0] == max(
+        t.checkpoint["id"] for t in saver.list({"configurable": {"thread_id": "t149"}})
+    )

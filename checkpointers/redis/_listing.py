@@ -1,0 +1,266 @@
+"""Cross-thread listing, ``list(None, filter=..., limit=...)`` (I/O-free, issue 12).
+
+Not a hot path (LangGraph never calls it while running a graph), but it must
+stay proportionate: the threads come from the registry shards (or, for a
+``run_id`` filter, from that run's index), never from a keyspace scan; every
+round trip serves a batch of threads; and with a ``limit`` only the
+``limit`` newest matches are decoded. Results come newest first across
+threads (checkpoint ids are time-ordered), ties by thread id and namespace.
+
+When every filter value is one the metadata index holds (the common case),
+a first pass asks each thread's index for its ``limit`` newest matching
+checkpoints (records only, no channel values), keeps the global ``limit``
+newest, then fetches the values of just those. A filter value the index
+cannot answer (a dict, a list...) is checked after decoding, thread by
+thread (still batched).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Generator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple, get_checkpoint_id
+
+from checkpointers.redis import _scripts as S
+from checkpointers.redis._codec import index_prefix
+
+if TYPE_CHECKING:
+    from checkpointers.redis._core import Call, ListOp, RedisCore
+
+BATCH = 64
+"""Threads served by one round trip."""
+GET_BATCH = 256
+"""Checkpoints read by one round trip; larger limits list per thread instead."""
+
+
+def _batches(items: Sequence[str], size: int = BATCH) -> Iterator[Sequence[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def together(ops: list[Generator[Call, Any, Any]]) -> Generator[Call, Any, list[Any]]:
+    """Drive several operations in lockstep: their commands share each round trip.
+
+    Every operation must yield only :class:`Call`; returns their results in order.
+    """
+    from checkpointers.redis._core import Call
+
+    results: list[Any] = [None] * len(ops)
+    pending: dict[int, Call] = {}
+    for i, op in enumerate(ops):
+        try:
+            pending[i] = next(op)
+        except StopIteration as done:
+            results[i] = done.value
+    while pending:
+        order = list(pending)
+        replies = yield Call([cmd for i in order for cmd in pending[i].cmds])
+        pos, nxt = 0, {}
+        for i in order:
+            n = len(pending[i].cmds)
+            try:
+                nxt[i] = ops[i].send(replies[pos : pos + n])
+            except StopIteration as done:
+                results[i] = done.value
+            pos += n
+        pending = nxt
+    return results
+
+
+def _threads(core: RedisCore, filter: dict[str, Any]) -> Generator[Call, Any, list[str]]:
+    from checkpointers.redis._core import Call
+
+    run_id = filter.get("run_id")
+    # only threads of that run can match (the index delete_for_runs uses)
+    by_run = isinstance(run_id, str) and run_id != ""
+    keys = [core.keys.run(str(run_id))] if by_run else core.keys.registries()
+    reply = yield Call([("SMEMBERS", k) for k in keys])
+    return sorted({m.decode() for members in reply for m in members})
+
+
+def list_all_threads(
+    core: RedisCore,
+    filter: dict[str, Any],
+    before: RunnableConfig | None,
+    limit: int | None,
+) -> ListOp:
+    """Checkpoints of every thread matching ``filter``, newest first, up to ``limit``."""
+    threads = yield from _threads(core, filter)
+    prefixes = [p for p in (index_prefix(k, v) for k, v in filter.items()) if p]
+    if len(prefixes) < len(filter):
+        yield from _list_checked(core, threads, filter, before, limit)
+        return
+    before_id = (get_checkpoint_id(before) if before else None) or ""
+    if limit is None or limit > GET_BATCH:
+        yield from _list_whole(core, threads, prefixes, before_id, limit)
+        return
+    if len(prefixes) <= 1:
+        candidates = yield from _members(core, threads, prefixes, before_id, limit)
+    else:
+        candidates = yield from _scripted(core, threads, prefixes, before_id, limit)
+    yield from _emit(core, candidates, limit)
+
+
+def _members(
+    core: RedisCore, threads: list[str], prefixes: list[str], before_id: str, limit: int | None
+) -> Generator[Call, Any, list[tuple[str, str, str]]]:
+    """``(cid, thread, ns)`` of each thread's ``limit`` newest matches, from index members.
+
+    No filter: the thread's id-ordered set of all its checkpoints; one
+    ``key == value``: that range of its metadata index. Members only, no records.
+    """
+    p = prefixes[0] if prefixes else ""
+    raw = p.encode()
+    newest = b"[" + raw + b"\xff" if p else b"+"
+    top = b"(" + raw + before_id.encode() if before_id else newest
+    bottom = b"[" + raw if p else b"-"
+    page = ("LIMIT", 0, limit) if limit is not None else ()
+    found: list[tuple[str, str, str]] = []
+    for chunk in _batches(threads):
+        keys = [core.keys.thread(t) for t in chunk]
+        # the metadata index is keys[5] (x), all checkpoints by id keys[1] (za)
+        replies = yield from _call(
+            [("ZREVRANGEBYLEX", k[5] if p else k[1], top, bottom, *page) for k in keys]
+        )
+        for thread_id, members in zip(chunk, replies, strict=True):
+            for m in members or ():
+                cid, _, ns = m.decode()[len(p) :].partition("\x00")
+                found.append((cid, thread_id, ns))
+                if limit is not None and len(found) > 4 * limit:
+                    found = heapq.nlargest(limit, found)
+    return sorted(found, reverse=True)
+
+
+def _scripted(
+    core: RedisCore, threads: list[str], prefixes: list[str], before_id: str, limit: int | None
+) -> Generator[Call, Any, list[tuple[str, str, str]]]:
+    """As :func:`_members` for several ``key == value``: the list script checks them."""
+    from checkpointers.redis._core import script
+
+    found: list[tuple[str, str, str]] = []
+    for chunk in _batches(threads):
+        replies = yield from _call(
+            [
+                script(S.LIST, core.keys.thread(t), "all", "", before_id, limit or 0, *prefixes)
+                for t in chunk
+            ]
+        )
+        for thread_id, reply in zip(chunk, replies, strict=True):
+            for entry in reply or []:
+                ns, cid = (v.decode() if isinstance(v, bytes) else v for v in entry[:2])
+                found.append((cid, thread_id, ns))
+        if limit is not None and len(found) > limit:
+            found = heapq.nlargest(limit, found)
+    return sorted(found, reverse=True)
+
+
+def _emit(core: RedisCore, candidates: list[tuple[str, str, str]], limit: int | None) -> ListOp:
+    """Read and emit the candidates in order, a batch per round trip, up to ``limit``."""
+    from checkpointers.redis._core import Emit, script
+
+    left = limit
+    pos = 0
+    while pos < len(candidates) and (left is None or left > 0):
+        chunk = candidates[pos : pos + (min(left, GET_BATCH) if left is not None else GET_BATCH)]
+        pos += len(chunk)
+        replies = yield from _call(
+            [script(S.GET, core.keys.thread(t), ns, cid, 0, 0, 0) for cid, t, ns in chunk]
+        )
+        for (_, thread_id, _), entry in zip(chunk, replies, strict=True):
+            if not entry:
+                continue  # deleted since its index member was read
+            yield Emit(core._tuple(thread_id, entry))
+            if left is not None:
+                left -= 1
+
+
+def _list_whole(
+    core: RedisCore, threads: list[str], prefixes: list[str], before_id: str, limit: int | None
+) -> ListOp:
+    """Every match (or a large ``limit``): each thread's records and values in batches.
+
+    Values shared by several checkpoints of a thread are read once; the
+    matches are merged newest first.
+    """
+    from checkpointers.redis._core import Emit, script
+
+    best: list[tuple[tuple[str, str, str], CheckpointTuple]] = []
+    for chunk in _batches(threads):
+        keys = [core.keys.thread(t) for t in chunk]
+        replies = yield from _call(
+            [script(S.LIST, k, "all", "", before_id, limit or 0, *prefixes) for k in keys]
+        )
+        entries = [list(r or []) for r in replies]
+        yield from together(
+            [core._fill_blobs(k, e) for k, e in zip(keys, entries, strict=True) if e]
+        )
+        for thread_id, found in zip(chunk, entries, strict=True):
+            for entry in found:
+                tup = core._tuple(thread_id, entry)
+                ns = tup.config["configurable"].get("checkpoint_ns", "")
+                item = ((tup.checkpoint["id"], thread_id, ns), tup)
+                if limit is None or len(best) < limit:
+                    heapq.heappush(best, item)
+                elif item[0] > best[0][0]:
+                    heapq.heapreplace(best, item)
+    for _, tup in sorted(best, key=lambda w: w[0], reverse=True):
+        yield Emit(tup)
+
+
+def _call(cmds: list[Any]) -> Generator[Call, Any, list[Any]]:
+    from checkpointers.redis._core import Call
+
+    replies = yield Call(cmds)
+    return list(replies)
+
+
+def _collect(
+    core: RedisCore, thread_id: str, filter: dict[str, Any], before: Any, limit: int | None
+) -> Generator[Call, Any, list[CheckpointTuple]]:
+    """One thread's listing with its items collected instead of emitted."""
+    from checkpointers.redis._core import Emit
+
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    gen = core.list_checkpoints(config, filter, before, limit)
+    found: list[CheckpointTuple] = []
+    reply: Any = None
+    while True:
+        try:
+            step = gen.send(reply)
+        except StopIteration:
+            return found
+        if isinstance(step, Emit):
+            found.append(step.value)
+            reply = None
+        else:
+            reply = yield step
+
+
+def _list_checked(
+    core: RedisCore,
+    threads: list[str],
+    filter: dict[str, Any],
+    before: RunnableConfig | None,
+    limit: int | None,
+) -> ListOp:
+    from checkpointers.redis._core import Emit
+
+    best: list[tuple[tuple[str, str, str], int, CheckpointTuple]] = []
+    n = 0
+    for chunk in _batches(threads):
+        results = yield from together([_collect(core, t, filter, before, limit) for t in chunk])
+        for found in results:
+            for tup in found:
+                conf = tup.config["configurable"]
+                key = (tup.checkpoint["id"], conf["thread_id"], conf.get("checkpoint_ns", ""))
+                n += 1
+                item = (key, n, tup)
+                if limit is None or len(best) < limit:
+                    heapq.heappush(best, item)
+                elif key > best[0][0]:
+                    heapq.heapreplace(best, item)
+    for _, _, tup in sorted(best, key=lambda w: w[0], reverse=True):
+        yield Emit(tup)
