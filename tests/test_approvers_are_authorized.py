@@ -13,6 +13,7 @@ from interrupts import (
     ApprovalSweeper,
     NotAuthorized,
     approve,
+    audit_log,
     decide,
     pending_approvals,
     reject,
@@ -123,3 +124,17 @@ def test_the_requester_may_not_approve_their_own_run(approval_saver: Any) -> Non
         decide(graph, cfg("t6"), {"a": True, "b": True}, by="rita")
     out = decide(graph, cfg("t6", requested_by="rita"), {"a": True, "b": False}, by="sam")
     assert out.result["outcome"] == ["True:sam", "batch:1"]
+    # every refusal and every decision is in the audit trail, in order
+    trail = [(e.actor, e.action, e.item, e.outcome) for e in audit_log(approval_saver,
+                                                                        thread_id="t6")]
+    assert trail == [
+        ("rita", "request", None, "waiting"),
+        ("rita", "approve", None, "not_authorized"),
+        ("sam", "approve", None, "recorded"),
+        ("rita", "request", None, "waiting"),
+        ("rita", "decide", None, "not_authorized"),
+        ("sam", "approve", "a", "recorded"),
+        ("sam", "reject", "b", "recorded"),
+    ]
+    refusal = audit_log(approval_saver, thread_id="t6")[1]
+    assert refusal.reason is not None and "separation of duties" in refusal.reason

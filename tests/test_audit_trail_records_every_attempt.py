@@ -34,7 +34,12 @@ from interrupts import (
 from interrupts._records import fingerprint
 from tests import _saga_graphs as g
 from tests._approval_graphs import FakeClock, review_graph
-from tests._approval_savers import approval_saver, async_approval_saver  # noqa: F401
+from tests._approval_savers import (  # noqa: F401 - fixtures
+    approval_saver,
+    async_approval_saver,
+    open_sync,
+    saver_url,
+)
 
 # ruff: noqa: F811 - the fixtures are parameters of the tests
 
@@ -294,16 +299,59 @@ def test_postgres_refuses_update_and_delete_of_audit_rows(pg_saver: Any) -> None
     assert story(audit_log(saver, thread_id="t6"))[-1] == ("mallory", "approve", "not_authorized")
 
 
-def test_postgres_decision_and_its_entry_are_one_statement(pg_saver: Any) -> None:
-    saver = pg_saver[0]
+@pytest.fixture(params=["postgres", "redis"])
+def native_saver(request: pytest.FixtureRequest) -> Any:
+    url, options = saver_url(request, request.param)
+    with open_sync(request.param, url, options) as saver:
+        yield saver
+
+
+def test_a_decision_and_its_entry_are_one_atomic_unit(native_saver: Any) -> None:
     # a decision that loses the compare-and-set writes no "recorded" entry
     first = {"decision_id": "d1", "at": "2026-11-29T09:00:00+00:00", "by": "a",
              "approval_id": "x", "fingerprint": None}
     entry = {"at": first["at"], "thread_id": "t7", "approval_id": "x", "actor": "a",
              "action": "approve", "outcome": "recorded"}
-    saver.record_decision(thread_id="t7", key="x", decision=first, audit=entry)
+    native_saver.record_decision(thread_id="t7", key="x", decision=first, audit=entry)
     second = {**first, "decision_id": "d2", "by": "b"}
-    stored = saver.record_decision(thread_id="t7", key="x", decision=second,
-                                   audit={**entry, "actor": "b"})
+    stored = native_saver.record_decision(thread_id="t7", key="x", decision=second,
+                                          audit={**entry, "actor": "b"})
     assert stored["decision_id"] == "d1"
-    assert [e["actor"] for e in saver.read_audit(thread_id="t7")] == ["a"]
+    assert [e["actor"] for e in native_saver.read_audit(thread_id="t7")] == ["a"]
+    # entries from nodes carry a dedupe key: a re-run node appends nothing twice
+    node = {**entry, "actor": "system", "action": "undo", "dedupe_key": "undo:s1"}
+    native_saver.append_audit(entries=[node])
+    native_saver.append_audit(entries=[node, {**node, "dedupe_key": "undo:s2"}])
+    assert [e["dedupe_key"] for e in native_saver.read_audit(thread_id="t7")] == [
+        None, "undo:s1", "undo:s2"
+    ]
+
+
+def test_redis_keeps_the_audit_in_a_stream_in_the_threads_slot(
+    redis_prefix: tuple[str, str],
+) -> None:
+    import redis
+
+    from checkpointers.redis import RedisSaver
+
+    url, prefix = redis_prefix
+    with RedisSaver.from_conn_string(url, prefix=prefix) as saver:
+        saver.setup()
+        graph = review_graph(saver, open_to_all=False, approvers=("ops",))
+        graph.invoke({"amount": 5}, cfg("r{1}"))
+        with pytest.raises(NotAuthorized):
+            approve(graph, cfg("r{1}"), by="mallory")
+        client = redis.Redis.from_url(url)
+        try:
+            stream, seen = saver._core.keys.audit("r{1}")
+            # one hash tag (so one cluster slot) for the audit keys and the thread's keys
+            tags = {k[k.index("{") + 1:k.index("}")]
+                    for k in [stream, seen, *saver._core.keys.thread("r{1}")]}
+            assert client.type(stream) == b"stream" and client.xlen(stream) == 2
+            assert tags == {"t:r%7B1%7D"}
+            saver.delete_thread("r{1}")
+            assert client.xlen(stream) == 2          # delete_thread keeps the audit
+            assert purge_audit(saver, thread_id="r{1}") == 2
+            assert client.exists(stream, seen) == 0
+        finally:
+            client.close()

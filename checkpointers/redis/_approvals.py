@@ -17,12 +17,18 @@ from collections.abc import Generator, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from checkpointers._audit import AUDIT_FIELDS
 from checkpointers._ids import check_id
 from checkpointers._waits import WaitEntry, decision_claim_time
 from checkpointers.redis import _approvals_lua as L
 from checkpointers.redis._codec import SEP
 from checkpointers.redis._core import Call, RedisCore, script
 from checkpointers.redis._keys import shard_of
+
+
+def entry_json(entry: dict[str, Any]) -> str:
+    """An audit entry as stored in a stream (the known fields only)."""
+    return json.dumps({k: entry.get(k) for k in AUDIT_FIELDS}, separators=(",", ":"))
 
 Op = Generator[Call, Any, Any]
 
@@ -35,15 +41,26 @@ def _text(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def record_decision(core: RedisCore, thread_id: str, key: str, decision: dict[str, Any]) -> Op:
-    """CAS ``decision`` under ``key``; the stored decision comes back."""
+def record_decision(
+    core: RedisCore, thread_id: str, key: str, decision: dict[str, Any],
+    audit: dict[str, Any] | None = None,
+) -> Op:
+    """CAS ``decision`` under ``key``; the stored decision comes back.
+
+    ``audit``: an entry appended to the thread's audit stream in the same
+    script, only if this call stored the decision.
+    """
     thread_id = check_id("thread_id", thread_id)
     key = check_id("key", key)
     at = _ms(decision_claim_time(decision))
     is_wait = "/" not in key
-    cmds = [script(L.RECORD_DECISION, core.keys.thread(thread_id), key,
-                   json.dumps(decision, separators=(",", ":")), str(at),
-                   f"decision:{decision.get('by', '')}", "1" if is_wait else "0")]
+    keys = core.keys.thread(thread_id)
+    args: list[Any] = [key, json.dumps(decision, separators=(",", ":")), str(at),
+                       f"decision:{decision.get('by', '')}", "1" if is_wait else "0"]
+    if audit is not None:
+        keys = [*keys, core.keys.audit(thread_id)[0]]
+        args.append(entry_json(audit))
+    cmds = [script(L.RECORD_DECISION, keys, *args)]
     if is_wait:
         # a hint for the sweepers, in case the decider dies before resuming
         cmds.append(("ZADD", core.keys.resume_shard(shard_of(thread_id)), "NX", at,
@@ -185,11 +202,16 @@ class SyncApprovals:
         def _run(self, operation: str, gen: Any) -> Any: ...
 
     def record_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any]
+        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Store ``decision`` unless one exists for ``(thread_id, key)``; return the stored one."""
+        """Store ``decision`` unless one exists for ``(thread_id, key)``; return the stored one.
+
+        ``audit``: an audit entry appended in the same script, only if this
+        call stored the decision.
+        """
         return self._run(  # type: ignore[no-any-return]
-            "record_decision", record_decision(self._core, thread_id, key, decision)
+            "record_decision", record_decision(self._core, thread_id, key, decision, audit)
         )
 
     def get_decisions(self, *, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -244,11 +266,12 @@ class AsyncApprovals:
         def _sync(self, coro: Any) -> Any: ...
 
     async def arecord_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any]
+        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Async twin of ``record_decision``."""
         return await self._run(  # type: ignore[no-any-return]
-            "record_decision", record_decision(self._core, thread_id, key, decision)
+            "record_decision", record_decision(self._core, thread_id, key, decision, audit)
         )
 
     async def aget_decisions(

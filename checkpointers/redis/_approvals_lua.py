@@ -27,7 +27,8 @@ local function iid_of(field)
 end
 """
 
-# ARGV: key, decision json, at_ms, owner, is_wait ('1' when key may name a wait).
+# ARGV: key, decision json, at_ms, owner, is_wait ('1' when key may name a wait),
+# then optionally the audit entry json (KEYS then end with the audit stream).
 # Compare-and-set: the stored decision wins; the winner also takes the claim on
 # resuming (taken at the decision time, kept if a later claim exists).
 RECORD_DECISION = Script(
@@ -36,7 +37,13 @@ RECORD_DECISION = Script(
     + _APPROVALS
     + r"""
 local key, decision, at, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-if redis.call('HSETNX', DC, key, decision) == 1 and ARGV[5] == '1' then
+local won = redis.call('HSETNX', DC, key, decision) == 1
+-- the audit entry (ARGV[6]; the last KEYS: the thread's audit stream) goes with the
+-- decision it records, only if this call stored it
+if won and ARGV[6] and ARGV[6] ~= '' then
+  redis.call('XADD', KEYS[#KEYS], '*', 'e', ARGV[6])
+end
+if won and ARGV[5] == '1' then
   local old = redis.call('HGET', CL, key)
   if old then
     local o, taken, done = parse_claim(old)
@@ -127,6 +134,30 @@ return n
 """,
 )
 
-ALL = (RECORD_DECISION, CLAIM, RELEASE, COUNT)
+# KEYS: the audit stream, its dedupe set. ARGV: pairs of (dedupe key or '', entry json).
+APPEND_AUDIT = Script(
+    "append_audit",
+    r"""
+for k = 1, #ARGV, 2 do
+  local dk = ARGV[k]
+  if dk == '' or redis.call('SADD', KEYS[2], dk) == 1 then
+    redis.call('XADD', KEYS[1], '*', 'e', ARGV[k + 1])
+  end
+end
+return 1
+""",
+)
+
+# KEYS: the audit stream, its dedupe set. Returns how many entries went.
+PURGE_AUDIT = Script(
+    "purge_audit",
+    r"""
+local n = redis.call('XLEN', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[2])
+return n
+""",
+)
+
+ALL = (RECORD_DECISION, CLAIM, RELEASE, COUNT, APPEND_AUDIT, PURGE_AUDIT)
 
 S.BY_SHA.update({s.sha: s for s in ALL})

@@ -30,6 +30,7 @@ from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
 from checkpointers.redis._activities import AsyncActivities
 from checkpointers.redis._approvals import AsyncApprovals
+from checkpointers.redis._audit import AsyncAudit
 from checkpointers.redis._base import (
     RETRIES,
     TOLERATED,
@@ -75,7 +76,12 @@ async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisC
 
 @async_run_leases
 class AsyncRedisSaver(
-    AsyncActivities, AsyncLeases, AsyncApprovals, RedisMigrationAsync, RedisSaverBase
+    AsyncActivities,
+    AsyncLeases,
+    AsyncApprovals,
+    AsyncAudit,
+    RedisMigrationAsync,
+    RedisSaverBase,
 ):
     """Asyncio LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 

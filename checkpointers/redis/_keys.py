@@ -28,6 +28,10 @@ the number of namespaces, so a TTL refresh costs the same on every write:
 ``act`` hash       idempotency key -> activity result (issue 7)
 =====  ==========  ==========================================================
 
+Audit keys, in the thread's slot but outside that set (they outlive the
+thread, see :meth:`Keys.audit`): ``au`` stream of audit entries, ``aud`` set of
+the dedupe keys seen.
+
 Cross-thread keys (each in its own slot, written best-effort next to the
 atomic thread write and reconciled by readers): thread registry shards
 ``{<prefix>:th:N}``, due-wait shards ``{<prefix>:ws:N}``, run index
@@ -88,6 +92,16 @@ class Keys:
         copy covers it with the rest of the thread.
         """
         return self.thread(thread_id)[THREAD_SUFFIXES.index("act")]
+
+    def audit(self, thread_id: str) -> list[str]:
+        """The thread's audit stream and its dedupe set (issue 11), in the thread's slot.
+
+        Not among :meth:`thread`'s keys on purpose: ``delete_thread``, TTL
+        expiry and ``copy_thread`` leave the audit trail alone; only the
+        retention call (``purge_audit``) deletes it.
+        """
+        base = f"{self.prefix}:{{t:{escape_tag(thread_id)}}}:"
+        return [base + "au", base + "aud"]
 
     def layout(self) -> str:
         """The layout version key."""

@@ -29,6 +29,7 @@ from checkpointers._waits import WaitEntry
 from checkpointers.redis import _layout
 from checkpointers.redis._activities import SyncActivities
 from checkpointers.redis._approvals import SyncApprovals
+from checkpointers.redis._audit import SyncAudit
 from checkpointers.redis._base import (
     RETRIES,
     TOLERATED,
@@ -62,7 +63,9 @@ def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
 
 
 @sync_run_leases
-class RedisSaver(SyncActivities, SyncLeases, SyncApprovals, RedisMigrationSync, RedisSaverBase):
+class RedisSaver(
+    SyncActivities, SyncLeases, SyncApprovals, SyncAudit, RedisMigrationSync, RedisSaverBase
+):
     """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     No modules needed. Every key of a thread shares one hash tag; ``put`` and
