@@ -155,6 +155,64 @@ class RedisCore:
             cmds.append(("PEXPIRE", key, 2 * self.ttl_ms))
         return cmds
 
+    def _register_thread(self, thread_id: str) -> list[Cmd]:
+        """Registry entry of a thread, with its expiry hint when the saver has a TTL.
+
+        The hint is when the thread's keys may have expired at the latest if
+        nothing else is written: registration is re-sent every half TTL, so
+        1.5 TTLs cover the writes in between. ``GT``: concurrent writers keep
+        the latest hint. A thread kept longer (a wait's deadline, a read
+        refresh) is checked by the reader, which then moves its hint on.
+        """
+        shard = shard_of(thread_id)
+        cmds = self._registration(self.keys.registry(shard), thread_id, expire=False)
+        if cmds and self.ttl_ms:
+            hint = int(time.time() * 1000) + self.ttl_ms * 3 // 2
+            cmds.append(("ZADD", self.keys.registry_expiry(shard), "GT", hint, thread_id))
+        return cmds
+
+    def _live_threads(self) -> Generator[Call, Any, list[str]]:
+        """Registered thread ids, dropping (for good) those whose keys expired.
+
+        Only threads whose expiry hint has passed are checked (one ``PTTL``
+        each); no keyspace scan. A thread written again meanwhile has a newer
+        hint and stays (the drop is a compare-and-set in the shard's slot).
+        """
+        reply = yield Call([("SMEMBERS", k) for k in self.keys.registries()])
+        shards = [sorted(m.decode() for m in members) for members in reply]
+        asked = [(i, ms) for i, ms in enumerate(shards) if ms]
+        if not asked:
+            return []
+        now = int(time.time() * 1000)
+        hints = yield Call([("ZMSCORE", self.keys.registry_expiry(i), *ms) for i, ms in asked])
+        due = [
+            (i, t)
+            for (i, ms), scores in zip(asked, hints, strict=True)
+            for t, score in zip(ms, scores, strict=True)
+            if score is not None and float(score) <= now
+        ]
+        gone: set[str] = set()
+        if due:
+            ttls = yield Call([("PTTL", self.keys.thread(t)[0]) for _, t in due])
+            cmds: list[Cmd] = []
+            dead: dict[int, list[str]] = {}
+            for (i, t), pttl in zip(due, ttls, strict=True):
+                if int(pttl) == -2:
+                    dead.setdefault(i, []).append(t)
+                elif int(pttl) == -1:  # no TTL any more (a saver without one wrote it)
+                    cmds.append(("ZREM", self.keys.registry_expiry(i), t))
+                else:
+                    cmds.append(("ZADD", self.keys.registry_expiry(i), "GT", now + int(pttl), t))
+            cmds += [
+                script(S.UNREGISTER, [self.keys.registry(i), self.keys.registry_expiry(i)],
+                       now, *ts)
+                for i, ts in dead.items()
+            ]
+            replies = yield Call(cmds)
+            for dropped in replies[len(replies) - len(dead):]:
+                gone.update(m.decode() for m in dropped)
+        return [t for ms in shards for t in ms if t not in gone]
+
     @staticmethod
     def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
         conf = config.get("configurable") or {}
@@ -270,9 +328,7 @@ class RedisCore:
             thread_id=thread_id,
         )
         keys = self.keys.thread(thread_id)
-        cmds = self._registration(
-            self.keys.registry(shard_of(thread_id)), thread_id, expire=False
-        )
+        cmds = self._register_thread(thread_id)
         run_id = md.get("run_id")
         if isinstance(run_id, str) and run_id:
             cmds += self._registration(self.keys.run(run_id), thread_id)
@@ -365,6 +421,7 @@ class RedisCore:
             [
                 script(S.DELETE_THREAD, self.keys.thread(thread_id)),
                 ("SREM", registry, thread_id),
+                ("ZREM", self.keys.registry_expiry(shard_of(thread_id)), thread_id),
             ]
         )
         if replies[0]:
@@ -430,7 +487,7 @@ class RedisCore:
         args: list[Any] = [*self._ttl_args(), *(len(g) for g in groups)]
         for g in groups:
             args += g
-        cmds = self._registration(self.keys.registry(shard_of(target)), target, expire=False)
+        cmds = self._register_thread(target)
         # the schema versions the copied checkpoints were written with (migrations)
         for version in sorted({self.codec.record_version(c[i]) for i in range(1, len(c), 2)}):
             cmds += self._registration(self.keys.version(version), target)
@@ -494,8 +551,7 @@ class RedisCore:
     # -- wait index -------------------------------------------------------------
     def reconcile_waits(self) -> Op:
         """Re-add the shard entries of every registered thread's waits (idempotent)."""
-        reply = yield Call([("SMEMBERS", k) for k in self.keys.registries()])
-        threads = sorted({m.decode() for members in reply for m in members})
+        threads = yield from self._live_threads()
         if not threads:
             return 0
         replies = yield Call([script(S.WAITS, self.keys.thread(t)) for t in threads])
@@ -539,6 +595,14 @@ class RedisCore:
                 [script(S.WAITS, self.keys.thread(t), *f) for t, f in by_thread.items()]
             )
             raws = [v for flat in replies for v in flat[1::2]]
+            # and leave the shards: waits the thread moved past while their
+            # ZREM was lost, or of a thread whose keys expired (no deadline)
+            stale: list[Cmd] = []
+            for (t, fields), flat in zip(by_thread.items(), replies, strict=True):
+                found = {f.decode() for f in flat[0::2]}
+                stale += self._unshard(t, [f for f in fields if f not in found])
+            if stale:
+                yield Call(stale)
         entries = [self.codec.decode_wait(raw) for raw in raws]
         entries = [
             e

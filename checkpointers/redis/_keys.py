@@ -34,7 +34,10 @@ the dedupe keys seen.
 
 Cross-thread keys (each in its own slot, written best-effort next to the
 atomic thread write and reconciled by readers): thread registry shards
-``{<prefix>:th:N}``, due-wait shards ``{<prefix>:ws:N}``, run index
+``{<prefix>:th:N}`` (sets) with their expiry hints ``{<prefix>:th:N}:exp``
+(same slot; sorted sets scoring each thread a saver with a TTL registered by
+when its keys may have expired: readers check those threads and drop the
+gone ones), due-wait shards ``{<prefix>:ws:N}``, run index
 ``{<prefix>:r:<run>}``, schema-version sets ``{<prefix>:v:<version>}``.
 """
 
@@ -114,6 +117,10 @@ class Keys:
     def registry(self, shard: int) -> str:
         """Set of thread ids (one shard)."""
         return f"{{{self.prefix}:th:{shard}}}"
+
+    def registry_expiry(self, shard: int) -> str:
+        """Sorted set: thread id -> when (ms) its keys may have expired (same slot as the shard)."""
+        return f"{{{self.prefix}:th:{shard}}}:exp"
 
     def registries(self) -> list[str]:
         """Every registry shard."""

@@ -76,8 +76,10 @@ def _threads(core: RedisCore, filter: dict[str, Any]) -> Generator[Call, Any, li
     run_id = filter.get("run_id")
     # only threads of that run can match (the index delete_for_runs uses)
     by_run = isinstance(run_id, str) and run_id != ""
-    keys = [core.keys.run(str(run_id))] if by_run else core.keys.registries()
-    reply = yield Call([("SMEMBERS", k) for k in keys])
+    if not by_run:
+        # the registry, less the threads whose keys expired (dropped there)
+        return sorted((yield from core._live_threads()))
+    reply = yield Call([("SMEMBERS", core.keys.run(str(run_id)))])
     return sorted({m.decode() for members in reply for m in members})
 
 

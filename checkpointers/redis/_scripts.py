@@ -580,6 +580,26 @@ return out
 """,
 )
 
+# KEYS: a registry shard, its expiry hints. ARGV: checked_at (ms), thread id*.
+# Drops the threads a reader found gone (their keys expired) unless a writer
+# registered them again since (its hint is then later than checked_at);
+# returns the dropped ones.
+UNREGISTER = Script(
+    "unregister",
+    r"""
+local checked, out = tonumber(ARGV[1]), {}
+for k = 2, #ARGV do
+  local s = redis.call('ZSCORE', KEYS[2], ARGV[k])
+  if s and tonumber(s) <= checked then
+    redis.call('SREM', KEYS[1], ARGV[k])
+    redis.call('ZREM', KEYS[2], ARGV[k])
+    out[#out + 1] = ARGV[k]
+  end
+end
+return out
+""",
+)
+
 # KEYS: lock key. ARGV: token. Releases the layout lock if still ours.
 UNLOCK = Script(
     "unlock",
@@ -692,6 +712,6 @@ return chains(fields, hmget(B, fields))
 
 ALL = (
     GET, PUT, PUT_WRITES, LIST, DELTA, DELETE_THREAD, DELETE_RUN, PRUNE_KEEP_LATEST,
-    EXPORT, IMPORT, WAITS, UNLOCK, VERSIONS, REWRITE, CHAIN,
+    EXPORT, IMPORT, WAITS, UNLOCK, VERSIONS, REWRITE, CHAIN, UNREGISTER,
 )
 BY_SHA = {s.sha: s for s in ALL}
