@@ -1,4 +1,4 @@
-"""Operator commands: ``inspect THREAD``, ``approve THREAD``, ``reject THREAD``."""
+"""Operator commands: ``inspect``, ``audit``, ``approve`` and ``reject`` of one THREAD."""
 
 from __future__ import annotations
 
@@ -80,6 +80,7 @@ def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
             )
         if e.compensations:
             notes.append(f"compensation: {e.compensations}")
+        notes += [f"audit: {_audit_text(a)}" for a in e.audit]
         table.add_row(
             str(e.step),
             e.source or "",
@@ -90,6 +91,49 @@ def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
         )
     console().print(table)
     click.echo(f"state: {_state_text(state)}")
+
+
+def _audit_text(a: Any) -> str:
+    """One line of an audit entry: when, who, what, how it ended, why."""
+    what = a.action + (f" {a.item}" if a.item else "")
+    why = f" ({a.reason})" if a.reason else ""
+    return f"{a.at:%Y-%m-%d %H:%M:%S} {a.actor} {what}: {a.outcome}{why}"
+
+
+@main.command("audit")
+@url_option
+@click.argument("thread")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line, not a table.")
+def audit_cmd(url: str, thread: str, as_json: bool) -> None:
+    """THREAD's audit trail, oldest first: every decision attempt, timeout, re-ask and undo.
+
+    Entries hold a fingerprint of the request payload, never the payload. The
+    trail outlives the thread (delete_thread keeps it); it is read even after
+    the thread is gone.
+    """
+    from interrupts._audit import audit_log
+
+    with open_saver(url) as saver:
+        trail = audit_log(saver, thread_id=thread)
+        known = bool(trail) or saver.get_tuple({"configurable": {"thread_id": thread}})
+    if not known:
+        raise CliError(f"unknown thread {thread!r}: no checkpoints and no audit entries stored")
+    if as_json:
+        for a in trail:
+            click.echo(a.model_dump_json())
+        return
+    table = Table(title=f"audit trail of thread {thread}")
+    for col in ("seq", "at (UTC)", "actor", "action", "approval", "item", "outcome", "reason",
+                "fingerprint"):
+        table.add_column(col)
+    for a in trail:
+        table.add_row(
+            str(a.seq), f"{a.at:%Y-%m-%d %H:%M:%S}", a.actor, a.action,
+            (a.approval_id or "")[:8], a.item or "", a.outcome, a.reason or "",
+            (a.fingerprint or "")[:19],
+        )
+    console().print(table)
+    click.echo(f"{len(trail)} entries")
 
 
 def _decide(

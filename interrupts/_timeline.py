@@ -1,8 +1,8 @@
 """A thread's timeline: what ``langgraph-durable inspect`` prints and notebooks draw.
 
-Built from plain saver calls (``list``) plus the decision store, so it needs no
-graph: which nodes ran is read off ``versions_seen`` (a node's entry changes in
-the checkpoint its step produced).
+Built from plain saver calls (``list``) plus the decision store and the audit
+trail, so it needs no graph: which nodes ran is read off ``versions_seen`` (a
+node's entry changes in the checkpoint its step produced).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from pydantic import BaseModel, Field
 
 from checkpointers import extract_wait
+from interrupts._audit import AuditEntry, audit_log
 from migrations import SCHEMA_VERSION_KEY
 
 INTERRUPT = "__interrupt__"
@@ -44,6 +45,9 @@ class TimelineEntry(BaseModel):
     schema_version: int = 0
     interrupts: list[TimelineInterrupt] = Field(default_factory=list)
     compensations: list[Any] = Field(default_factory=list)
+    audit: list[AuditEntry] = Field(default_factory=list)
+    """Audit entries about this checkpoint: those of its pending interrupts (request,
+    attempts, timeouts), and for a compensation step its undo."""
 
 
 def _nodes(prev: CheckpointTuple | None, cur: CheckpointTuple) -> list[str]:
@@ -72,14 +76,34 @@ def _interrupts(tup: CheckpointTuple) -> list[TimelineInterrupt]:
     return list(out.values())
 
 
+def _attach_audit(entries: list[TimelineEntry], trail: list[AuditEntry]) -> None:
+    """Put each audit entry on the checkpoint it is about.
+
+    An approval's entries go where its interrupt was pending; undo entries go,
+    in order, on the checkpoints the compensation node produced (one undo per
+    superstep); anything left over goes on the newest checkpoint.
+    """
+    if not entries:
+        return
+    where = {i.interrupt_id: e for e in entries for i in e.interrupts}
+    undo_steps = iter([e for e in entries if "compensate" in e.nodes])
+    for a in trail:
+        target = where.get(a.approval_id or "")
+        if target is None and a.action == "undo":
+            target = next(undo_steps, None)
+        (target or entries[-1]).audit.append(a)
+
+
 def thread_timeline(
-    saver: BaseCheckpointSaver[Any], thread_id: str, *, checkpoint_ns: str | None = ""
+    saver: BaseCheckpointSaver[Any], thread_id: str, *, checkpoint_ns: str | None = "",
+    audit: bool = True,
 ) -> list[TimelineEntry]:
     """Every checkpoint of ``thread_id`` (root namespace by default), oldest first.
 
     Each entry carries the step, the nodes that ran to produce it, its schema
     version, the interrupts pending at it (with deadlines and, where decided,
-    the decision record) and compensation records found in its state.
+    the decision record), compensation records found in its state and (with
+    ``audit``, root namespace) the audit entries about it.
 
     Raises:
         KeyError: the thread has no checkpoint.
@@ -122,6 +146,8 @@ def thread_timeline(
         for e in entries:
             for i in e.interrupts:
                 i.decision = decisions.get(i.interrupt_id)
+    if audit and not checkpoint_ns:
+        _attach_audit(entries, audit_log(saver, thread_id=thread_id))
     return entries
 
 
