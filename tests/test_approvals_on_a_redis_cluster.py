@@ -16,7 +16,9 @@ from interrupts import (
     ApprovalSweeper,
     approval_health,
     approve,
+    audit_log,
     pending_approvals,
+    purge_audit,
 )
 from tests._approval_graphs import FakeClock, review_graph, two_level_escalation
 
@@ -63,3 +65,12 @@ def test_approvals_on_a_cluster(cluster_prefix: tuple[str, str]) -> None:
         assert pending_approvals(saver) == []
         assert approval_health(saver, clock=clock).waiting == 0
         assert effects == Counter(range(30))
+        # the audit streams live in each thread's slot: every script ran on the cluster
+        trail = [(e.actor, e.action, e.outcome) for e in audit_log(saver, thread_id="c0")]
+        assert trail == [("run", "request", "waiting"), ("alice", "approve", "recorded"),
+                         ("bob", "approve", "already_decided")]
+        swept = [(e.actor, e.action) for e in audit_log(saver, thread_id="c1")]
+        assert swept == [("run", "request"), ("system", "escalate"), ("run", "request"),
+                         ("system", "escalate"), ("run", "request"), ("system", "reject")]
+        assert purge_audit(saver, thread_id="c1") == 6
+        assert audit_log(saver, thread_id="c1") == []

@@ -141,6 +141,32 @@ def test_batch_attempts_are_audited_per_item(approval_saver: Any) -> None:
     assert entries[3].fingerprint == fingerprint({"id": "a"})
 
 
+def test_a_batch_timeout_is_audited_per_open_item(approval_saver: Any) -> None:
+    clock = FakeClock()
+
+    def review(state: dict[str, Any]) -> dict[str, Any]:
+        res = request_batch_approval([{"id": "a"}, {"id": "b"}], key=lambda o: o["id"],
+                                     timeout=timedelta(hours=1), on_timeout="reject")
+        return {"timed_out": res.timed_out}
+
+    b = StateGraph(dict)
+    b.add_node("review", review)
+    b.add_edge(START, "review")
+    b.add_edge("review", END)
+    graph = b.compile(checkpointer=approval_saver)
+    graph.invoke({}, cfg("t8", __durable_clock__=clock))
+    decide(graph, cfg("t8"), {"a": True}, by="olga", clock=clock)
+    clock.advance(timedelta(hours=2))
+    assert ApprovalSweeper(graph, clock=clock).run_once() == 1
+    entries = audit_log(approval_saver, thread_id="t8")
+    assert [(e.actor, e.action, e.item, e.outcome) for e in entries] == [
+        ("run", "request", None, "waiting"),
+        ("olga", "approve", "a", "recorded"),
+        ("system", "reject", "b", "recorded"),
+    ]
+    assert (entries[2].reason or "").startswith("on_timeout=reject; deadline ")
+
+
 def test_a_stale_reask_is_audited_once(approval_saver: Any) -> None:
     amounts = itertools.count(1)
 
@@ -249,6 +275,22 @@ async def test_async_decisions_are_audited(async_approval_saver: Any) -> None:
     assert story(entries)[-2:] == [
         ("mallory", "approve", "not_authorized"), ("olga", "approve", "recorded")
     ]
+
+
+async def test_an_async_node_audits_its_request(async_approval_saver: Any) -> None:
+    async def review(state: dict[str, Any]) -> dict[str, Any]:
+        d = request_approval(REQUEST, approvers=["ops"])
+        return {"by": d.by}
+
+    b = StateGraph(dict)
+    b.add_node("review", review)
+    b.add_edge(START, "review")
+    b.add_edge("review", END)
+    graph = b.compile(checkpointer=async_approval_saver)
+    await graph.ainvoke({}, cfg("a2", requested_by="rita"))
+    await aapprove(graph, cfg("a2"), by="olga", roles=["ops"])
+    entries = await aaudit_log(async_approval_saver, thread_id="a2")
+    assert story(entries) == [("rita", "request", "waiting"), ("olga", "approve", "recorded")]
 
 
 def test_delete_thread_keeps_the_audit_and_purge_removes_it(approval_saver: Any) -> None:
