@@ -203,7 +203,15 @@ class Compensator:
         if step is None:
             return {SAGA_KEY: {"op": "finish", "status": COMPENSATED}}, None
         if step["status"] == "failed":
-            return decide(saga, step, _ask(saga), self.clock()), None
+            answer = _ask(saga)
+            now = self.clock()
+            action, by, _note = parse_decision(answer)
+            # the note is free text: the saga log keeps it, the audit does not
+            node_audit(config, at=now, item=str(step["id"]), actor=by or "unknown",
+                       action=action, outcome="recorded",
+                       reason=f"recovery of the failed undo {step['undo']}",
+                       dedupe_key=f"recovery:{step['id']}:{step.get('attempts', 0)}")
+            return decide(saga, step, answer, now), None
         ctx = current_task(config)
         if ctx is None:
             raise RuntimeError("the compensation node must run inside a graph")

@@ -30,6 +30,7 @@ from interrupts import (
     reject,
     request_approval,
     request_batch_approval,
+    resume_recovery,
 )
 from interrupts._records import fingerprint
 from tests import _saga_graphs as g
@@ -251,6 +252,30 @@ def test_the_full_story_is_audited_in_order(approval_saver: Any) -> None:
     assert entries[0].approval_id != entries[3].approval_id  # the escalation is a new ask
     assert all(e.thread_id == "story" for e in entries)
     assert "ch_" not in json.dumps([e.model_dump(mode="json") for e in entries])
+
+
+def test_a_failing_undo_and_its_recovery_are_audited(approval_saver: Any) -> None:
+    g.LEDGER = g.ListLedger()
+    g.FAILING_UNDOS.clear()
+    g.FAILING_UNDOS.add("refund")
+    graph = g.build_order_graph(max_attempts=2).compile(checkpointer=approval_saver)
+    config = cfg("undo-fails")
+    graph.invoke({"order_id": "o2", "amount": 7}, config)
+    graph.invoke(resume_recovery("skip", by="ops-oncall", note="card 4111 refunded by hand"),
+                 config)
+    g.FAILING_UNDOS.clear()
+    entries = audit_log(approval_saver, thread_id="undo-fails")
+    assert [(e.actor, e.action, e.outcome) for e in entries] == [
+        ("system", "undo", "failed"),
+        ("ops-oncall", "skip", "recorded"),
+        ("system", "undo", "compensated"),
+    ]
+    assert entries[0].reason is not None and entries[0].reason.endswith(
+        "failed after 2 attempt(s): ConnectionError")
+    assert entries[0].item == entries[1].item != entries[2].item
+    # neither the exception message nor the operator's note is in the trail
+    dumped = json.dumps([e.model_dump(mode="json") for e in entries])
+    assert "unavailable" not in dumped and "4111" not in dumped
 
 
 def test_a_timeout_is_recorded_as_made_by_the_system(approval_saver: Any) -> None:
