@@ -43,6 +43,8 @@ def test_lease_operations_are_compare_and_set(
         assert s.get_lease(thread_id="t").progress == "half way"
         assert s.renew_leases(owner="B", thread_ids=["t"], now=T0, ttl=TTL) == ["t"]
         assert s.release_lease(thread_id="t", owner="B", now=T0, reason="finished") is False
+        # a refused release leaves the holder's lease indexed (found once it expires)
+        assert s.lease_counts(now=T0 + TTL + timedelta(seconds=1)).orphaned == 1
         s.record_lease_error(thread_id="t", owner="A", error="ValueError: x")
         assert s.release_lease(thread_id="t", owner="A", now=T0, reason="finished") is True
         released = s.get_lease(thread_id="t")

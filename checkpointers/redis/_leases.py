@@ -31,8 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from checkpointers._ids import check_id
 from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
+from checkpointers.redis import _scripts as S
 from checkpointers.redis._core import Call, Cmd
 from checkpointers.redis._keys import escape_tag
+from checkpointers.redis._scripts import Script
 
 SHARDS = 16
 
@@ -115,6 +117,14 @@ if state ~= 'parked' then return 0 end
 redis.call('HSET', h, 'state', 'released', 'attempts', 0, 'reason', 'unparked')
 return 1
 """
+
+_SCRIPTS = {
+    text: Script(f"lease_{name}", text)
+    for name, text in (("acquire", ACQUIRE), ("renew", RENEW), ("release", RELEASE),
+                       ("record_error", RECORD_ERROR), ("claim", CLAIM), ("park", PARK),
+                       ("unpark", UNPARK))
+}
+S.BY_SHA.update({x.sha: x for x in _SCRIPTS.values()})
 
 _MS = timedelta(milliseconds=1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -226,8 +236,9 @@ class RedisLeaseCore:
         self.ttl_ms = ttl_ms
 
     def _script(self, text: str, thread_id: str, *args: Any) -> Cmd:
-        # EVAL, not EVALSHA: the saver's NOSCRIPT fallback knows only its own scripts
-        return ("EVAL", text, 2, *self.keys.pair(thread_id), *args)
+        # EVALSHA (the script registered in BY_SHA, so the shells fall back to
+        # EVAL on NOSCRIPT): the body is not sent, nor hashed by the server, per call
+        return ("EVALSHA", _SCRIPTS[text].sha, 2, *self.keys.pair(thread_id), *args)
 
     def _index(self, thread_id: str, expires: datetime) -> Cmd:
         return ("ZADD", self.keys.running(thread_id), to_ms(expires), thread_id)
@@ -259,10 +270,19 @@ class RedisLeaseCore:
 
     def release(self, thread_id: str, owner: str, now: datetime, reason: str,
                 error: str | None) -> Flow:
-        (done,) = yield Call([self._script(RELEASE, thread_id, owner, to_ms(now), reason,
-                                           error or "", 2 * self.ttl_ms)])
-        if done:
-            yield Call([("ZREM", self.keys.running(thread_id), thread_id)])
+        # one round trip (the end of every run pays it): the index entry goes
+        # with the release; in the rare case the lease was no longer ours, the
+        # new owner's entry is put back from its record (a renewal would too)
+        done, _ = yield Call([
+            self._script(RELEASE, thread_id, owner, to_ms(now), reason, error or "",
+                         2 * self.ttl_ms),
+            ("ZREM", self.keys.running(thread_id), thread_id),
+        ])
+        if not done:
+            (raw,) = yield Call([("HGETALL", self.keys.record(thread_id))])
+            record = parse_record(raw)
+            if record is not None and record.state == RUNNING and record.expires_at:
+                yield Call([self._index(thread_id, record.expires_at)])
         return bool(done)
 
     def record_error(self, thread_id: str, owner: str, error: str) -> Flow:
