@@ -1,16 +1,28 @@
 """Benchmark: approvals at scale on the Postgres and Redis savers.
 
-1. ``find``: with W threads waiting (deadlines in the future) and 1,000 due,
-   the time the sweeper's claim takes to find and claim all the due ones, at
-   W = 10,000 and W = 100,000. The due threads are real paused graph runs; the
-   other waits are copies of a real wait entry under other thread ids (so the
-   index holds W entries without running W graphs).
-2. ``throughput``: N real paused threads all due; 2 sweeper processes (each
-   ``concurrency`` resumes in flight) resolve them; approvals/s = N / slowest
-   sweeper's ``run_once`` wall time (process start-up excluded).
-3. ``batch``: a batch of 1,000 items decided in 100 ``decide`` calls of 10:
-   median time of a call when 0-90 items were already decided vs 900-990
-   (and the same for a batch of 100 items).
+1. ``find``: the sweeper's claim of every due approval (1,000, pages of 100)
+   with W = 10,000 and W = 100,000 other approvals waiting (deadlines 30 days
+   out). Two storage areas, one per W, each built from one real paused graph
+   run whose wait entry is copied under other thread ids (due copies keep its
+   deadline, waiting copies get +30 days); claims alternate between the two
+   areas (5 rounds), so machine load hits both alike. Median and ratio.
+2. ``throughput``: N real paused threads, all due; 2 sweeper processes (each
+   ``concurrency`` resumes in flight) started together resolve them;
+   approvals/s = resolved / the slower sweeper's ``run_once`` wall time
+   (process start-up excluded). Each sweeper also reports its CPU time, and the
+   server's: on Postgres the CPU time of the sweepers' own backends (``/proc``,
+   local server only), on Redis the whole server's (``INFO cpu``: an upper
+   bound when others use it too): CPU ms per approval, and the rate that much
+   CPU would allow on 2 idle cores.
+3. ``resume``: the cost of the resume alone (what the sweeper does per
+   approval after its claim): ``graph.invoke(Command(resume=...))`` of the
+   same paused 2-node graph, one at a time, on ``InMemorySaver`` (LangGraph's
+   own cost), on our saver with run leases off, and with leases on (default).
+4. ``batch``: ``decide`` calls of 10 items on batches of 100 and of 1,000
+   items: median time of a call while 0-10% of the batch is decided vs while
+   80-90% is (the completing call excluded: it resumes the run). Timed calls
+   alternate early/late and 100/1,000 (batches prepared beforehand), so load
+   drift on a shared machine hits every cell alike; 10 samples per cell.
 
 Usage::
 
@@ -39,6 +51,8 @@ from interrupts import CLOCK_CONFIG_KEY, ApprovalSweeper, decide  # noqa: E402
 from tests._approval_graphs import T0, FakeClock, review_graph  # noqa: E402
 from tests._approval_savers import open_sync  # noqa: E402
 from tests._servers import postgres_url, redis_url  # noqa: E402
+
+APP_NAME = "bench_approvals_sweeper"
 
 
 class Area:
@@ -84,8 +98,9 @@ def pause_threads(saver: Any, n: int, prefix: str, clock: FakeClock) -> Any:
     return graph
 
 
-def add_waiting(area: Area, saver: Any, template: str, count: int, start: int) -> None:
-    """``count`` more not-due wait entries, copies of ``template``'s, 30 days out."""
+def add_waiting(area: Area, saver: Any, template: str, count: int, start: int,
+                prefix: str = "waiting-", days: int = 30) -> None:
+    """``count`` copies of ``template``'s wait entry, deadline moved by ``days``."""
     if area.backend == "postgres":
         import psycopg
         from psycopg import sql
@@ -95,67 +110,86 @@ def add_waiting(area: Area, saver: Any, template: str, count: int, start: int) -
                 INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns,
                     checkpoint_id, task_id, kind, deadline, approvers, escalation_level,
                     value_type, value, created_at)
-                SELECT 'waiting-' || g, w.interrupt_id, w.checkpoint_ns, w.checkpoint_id,
+                SELECT %s || g, w.interrupt_id, w.checkpoint_ns, w.checkpoint_id,
                        w.task_id, w.kind,
-                       w.deadline + interval '30 days', w.approvers, w.escalation_level,
-                       w.value_type, w.value, w.created_at
+                       w.deadline + make_interval(days => %s), w.approvers,
+                       w.escalation_level, w.value_type, w.value, w.created_at
                 FROM {s}.durable_waits AS w, generate_series(%s::int, %s::int) AS g
                 WHERE w.thread_id = %s""").format(s=sql.Identifier(area.name)),
-                (start, start + count - 1, template))
+                (prefix, days, start, start + count - 1, template))
             conn.execute(sql.SQL("ANALYZE {}.durable_waits").format(sql.Identifier(area.name)))
         return
-    from checkpointers.redis._codec import SEP
-    from checkpointers.redis._keys import shard_of
+    import ormsgpack
 
+    from checkpointers.redis._codec import SEP
+    from checkpointers.redis._keys import THREAD_SUFFIXES, shard_of
+
+    wt, wd = THREAD_SUFFIXES.index("wt"), THREAD_SUFFIXES.index("wd")
     keys = saver._core.keys
     client = saver.client
-    (fld, entry), = client.hgetall(keys.thread(template)[8]).items()
-    deadline = int((T0 + timedelta(days=30)).timestamp() * 1000)
+    (fld, entry), = client.hgetall(keys.thread(template)[wt]).items()
+    fields = ormsgpack.unpackb(entry)
+    deadline = int((T0 + timedelta(minutes=15, days=days)).timestamp() * 1000)
     pipe = client.pipeline(transaction=False)
     for i in range(start, start + count):
-        tid = f"waiting-{i}"
+        tid = f"{prefix}{i}"
         tk = keys.thread(tid)
-        pipe.hset(tk[8], fld, entry)
-        pipe.zadd(tk[10], {fld: deadline})
+        # the stored entry names its thread: each copy names its own
+        pipe.hset(tk[wt], fld, ormsgpack.packb({**fields, "thread_id": tid}))
+        pipe.zadd(tk[wd], {fld: deadline})
         pipe.zadd(keys.wait_shard(shard_of(tid)), {tid + SEP + fld.decode(): deadline})
         if len(pipe) >= 3000:
             pipe.execute()
     pipe.execute()
 
 
-def bench_find(backend: str, due: int, sizes: list[int]) -> list[dict[str, Any]]:
-    area = Area(backend)
-    out = []
+def claim_all(saver: Any, now: Any, page: int = 100) -> tuple[float, int]:
+    """Seconds to claim every due wait in pages of ``page`` (one new owner), and how many."""
+    owner = uuid.uuid4().hex
+    t = time.perf_counter()
+    got = 0
+    while True:
+        claimed = saver.claim_due_waits(now=now, owner=owner, lease=timedelta(minutes=1),
+                                        limit=page)
+        got += len(claimed)
+        if len(claimed) < page:
+            return time.perf_counter() - t, got
+
+
+def bench_find(backend: str, due: int, sizes: list[int], rounds: int = 5) -> list[dict[str, Any]]:
+    from contextlib import ExitStack
+
+    areas = {size: Area(backend) for size in sizes}
     try:
-        with open_sync(backend, area.url, area.options) as saver:
-            clock = FakeClock()
-            pause_threads(saver, due, "due-", clock)
-            have = 0
+        with ExitStack() as stack:
+            savers = {}
+            for size, area in areas.items():
+                saver = savers[size] = stack.enter_context(
+                    open_sync(backend, area.url, area.options))
+                pause_threads(saver, 1, "due-", FakeClock())
+                add_waiting(area, saver, "due-0", due - 1, 1, prefix="due-", days=0)
+                add_waiting(area, saver, "due-0", size, 0)
             now = T0 + timedelta(hours=1)
-            for size in sizes:
-                add_waiting(area, saver, "due-0", size - have, have)
-                have = size
-                runs = []
-                for _ in range(3):
-                    owner = uuid.uuid4().hex
-                    t = time.perf_counter()
-                    got = 0
-                    while True:
-                        page = saver.claim_due_waits(now=now, owner=owner,
-                                                     lease=timedelta(minutes=1), limit=100)
-                        got += len(page)
-                        if len(page) < 100:
-                            break
-                    runs.append(time.perf_counter() - t)
-                    assert got >= due, (got, runs, size)
-                    # past the lease: the next run claims them all again
-                    now += timedelta(minutes=2)
-                out.append({"backend": backend, "waiting": size, "due": due,
-                            "claim_all_due_s": round(statistics.median(runs), 3)})
-                print(json.dumps(out[-1]), flush=True)
+            runs: dict[int, list[float]] = {size: [] for size in sizes}
+            for _ in range(rounds):
+                for size in sizes:
+                    seconds, got = claim_all(savers[size], now)
+                    assert got == due, (got, due, size)
+                    runs[size].append(seconds)
+                now += timedelta(minutes=2)  # past the lease: the next round claims all again
+        out = []
+        for size in sizes:
+            out.append({"backend": backend, "waiting": size, "due": due, "rounds": rounds,
+                        "claim_all_due_s": round(statistics.median(runs[size]), 3),
+                        "runs_s": [round(r, 3) for r in runs[size]]})
+            print(json.dumps(out[-1]), flush=True)
+        first, last = out[0]["claim_all_due_s"], out[-1]["claim_all_due_s"]
+        print(json.dumps({"backend": backend, "find_ratio_largest_vs_smallest":
+                          round(last / first, 2)}), flush=True)
+        return out
     finally:
-        area.drop()
-    return out
+        for area in areas.values():
+            area.drop()
 
 
 def bench_throughput(backend: str, n: int, concurrency: int) -> dict[str, Any]:
@@ -166,19 +200,67 @@ def bench_throughput(backend: str, n: int, concurrency: int) -> dict[str, Any]:
         args = {"backend": backend, "url": area.url, "options": area.options,
                 "now": (T0 + timedelta(hours=1)).isoformat(), "concurrency": concurrency}
         procs = [subprocess.Popen([sys.executable, __file__, "--sweeper", json.dumps(args)],
-                                  cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
+                                  cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
                  for _ in range(2)]
+        for p in procs:  # both set up (imports, pool, graph) before either sweeps
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        redis0 = redis_cpu_s(area.url) if backend == "redis" else None
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
         results = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+        if redis0 is not None:
+            # the whole server's CPU (it may serve others too): an upper bound
+            for r in results:
+                r["server_cpu_s"] = (redis_cpu_s(area.url) - redis0) / len(results)
         resolved = sum(r["resolved"] for r in results)
         wall = max(r["seconds"] for r in results)
-        out = {"backend": backend, "approvals": n, "resolved": resolved, "sweepers": 2,
-               "concurrency": concurrency, "seconds": round(wall, 2),
-               "approvals_per_s": round(resolved / wall, 1)}
+        client = sum(r["cpu_s"] for r in results) / resolved * 1000
+        out: dict[str, Any] = {
+            "backend": backend, "approvals": n, "resolved": resolved, "sweepers": 2,
+            "concurrency": concurrency, "seconds": round(wall, 2),
+            "approvals_per_s": round(resolved / wall, 1),
+            "sweeper_cpu_ms_per_approval": round(client, 2)}
+        if all(r.get("server_cpu_s") is not None for r in results):
+            server = sum(r["server_cpu_s"] for r in results) / resolved * 1000
+            out["server_cpu_ms_per_approval"] = round(server, 2)
+            out["rate_2_idle_cores_allow"] = round(2000 / (client + server), 1)
         print(json.dumps(out), flush=True)
         return out
     finally:
         area.drop()
+
+
+def redis_cpu_s(url: str) -> float:
+    """CPU seconds the Redis server used so far (all its clients)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        info = client.info("cpu")
+    finally:
+        client.close()
+    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
+
+
+def backend_cpu_s(url: str) -> float | None:
+    """CPU seconds used so far by the server backends of this benchmark's sweepers."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        pids = [r[0] for r in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (APP_NAME,))]
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return None  # not a local server
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def sweeper_process(args: dict[str, Any]) -> None:
@@ -188,26 +270,68 @@ def sweeper_process(args: dict[str, Any]) -> None:
     now = datetime.fromisoformat(args["now"])
     with ExitStack() as stack:
         if args["backend"] == "postgres":
-            # a pool without the per-checkout health check: one round trip less per call
-            from psycopg_pool import ConnectionPool
+            from psycopg.conninfo import make_conninfo
 
             from checkpointers.postgres import PostgresSaver
 
-            pool = stack.enter_context(ConnectionPool(
-                args["url"], min_size=args["concurrency"] + 2, max_size=args["concurrency"] + 2,
-                kwargs={"autocommit": True}, open=True))
-            saver = PostgresSaver(pool, **args["options"])
+            # named, so the server backends' CPU can be read (backend_cpu_s)
+            saver = stack.enter_context(PostgresSaver.from_conn_string(
+                make_conninfo(args["url"], application_name=APP_NAME),
+                pool_size=args["concurrency"] + 2, **args["options"]))
+            saver.setup()
         else:
             saver = stack.enter_context(open_sync(args["backend"], args["url"], args["options"]))
         graph = review_graph(saver)
         sweeper = ApprovalSweeper(graph, clock=lambda: now, concurrency=args["concurrency"],
                                   page_size=50)
-        t = time.perf_counter()
+        measure_server = args["backend"] == "postgres"
+        print("ready", flush=True)
+        sys.stdin.readline()
+        server0 = backend_cpu_s(args["url"]) if measure_server else None
+        t, cpu = time.perf_counter(), time.process_time()
         resolved = sweeper.run_once()
-        print(json.dumps({"resolved": resolved, "seconds": time.perf_counter() - t}))
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+        server1 = backend_cpu_s(args["url"]) if measure_server else None
+        server = None if server0 is None or server1 is None else server1 - server0
+        print(json.dumps({"resolved": resolved, "seconds": seconds, "cpu_s": cpu,
+                          "server_cpu_s": server}))
 
 
-def bench_batch(backend: str, sizes: list[int]) -> list[dict[str, Any]]:
+def bench_resume(backend: str, n: int) -> list[dict[str, Any]]:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from interrupts._records import timeout_record
+
+    def run(saver: Any, label: str) -> dict[str, Any]:
+        clock = FakeClock()
+        graph = pause_threads(saver, n, "r", clock)
+        intr = graph.get_state({"configurable": {"thread_id": "r0"}}).interrupts[0]
+        answer = timeout_record(intr.value, intr.id, T0 + timedelta(hours=1))
+        t, cpu = time.perf_counter(), time.process_time()
+        for i in range(n):
+            graph.invoke(Command(resume={intr.id: answer} if i == 0 else answer),
+                         {"configurable": {"thread_id": f"r{i}", CLOCK_CONFIG_KEY: clock}})
+        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+        row = {"backend": label, "resumes": n, "wall_ms_per_resume": round(seconds / n * 1000, 2),
+               "client_cpu_ms_per_resume": round(cpu / n * 1000, 2)}
+        print(json.dumps(row), flush=True)
+        return row
+
+    out = [run(InMemorySaver(), "memory (LangGraph alone)")]
+    for leases in (False, True):
+        area = Area(backend)
+        try:
+            with open_sync(backend, area.url, {**area.options, "leases": leases}) as saver:
+                out.append(run(saver, f"{backend} leases={leases}"))
+        finally:
+            area.drop()
+    return out
+
+
+def bench_batch(backend: str, sizes: list[int], samples: int = 10) -> list[dict[str, Any]]:
+    from typing import TypedDict
+
     from langgraph.graph import END, START, StateGraph
 
     from interrupts import request_batch_approval
@@ -216,13 +340,12 @@ def bench_batch(backend: str, sizes: list[int]) -> list[dict[str, Any]]:
         res = request_batch_approval(state["items"], key=lambda o: o["id"])
         return {"items": state["items"], "approved": len(res.approved)}
 
-    from typing import TypedDict
-
     class S(TypedDict, total=False):
         items: list[dict[str, Any]]
         approved: int
 
-    out = []
+    early: dict[int, list[float]] = {size: [] for size in sizes}
+    late: dict[int, list[float]] = {size: [] for size in sizes}
     area = Area(backend)
     try:
         with open_sync(backend, area.url, area.options) as saver:
@@ -231,24 +354,49 @@ def bench_batch(backend: str, sizes: list[int]) -> list[dict[str, Any]]:
             b.add_edge(START, "review")
             b.add_edge("review", END)
             graph = b.compile(checkpointer=saver)
+
+            def call(thread: str, first: int) -> float:
+                t = time.perf_counter()
+                decide(graph, {"configurable": {"thread_id": thread}},
+                       {f"i{k}": True for k in range(first, first + 10)}, by="bench")
+                return time.perf_counter() - t
+
+            # (thread, first item) of each timed call: "early" calls find 0-10% of
+            # their batch decided, "late" ones 80-90% (decided beforehand, untimed)
+            plan: dict[int, tuple[list[tuple[str, int]], list[tuple[str, int]]]] = {}
             for size in sizes:
-                cfg = {"configurable": {"thread_id": f"batch{size}"}}
-                graph.invoke({"items": [{"id": f"i{k}", "v": k} for k in range(size)]}, cfg)
-                times = []
-                for c in range(0, size, 10):
-                    t = time.perf_counter()
-                    decide(graph, cfg, {f"i{k}": True for k in range(c, c + 10)}, by="bench")
-                    times.append(time.perf_counter() - t)
-                tenth = max(1, len(times) // 10)
-                row = {"backend": backend, "items": size, "calls": len(times),
-                       "first_10pct_ms": round(statistics.median(times[:tenth]) * 1000, 1),
-                       "last_10pct_but_final_ms": round(
-                           statistics.median(times[-tenth - 1:-1] or times[-1:]) * 1000, 1),
-                       "final_call_ms": round(times[-1] * 1000, 1)}
-                out.append(row)
-                print(json.dumps(row), flush=True)
+                per = max(1, size // 100)  # calls of 10 in a tenth of the batch
+                e_calls: list[tuple[str, int]] = []
+                l_calls: list[tuple[str, int]] = []
+                for n in range(-(-samples // per)):
+                    for kind, calls in (("early", e_calls), ("late", l_calls)):
+                        thread = f"{kind}-{size}-{n}"
+                        graph.invoke({"items": [{"id": f"i{k}", "v": k} for k in range(size)]},
+                                     {"configurable": {"thread_id": thread}})
+                        base = 0 if kind == "early" else size * 8 // 10
+                        for first in range(0, base, 10):
+                            call(thread, first)
+                        calls += [(thread, base + 10 * j) for j in range(per)]
+                plan[size] = (e_calls[:samples], l_calls[:samples])
+            # early and late calls alternate, and so do the sizes: load drift hits all alike
+            for i in range(samples):
+                for size in sizes:
+                    early[size].append(call(*plan[size][0][i]))
+                    late[size].append(call(*plan[size][1][i]))
     finally:
         area.drop()
+    out = []
+    for size in sizes:
+        e = statistics.median(early[size][:samples]) * 1000
+        la = statistics.median(late[size][:samples]) * 1000
+        out.append({"backend": backend, "items": size, "samples": samples,
+                    "decide_ms_0_10pct_decided": round(e, 1),
+                    "decide_ms_80_90pct_decided": round(la, 1),
+                    "late_vs_early": round(la / e, 2)})
+        print(json.dumps(out[-1]), flush=True)
+    print(json.dumps({"backend": backend, "decide_ratio_largest_vs_smallest_batch": round(
+        out[-1]["decide_ms_80_90pct_decided"] / out[0]["decide_ms_80_90pct_decided"], 2)}),
+        flush=True)
     return out
 
 
@@ -258,17 +406,20 @@ def main() -> None:
         return
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", choices=["postgres", "redis"], default="postgres")
-    p.add_argument("--parts", default="find,throughput,batch")
+    p.add_argument("--parts", default="find,throughput,resume,batch")
     p.add_argument("--due", type=int, default=1000)
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--approvals", type=int, default=1000)
     p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--resumes", type=int, default=200)
     a = p.parse_args()
     parts = a.parts.split(",")
     if "find" in parts:
         bench_find(a.backend, a.due, [int(s) for s in a.sizes.split(",")])
     if "throughput" in parts:
         bench_throughput(a.backend, a.approvals, a.concurrency)
+    if "resume" in parts:
+        bench_resume(a.backend, a.resumes)
     if "batch" in parts:
         bench_batch(a.backend, [100, 1000])
 

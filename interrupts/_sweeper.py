@@ -172,8 +172,9 @@ class ApprovalSweeper:
             else:
                 done = yield op("run_all", flows=flows, concurrency=self.concurrency)
                 resolved += sum(int(d) for d in done)
-            if len(entries) < self.page_size:
-                return resolved
+            # a short page is not the end: concurrent sweepers' claims (row locks,
+            # Redis shard entries leaving while paging) can make a page short while
+            # due waits remain; only a claim with nothing new ends the sweep
 
     def run_once(self) -> int:
         """Resolve every wait due now; return how many threads were resumed."""
