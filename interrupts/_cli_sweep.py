@@ -43,7 +43,15 @@ from interrupts.cli import main
     type=click.IntRange(min=1),
     help="Approvals claimed per query.",
 )
-def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_size: int) -> None:
+@click.option(
+    "--concurrency",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Resumes in flight at once (each waits on storage round trips).",
+)
+def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_size: int,
+          concurrency: int) -> None:
     """Apply on_timeout to approvals past their deadline and resume their threads.
 
     Safe to run in several processes at once: each approval is resolved once.
@@ -54,7 +62,8 @@ def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_s
     obj = load_object(spec, what="--graph")
     with open_saver(url) as saver:
         graph = bind_graph(obj, saver, spec)
-        sweeper = ApprovalSweeper(graph, lease=timedelta(seconds=lease), page_size=page_size)
+        sweeper = ApprovalSweeper(graph, lease=timedelta(seconds=lease), page_size=page_size,
+                                  concurrency=concurrency)
         if once:
             click.echo(f"resolved {sweeper.run_once()} approval(s)")
             return
