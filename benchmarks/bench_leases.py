@@ -134,26 +134,48 @@ def _drop_prefix(url: str, prefix: str) -> None:
 # -- part 1 --------------------------------------------------------------------------
 
 LEASE_TIME = [0.0]
+CALLS = [0]
 
 
-def _timed(fn: Any) -> Any:
+def _timed(fn: Any, sign: float = 1.0) -> Any:
     def wrapper(*a: Any, **kw: Any) -> Any:
         t0 = time.perf_counter()
         try:
             return fn(*a, **kw)
         finally:
-            LEASE_TIME[0] += time.perf_counter() - t0
+            LEASE_TIME[0] += sign * (time.perf_counter() - t0)
+
+    return wrapper
+
+
+def _counted(fn: Any) -> Any:
+    def wrapper(*a: Any, **kw: Any) -> Any:
+        CALLS[0] += 1
+        return fn(*a, **kw)
 
     return wrapper
 
 
 def _instrument() -> None:
-    """Count the wall time spent in lease code: the run hooks and every heartbeat."""
+    """Count the wall time spent in lease code and the saver's round trips.
+
+    Lease code: the run hooks, every heartbeat, and ``around`` (a run's first
+    and last write) minus the write it sends (``_run_with_lease``, which
+    carries the lease statement in the same round trip). Round trips: calls
+    that wait for the server (a Postgres call or a Redis pipeline).
+    """
     from checkpointers._run_leases import RunLeases
+    from checkpointers.postgres._leases import SyncLeases as PgLeases
+    from checkpointers.redis._leases import SyncLeases as RedisLeases
 
-    for name in ("before", "after", "beat"):
+    for name in ("after", "beat", "around"):
         setattr(RunLeases, name, _timed(getattr(RunLeases, name)))
-
+    for cls in (PgLeases, RedisLeases):
+        cls._run_with_lease = _timed(cls._run_with_lease, -1.0)  # type: ignore[method-assign]
+    PostgresSaver._run = _counted(PostgresSaver._run)  # type: ignore[method-assign]
+    PostgresSaver._run_together = _counted(  # type: ignore[method-assign]
+        PostgresSaver._run_together)
+    RedisSaver._execute = _counted(RedisSaver._execute)  # type: ignore[method-assign]
 
 
 def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
@@ -162,6 +184,7 @@ def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
     cpu: dict[str, list[float]] = {name: [] for name in VARIANTS}
     ratios: dict[str, list[float]] = {name: [] for name in VARIANTS}
     in_leases: dict[str, float] = {name: 0.0 for name in VARIANTS}
+    calls: dict[str, int] = {name: 0 for name in VARIANTS}
     try:
         for r in range(args.rounds):
             order = list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))
@@ -173,6 +196,7 @@ def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
                                  {"configurable": {"thread_id": f"warm-{uuid.uuid4().hex}"}})
                     samples = []
                     LEASE_TIME[0] = 0.0
+                    CALLS[0] = 0
                     c0 = time.process_time()
                     for _ in range(args.runs):
                         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
@@ -183,6 +207,7 @@ def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
                     cpu[name].append((time.process_time() - c0) / args.runs)
                     times[name] += samples
                     in_leases[name] += LEASE_TIME[0]
+                    calls[name] += CALLS[0]
                     round_median[name] = statistics.median(samples)
                     if saver.run_leases is not None:
                         saver.run_leases.close()
@@ -200,9 +225,11 @@ def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
         c = statistics.median(cpu[name])
         ratio = 100 * statistics.median(ratios[name])
         lease_ms = 1000 * in_leases[name] / len(samples)
+        trips = calls[name] / len(samples)
         print(f"  {name:26s} wall {med * 1000:7.1f} ms ({ratio:+6.2f}%)"
               f"   cpu {c * 1000:6.2f} ms ({100 * (c - base_cpu) / base_cpu:+6.2f}%)"
-              f"   in lease code {lease_ms:5.2f} ms/run ({100 * lease_ms / (med * 1000):4.2f}%)")
+              f"   in lease code {lease_ms:5.2f} ms/run ({100 * lease_ms / (med * 1000):4.2f}%)"
+              f"   round trips {trips:5.1f}/run")
 
 
 # -- part 2 --------------------------------------------------------------------------

@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import uuid
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -91,6 +93,74 @@ class LeaseSettings:
 def new_owner_id(kind: str = "run") -> str:
     """A lease owner id unique to this process and object: ``host:pid:kind:random``."""
     return f"{socket.gethostname()}:{os.getpid()}:{kind}:{uuid.uuid4().hex[:10]}"
+
+
+# Owner ids handed out in this process that are still in use (see owner_is_dead).
+_live_owners: weakref.WeakValueDictionary[str, object] = weakref.WeakValueDictionary()
+_live_lock = threading.Lock()
+
+
+def register_owner(owner: str, holder: object) -> None:
+    """Record that ``owner`` is in use in this process for as long as ``holder`` lives."""
+    with _live_lock:
+        _live_owners[owner] = holder
+
+
+def owner_is_dead(owner: str | None) -> bool:
+    """Whether the process of lease owner ``owner`` is provably gone.
+
+    Only owners on this host can be proved dead: their pid no longer exists (or
+    is a zombie), or it is this process and no live object here uses the id (a
+    restarted container can reuse a pid). Owners on other hosts, and anything
+    in doubt, count as alive: the caller then falls back to
+    :func:`heartbeat_is_stale` or the lease's expiry.
+    """
+    if not owner:
+        return False
+    parts = owner.rsplit(":", 3)
+    if len(parts) != 4 or parts[0] != socket.gethostname():
+        return False
+    try:
+        pid = int(parts[1])
+    except ValueError:
+        return False
+    if pid <= 0:
+        return False
+    if pid == os.getpid():
+        with _live_lock:
+            return owner not in _live_owners
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # e.g. EPERM: it exists, under another user
+    return _is_zombie(pid)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    # "pid (comm) S ...": the state follows the last ')' (comm may hold ')')
+    tail = stat.rsplit(b")", 1)[-1].split()
+    return bool(tail) and tail[0] in (b"Z", b"X")
+
+
+def heartbeat_is_stale(record: LeaseRecord, now: datetime) -> bool:
+    """Whether a running lease's holder missed a heartbeat (so it is most likely dead).
+
+    A live holder renews at least every half lease (:class:`LeaseSettings`
+    refuses a longer heartbeat); one that has not renewed for two thirds of its
+    lease is late by a sixth of it. The lease length is read from the record,
+    so this holds whatever settings the holder runs with.
+    """
+    if record.state != RUNNING or record.renewed_at is None or record.expires_at is None:
+        return False
+    lease = record.expires_at - record.renewed_at
+    return now - record.renewed_at >= lease * 2 / 3
 
 
 def clip_error(error: BaseException | str | None) -> str | None:
@@ -234,14 +304,46 @@ class LeaseStore(Protocol):
         """
         ...
 
+    def take_over_lease(
+        self,
+        *,
+        thread_id: str,
+        token: int,
+        renewed_at: datetime | None,
+        owner: str,
+        now: datetime,
+        ttl: timedelta,
+    ) -> LeaseRecord | None:
+        """Take a running lease whose holder is dead, iff it is still at ``token`` and
+        was last renewed at ``renewed_at`` (compare-and-set; not a recovery).
+
+        Used by a new run of the thread (or a recovery worker closing a thread
+        that already finished) once :func:`owner_is_dead` or
+        :func:`heartbeat_is_stale` says the holder is gone. The winner's record
+        has ``token + 1``; attempts and recoveries are unchanged.
+
+        Returns:
+            The record after the change, or ``None`` if the lease moved on.
+        """
+        ...
+
     def park_lease(
         self, *, thread_id: str, token: int, now: datetime, reason: str
     ) -> LeaseRecord | None:
         """Park an expired running lease at ``token`` (compare-and-set)."""
         ...
 
-    def unpark_lease(self, *, thread_id: str) -> bool:
-        """Release a parked thread and reset its poison count (operator action)."""
+    def unpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
+        """Unpark a parked thread and reset its poison count (operator action).
+
+        Args:
+            retry_at: ``None``: the record is released (nothing left to run).
+                Otherwise it becomes an orphan whose lease expired at
+                ``retry_at``, so the next recovery pass resumes it again.
+
+        Returns:
+            ``False`` if the thread was not parked.
+        """
         ...
 
     def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
@@ -309,13 +411,27 @@ class AsyncLeaseStore(Protocol):
         """See :meth:`LeaseStore.claim_expired_lease`."""
         ...
 
+    async def atake_over_lease(
+        self,
+        *,
+        thread_id: str,
+        token: int,
+        renewed_at: datetime | None,
+        owner: str,
+        now: datetime,
+        ttl: timedelta,
+    ) -> LeaseRecord | None:
+        """See :meth:`LeaseStore.take_over_lease`."""
+        ...
+
     async def apark_lease(
         self, *, thread_id: str, token: int, now: datetime, reason: str
     ) -> LeaseRecord | None:
         """See :meth:`LeaseStore.park_lease`."""
         ...
 
-    async def aunpark_lease(self, *, thread_id: str) -> bool:
+    async def aunpark_lease(self, *, thread_id: str,
+                            retry_at: datetime | None = None) -> bool:
         """See :meth:`LeaseStore.unpark_lease`."""
         ...
 

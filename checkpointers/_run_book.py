@@ -82,6 +82,24 @@ def may_have_next(checkpoint: Mapping[str, Any]) -> bool:
     return any(c == START or c.startswith(_TRIGGER_PREFIXES) or c in known for c in updated)
 
 
+def end_shown_by(checkpoint_tuple: Any) -> str | None:
+    """How a thread's latest root checkpoint says its last run ended, if it did.
+
+    ``"interrupted"`` (waiting at an interrupt: a pending ``__interrupt__``
+    write and no ``__resume__``), ``"finished"`` (no step can follow), or
+    ``None``: unfinished, a run is going or died mid-way. ``checkpoint_tuple``
+    is what ``get_tuple`` returns (``None``: no checkpoint, so not ended).
+    """
+    if checkpoint_tuple is None:
+        return None
+    channels = {w[1] for w in checkpoint_tuple.pending_writes or ()}
+    if INTERRUPT in channels and RESUME not in channels:
+        return ENDED_INTERRUPTED
+    if ERROR not in channels and not may_have_next(checkpoint_tuple.checkpoint):
+        return ENDED_FINISHED
+    return None
+
+
 def _thread_and_ns(config: Mapping[str, Any]) -> tuple[str | None, str, Any]:
     conf = config.get("configurable") or {}
     thread_id = conf.get("thread_id")
@@ -104,6 +122,19 @@ class Held:
     error: str | None = None
     ending: bool = False  # an __error__ was written: the run is probably ending
     pending: bool = False  # decided to start, lease not acquired yet
+    # contested: another owner held a live lease when the run started; its
+    # (token, renewed_at). The run goes on unleased; the heartbeat takes the
+    # lease over once that holder is provably dead, or it is released.
+    rival: tuple[int, datetime | None] | None = None
+    # the contested run ended cleanly with this reason: release the rival's
+    # lease for it once the rival is provably dead (a killed run's lease must
+    # not outlive the run that finished the thread)
+    closing: str | None = None
+
+    @property
+    def ours(self) -> bool:
+        """Whether the lease is (being) held by this process, not by a rival."""
+        return self.rival is None
 
 
 @dataclass(frozen=True)
@@ -135,12 +166,17 @@ class Plan:
         progress: Progress to record with the renewal.
         ended: ``(thread_id, reason, error)`` of runs found over: release them.
         collect: Run the cycle collector first (a run may be held by a traceback).
+        contest: Contested runs still going: try to take their lease.
+        clear: ``(thread_id, rival token, reason)`` of contested runs that ended
+            cleanly: release the rival's lease once the rival is dead.
     """
 
     renew: list[str]
     progress: dict[str, tuple[datetime, str | None]]
     ended: list[tuple[str, str, str | None]]
     collect: bool = False
+    contest: list[str] = field(default_factory=list)
+    clear: list[tuple[str, int, str]] = field(default_factory=list)
 
 
 class RunBook:
@@ -196,7 +232,8 @@ class RunBook:
         """The 'before' decision, or ``None`` for a late write of an ended run."""
         with self._lock:
             held = self._held.get(thread_id)
-            if held is not None:
+            if held is not None and (held.ours or (held.closing is None
+                                     and (ns or held.runtime is runtime))):
                 held.last_activity = time.monotonic()
                 if not ns and held.runtime is not runtime:
                     # a root write names the run: adopt it as the liveness handle
@@ -204,6 +241,7 @@ class RunBook:
                 return NOTHING
             if not ns and self._ended.get(thread_id) is runtime:
                 return None
+            # no entry, or a contested entry of another run: this write starts a run
             # reserve it now, so concurrent writes of the run do not start it twice
             self._held[thread_id] = Held(thread_id, 0, runtime, pending=True)
             self._ended.pop(thread_id, None)
@@ -231,6 +269,60 @@ class RunBook:
                 held.pending = False
                 held.token = token
 
+    def contest(self, thread_id: str, runtime: Any, token: int,
+                renewed_at: datetime | None) -> bool:
+        """The reserved start found another owner's live lease: run on, contested."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is None or held.runtime is not runtime or not (held.pending or held.rival):
+                return False
+            held.pending = False
+            held.rival = (token, renewed_at)
+            return True
+
+    def win(self, thread_id: str, runtime: Any, token: int) -> bool:
+        """A contested run took the lease over (``False``: the run ended meanwhile)."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is None or held.rival is None or held.closing is not None \
+                    or held.runtime is not runtime:
+                return False
+            held.rival = None
+            held.token = token
+            return True
+
+    def close(self, thread_id: str, runtime: Any, reason: str) -> None:
+        """A contested run ended cleanly: keep the entry to clear the rival's lease."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is None or held.rival is None:
+                return
+            held.closing = reason
+            self._ended[thread_id] = runtime
+            self._ended.move_to_end(thread_id)
+            held.runtime = None
+
+    def forget(self, thread_id: str, closing: str) -> None:
+        """Drop a closing entry once its rival's lease is settled."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is not None and held.closing == closing:
+                del self._held[thread_id]
+
+    def closing_of(self, thread_id: str) -> tuple[int, str] | None:
+        """``(rival token, reason)`` of a closing entry."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is None or held.rival is None or held.closing is None:
+                return None
+            return held.rival[0], held.closing
+
+    def rival_of(self, thread_id: str) -> tuple[Any, tuple[int, datetime | None] | None]:
+        """``(runtime, rival)`` of a tracked run."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            return (None, None) if held is None else (held.runtime, held.rival)
+
     def drop(self, thread_id: str, runtime: Any = None) -> Held | None:
         """Forget a held lease; remember ``runtime`` as the thread's ended run."""
         with self._lock:
@@ -243,6 +335,13 @@ class RunBook:
                     self._ended.popitem(last=False)
             return held
 
+    def restore(self, held: Held) -> None:
+        """Hold ``held`` again (its release failed), unless a new run took its place."""
+        with self._lock:
+            self._held.setdefault(held.thread_id, held)
+            if self._ended.get(held.thread_id) is held.runtime:
+                del self._ended[held.thread_id]
+
     def mark_ending(self, thread_id: str, error: str | None) -> None:
         """The run wrote ``__error__``: it is probably ending (unless a handler takes over)."""
         with self._lock:
@@ -252,12 +351,20 @@ class RunBook:
                 held.error = error
 
     def holds(self, thread_id: str) -> bool:
-        """Whether this process holds ``thread_id``'s lease."""
+        """Whether this process holds ``thread_id``'s lease (or is acquiring it)."""
         with self._lock:
-            return thread_id in self._held
+            held = self._held.get(thread_id)
+            return held is not None and held.ours
+
+    def is_contested(self, thread_id: str, runtime: Any) -> bool:
+        """Whether ``runtime``'s run of the thread runs without the lease (a rival has it)."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            return held is not None and held.rival is not None and held.closing is None \
+                and held.runtime is runtime
 
     def held_threads(self) -> list[str]:
-        """The threads whose lease this process holds."""
+        """The threads this process holds or watches (the heartbeat runs while any)."""
         with self._lock:
             return list(self._held)
 
@@ -282,9 +389,19 @@ class RunBook:
         progress: dict[str, tuple[datetime, str | None]] = {}
         ended: list[tuple[str, str, str | None]] = []
         collect = False
+        contest: list[str] = []
+        clear: list[tuple[str, int, str]] = []
         with self._lock:
-            for held in self._held.values():
+            for held in list(self._held.values()):
                 if held.pending:
+                    continue
+                if held.rival is not None:
+                    if held.closing is not None:
+                        clear.append((held.thread_id, held.rival[0], held.closing))
+                    elif held.runtime is not None and _only_we_hold(held):
+                        del self._held[held.thread_id]  # a contested run is over
+                    else:
+                        contest.append(held.thread_id)
                     continue
                 if held.runtime is not None and _only_we_hold(held):
                     reason = ENDED_ERROR if held.ending else ENDED_GONE
@@ -303,7 +420,7 @@ class RunBook:
                 self._last_collect = now
             else:
                 collect = False
-        return Plan(renew, progress, ended, collect)
+        return Plan(renew, progress, ended, collect, contest, clear)
 
     def runtime_of(self, thread_id: str) -> Any:
         """The Runtime of a held run (to ask it to drain when the lease is lost)."""

@@ -5,7 +5,12 @@ drive a :class:`~checkpointers._run_book.RunBook` against a lease store: they
 take a thread's lease when a run of it starts writing, give it back when the
 run finishes, pauses or is gone, and renew held leases from a background
 heartbeat (a daemon thread, or an asyncio task on the run's event loop) that
-makes one batched round trip per interval and never blocks the graph.
+makes one batched round trip per interval and never blocks the graph. The
+acquire travels with the run's first write and the release with its last, in
+the same round trip (the saver's ``_run_with_lease``: one Postgres pipeline or
+one Redis pipeline), so a run shorter than the heartbeat interval pays no
+round trip of its own for its lease. A run that finds its thread leased by a
+dead or silent owner takes the lease over (:mod:`checkpointers._lease_flows`).
 
 A saver opts in with the class decorators :func:`sync_run_leases` /
 :func:`async_run_leases` and a ``run_leases`` / ``arun_leases`` attribute.
@@ -26,12 +31,17 @@ from typing import Any, TypeVar
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 
+from checkpointers import _lease_flows as flows
 from checkpointers._leases import (
+    CLEAN_ENDS,
+    ENDED_GONE,
+    RUNNING,
     AsyncLeaseStore,
     LeaseRecord,
     LeaseSettings,
     LeaseStore,
     new_owner_id,
+    register_owner,
 )
 from checkpointers._run_book import Decision, Plan, RunBook
 
@@ -62,14 +72,58 @@ class _Base:
         self.book = RunBook(self.settings)
         self._pid = os.getpid()
         self.owner = new_owner_id()
+        register_owner(self.owner, self)
 
     def _check_fork(self) -> None:
         # a forked child inherits the book but not the heartbeat: start afresh
         if os.getpid() != self._pid:
             self._pid = os.getpid()
             self.owner = new_owner_id()
+            register_owner(self.owner, self)
             self.book = RunBook(self.settings)
             self._after_fork()
+
+    def _started(self, decision: Decision, record: LeaseRecord | None,
+                 rival: LeaseRecord | None) -> bool:
+        """Book the outcome of a start flow; ``False`` if the run goes unwatched."""
+        thread_id = decision.thread_id
+        assert thread_id is not None
+        if record is not None:
+            self.book.confirm(thread_id, record.token)
+            return True
+        if rival is not None and rival.state == RUNNING and self.book.contest(
+                thread_id, decision.runtime, rival.token, rival.renewed_at):
+            log.warning("thread %r is leased by %s, which may be alive; running unleased "
+                        "until it renews no more", thread_id, rival.owner)
+            return True
+        self.book.drop(thread_id)
+        log.warning("thread %r is leased by another live run; not leasing this run", thread_id)
+        return False
+
+    def _steps(self, thread_id: str, before: Decision,
+               after: Decision) -> tuple[flows.Step | None, flows.Step | None]:
+        """The lease statements to send with a write that starts and/or ends a run."""
+        now = self.clock()
+        pre: flows.Step | None = None
+        post: flows.Step | None = None
+        if before.start and self.book.is_reserved(thread_id, before.runtime):
+            pre = ("acquire_lease", {"thread_id": thread_id, "owner": self.owner, "now": now,
+                                     "ttl": self.settings.lease})
+        if after.end is not None and (pre is not None or (
+                self.book.holds(thread_id)
+                and not self.book.is_contested(thread_id, after.runtime))):
+            post = ("release_lease", {"thread_id": thread_id, "owner": self.owner, "now": now,
+                                      "reason": after.end, "error": None})
+        return pre, post
+
+    def _won(self, thread_id: str, runtime: Any, record: LeaseRecord | None,
+             rival: LeaseRecord | None) -> bool:
+        """Book a heartbeat's take-over attempt; ``True`` if a won lease must go back."""
+        if record is not None:
+            return not self.book.win(thread_id, runtime, record.token)
+        if rival is not None and rival.state == RUNNING:
+            self.book.contest(thread_id, runtime, rival.token, rival.renewed_at)
+        return False
 
     def _after_fork(self) -> None:
         pass
@@ -129,31 +183,20 @@ class RunLeases(_Base):
 
     # -- saver hooks --
 
-    def before(self, decision: Decision) -> None:
-        """Take the lease if ``decision`` starts a run."""
-        if not decision.start or decision.thread_id is None:
-            return
-        self._check_fork()
-        thread_id = decision.thread_id
-        # starts and ends of one saver are serialized, so a slow acquire can
-        # never land after the release of the same run
-        with self._io_lock:
-            if not self.book.is_reserved(thread_id, decision.runtime):
-                return  # the run already ended
-            record = self.store.acquire_lease(thread_id=thread_id, owner=self.owner,
-                                              now=self.clock(), ttl=self.settings.lease)
-            if record is None:
-                self.book.drop(thread_id)
-                log.warning("thread %r is leased by another live run; not leasing this run",
-                            thread_id)
-                return
-            self.book.confirm(thread_id, record.token)
-        self._ensure_heartbeat()
-
     def after(self, decision: Decision) -> None:
         """Release or record an error as ``decision`` says."""
         thread_id = decision.thread_id
-        if thread_id is None or not self.book.holds(thread_id):
+        if thread_id is None:
+            return
+        if self.book.is_contested(thread_id, decision.runtime):
+            if decision.end in CLEAN_ENDS:
+                with self._io_lock:
+                    self.book.close(thread_id, decision.runtime, decision.end)
+                self._clear(thread_id)
+            elif decision.end is not None:
+                self.book.drop(thread_id, decision.runtime)
+            return
+        if not self.book.holds(thread_id):
             return
         with self._io_lock:
             if decision.error is not None:
@@ -164,6 +207,49 @@ class RunLeases(_Base):
                 self.book.drop(thread_id, decision.runtime)
                 self.store.release_lease(thread_id=thread_id, owner=self.owner,
                                          now=self.clock(), reason=decision.end)
+
+    def around(self, saver: Any, operation: str, op: Any, before: Decision,
+               after: Decision) -> Any:
+        """Run a saver write that starts or ends a run, lease statements included.
+
+        The acquire goes with the run's first write and the release with its
+        last, in the same round trip (``saver._run_with_lease``), so a run pays
+        no extra round trip for its lease.
+        """
+        thread_id = before.thread_id or after.thread_id
+        assert thread_id is not None
+        if before.start:
+            self._check_fork()
+        started = False
+        with self._io_lock:
+            pre, post = self._steps(thread_id, before, after)
+            # forget the lease before it is released, so a renewal racing
+            # with the release does not take it for lost
+            ending = self.book.drop(thread_id, after.runtime) \
+                if post is not None and pre is None else None
+            try:
+                result, record, _ = saver._run_with_lease(operation, op, pre, post)
+            except BaseException:
+                if pre is not None:
+                    self.book.drop(thread_id)
+                if ending is not None:
+                    self.book.restore(ending)  # liveness releases it when the run is gone
+                raise
+            if pre is not None:
+                rival = None
+                if record is None:
+                    record, rival = flows.drive(self.store, flows.start(
+                        thread_id, self.owner, self.clock(), self.settings.lease, tried=True))
+                started = self._started(before, record, rival)
+            # a run that started contested and ends at once: after() clears for it
+            contested = self.book.is_contested(thread_id, after.runtime)
+            if post is not None and pre is not None and not contested:
+                self.book.drop(thread_id, after.runtime)
+        if started and (post is None or contested):
+            self._ensure_heartbeat()
+        if post is None or contested:
+            self.after(after)  # a contested end, an error to record
+        return result
 
     def adopt(self, record: LeaseRecord) -> None:
         """Hold a lease claimed by a recovery worker with this saver's owner id."""
@@ -212,6 +298,16 @@ class RunLeases(_Base):
                 return False
         return True
 
+    def _clear(self, thread_id: str) -> None:
+        with self._io_lock:
+            closing = self.book.closing_of(thread_id)
+            if closing is None:
+                return
+            token, reason = closing
+            if flows.drive(self.store, flows.clear(thread_id, token, self.owner, self.clock(),
+                                                   self.settings.lease, reason)):
+                self.book.forget(thread_id, reason)
+
     def _apply(self, plan: Plan) -> None:
         now = self.clock()
         for thread_id, reason, error in plan.ended:
@@ -219,6 +315,18 @@ class RunLeases(_Base):
                 self.book.drop(thread_id)
                 self.store.release_lease(thread_id=thread_id, owner=self.owner, now=now,
                                          reason=reason, error=error)
+        for thread_id in plan.contest:
+            with self._io_lock:
+                runtime, _ = self.book.rival_of(thread_id)
+                if not self.book.is_contested(thread_id, runtime):
+                    continue
+                record, rival = flows.drive(self.store, flows.start(
+                    thread_id, self.owner, now, self.settings.lease))
+                if self._won(thread_id, runtime, record, rival):
+                    self.store.release_lease(thread_id=thread_id, owner=self.owner, now=now,
+                                             reason=ENDED_GONE)
+        for thread_id, _token, _reason in plan.clear:
+            self._clear(thread_id)
         if plan.renew:
             runs = self._runs_of(plan.renew)
             lost = self.store.renew_leases(owner=self.owner, thread_ids=plan.renew, now=now,
@@ -254,29 +362,20 @@ class AsyncRunLeases(_Base):
             lock = self._locks[loop] = asyncio.Lock()
         return lock
 
-    async def before(self, decision: Decision) -> None:
-        """Take the lease if ``decision`` starts a run."""
-        if not decision.start or decision.thread_id is None:
-            return
-        self._check_fork()
-        thread_id = decision.thread_id
-        async with self._io_lock():
-            if not self.book.is_reserved(thread_id, decision.runtime):
-                return
-            record = await self.store.aacquire_lease(thread_id=thread_id, owner=self.owner,
-                                                     now=self.clock(), ttl=self.settings.lease)
-            if record is None:
-                self.book.drop(thread_id)
-                log.warning("thread %r is leased by another live run; not leasing this run",
-                            thread_id)
-                return
-            self.book.confirm(thread_id, record.token)
-        self._ensure_heartbeat()
-
     async def after(self, decision: Decision) -> None:
         """Release or record an error as ``decision`` says."""
         thread_id = decision.thread_id
-        if thread_id is None or not self.book.holds(thread_id):
+        if thread_id is None:
+            return
+        if self.book.is_contested(thread_id, decision.runtime):
+            if decision.end in CLEAN_ENDS:
+                async with self._io_lock():
+                    self.book.close(thread_id, decision.runtime, decision.end)
+                await self._clear(thread_id)
+            elif decision.end is not None:
+                self.book.drop(thread_id, decision.runtime)
+            return
+        if not self.book.holds(thread_id):
             return
         async with self._io_lock():
             if decision.error is not None:
@@ -287,6 +386,44 @@ class AsyncRunLeases(_Base):
                 self.book.drop(thread_id, decision.runtime)
                 await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
                                                 now=self.clock(), reason=decision.end)
+
+    async def around(self, saver: Any, operation: str, op: Any, before: Decision,
+                     after: Decision) -> Any:
+        """See :meth:`RunLeases.around`."""
+        thread_id = before.thread_id or after.thread_id
+        assert thread_id is not None
+        if before.start:
+            self._check_fork()
+        started = False
+        async with self._io_lock():
+            pre, post = self._steps(thread_id, before, after)
+            # forget the lease before it is released, so a renewal racing
+            # with the release does not take it for lost
+            ending = self.book.drop(thread_id, after.runtime) \
+                if post is not None and pre is None else None
+            try:
+                result, record, _ = await saver._run_with_lease(operation, op, pre, post)
+            except BaseException:
+                if pre is not None:
+                    self.book.drop(thread_id)
+                if ending is not None:
+                    self.book.restore(ending)  # liveness releases it when the run is gone
+                raise
+            if pre is not None:
+                rival = None
+                if record is None:
+                    record, rival = await flows.adrive(self.store, flows.start(
+                        thread_id, self.owner, self.clock(), self.settings.lease, tried=True))
+                started = self._started(before, record, rival)
+            # a run that started contested and ends at once: after() clears for it
+            contested = self.book.is_contested(thread_id, after.runtime)
+            if post is not None and pre is not None and not contested:
+                self.book.drop(thread_id, after.runtime)
+        if started and (post is None or contested):
+            self._ensure_heartbeat()
+        if post is None or contested:
+            await self.after(after)
+        return result
 
     def adopt(self, record: LeaseRecord) -> None:
         """Hold a lease claimed by a recovery worker with this saver's owner id."""
@@ -320,6 +457,16 @@ class AsyncRunLeases(_Base):
             except Exception:
                 log.exception("lease heartbeat failed; retrying next interval")
 
+    async def _clear(self, thread_id: str) -> None:
+        async with self._io_lock():
+            closing = self.book.closing_of(thread_id)
+            if closing is None:
+                return
+            token, reason = closing
+            if await flows.adrive(self.store, flows.clear(
+                    thread_id, token, self.owner, self.clock(), self.settings.lease, reason)):
+                self.book.forget(thread_id, reason)
+
     async def beat(self) -> bool:
         """Run one heartbeat now; ``False`` once nothing is held (the task then ends)."""
         plan = self.book.plan()
@@ -332,6 +479,18 @@ class AsyncRunLeases(_Base):
                 self.book.drop(thread_id)
                 await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
                                                 now=now, reason=reason, error=error)
+        for thread_id in plan.contest:
+            async with self._io_lock():
+                runtime, _ = self.book.rival_of(thread_id)
+                if not self.book.is_contested(thread_id, runtime):
+                    continue
+                record, rival = await flows.adrive(self.store, flows.start(
+                    thread_id, self.owner, now, self.settings.lease))
+                if self._won(thread_id, runtime, record, rival):
+                    await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
+                                                    now=now, reason=ENDED_GONE)
+        for thread_id, _token, _reason in plan.clear:
+            await self._clear(thread_id)
         if plan.renew:
             runs = self._runs_of(plan.renew)
             lost = await self.store.arenew_leases(owner=self.owner, thread_ids=plan.renew,
@@ -370,7 +529,9 @@ def sync_run_leases(cls: S) -> S:
         if leases is None:
             return put(self, config, checkpoint, metadata, new_versions)
         before, after = leases.book.on_put(config, checkpoint, metadata)
-        leases.before(before)
+        if before.start or after.end is not None:
+            return leases.around(self, "put", self._lease_put_op(
+                config, checkpoint, metadata, new_versions), before, after)
         result = put(self, config, checkpoint, metadata, new_versions)
         leases.after(after)
         return result
@@ -383,7 +544,10 @@ def sync_run_leases(cls: S) -> S:
             put_writes(self, config, writes, task_id, task_path)
             return
         before, after = leases.book.on_writes(config, writes)
-        leases.before(before)
+        if before.start or after.end is not None:
+            leases.around(self, "put_writes", self._lease_writes_op(
+                config, writes, task_id, task_path), before, after)
+            return
         put_writes(self, config, writes, task_id, task_path)
         leases.after(after)
 
@@ -407,7 +571,9 @@ def async_run_leases(cls: S) -> S:
         if leases is None:
             return await aput(self, config, checkpoint, metadata, new_versions)
         before, after = leases.book.on_put(config, checkpoint, metadata)
-        await leases.before(before)
+        if before.start or after.end is not None:
+            return await leases.around(self, "put", self._lease_put_op(
+                config, checkpoint, metadata, new_versions), before, after)
         result = await aput(self, config, checkpoint, metadata, new_versions)
         await leases.after(after)
         return result
@@ -421,7 +587,10 @@ def async_run_leases(cls: S) -> S:
             await aput_writes(self, config, writes, task_id, task_path)
             return
         before, after = leases.book.on_writes(config, writes)
-        await leases.before(before)
+        if before.start or after.end is not None:
+            await leases.around(self, "put_writes", self._lease_writes_op(
+                config, writes, task_id, task_path), before, after)
+            return
         await aput_writes(self, config, writes, task_id, task_path)
         await leases.after(after)
 

@@ -54,6 +54,7 @@ from interrupts._errors import (
     AmbiguousApproval,
     InterruptsError,
     NoPendingApproval,
+    NotParked,
     StaleApproval,
     UnknownBatchItem,
 )
@@ -73,7 +74,7 @@ from interrupts._models import (
     Escalation,
     OnTimeout,
 )
-from interrupts._recovery import ParkedThread, RecoveryPass, RecoveryWorker
+from interrupts._recovery import ParkedThread, RecoveryPass, RecoveryWorker, unpark_thread
 from interrupts._registry import register_undo
 from interrupts._report import (
     ErrorInfo,
@@ -125,6 +126,7 @@ __all__ = [
     "ItemDecision",
     "NoPendingApproval",
     "NotAuthorized",
+    "NotParked",
     "OnTimeout",
     "ParkedThread",
     "RecoveryAction",
@@ -173,4 +175,5 @@ __all__ = [
     "start_embedded_postgres",
     "thread_state",
     "thread_timeline",
+    "unpark_thread",
 ]

@@ -127,6 +127,10 @@ def migrate(url: str, spec: str, dry_run: bool, all_history: bool, batch_size: i
         sys.exit(EXIT_SOME_FAILED)
 
 
+STATUS_THREADS = 20
+"""How many running/orphaned and how many parked threads ``status`` lists."""
+
+
 @main.command()
 @url_option
 def status(url: str) -> None:
@@ -137,9 +141,12 @@ def status(url: str) -> None:
         from interrupts._cli_sweep import health_line
 
         approvals = health_line(saver)
-        from interrupts._thread_states import run_health
+        from interrupts._thread_states import parked_threads, run_health, running_threads
 
         runs = run_health(saver)
+        # the threads behind the counts, with lease owner and age (the lease index alone)
+        listed = running_threads(saver, limit=STATUS_THREADS) + parked_threads(
+            saver, limit=STATUS_THREADS)
     table = Table(title=f"schema versions at {redact_url(url)}")
     for col in ("schema version", "threads", "checkpoints", "paused at an interrupt"):
         table.add_column(col, justify="right")
@@ -152,3 +159,7 @@ def status(url: str) -> None:
     Console().print(table)
     click.echo(approvals)
     click.echo(f"runs: {runs.running} running, {runs.orphaned} orphaned, {runs.parked} parked")
+    from interrupts._cli_operate import state_text
+
+    for st in listed:
+        click.echo(f"  {st.thread_id}: {state_text(st)}")

@@ -18,7 +18,7 @@ from interrupts._cli_common import (
 from interrupts.cli import main
 
 
-def _state_text(st: Any) -> str:
+def state_text(st: Any) -> str:
     """One line: running (owner, age), waiting (for what, until), orphaned, parked, finished."""
     parts = [st.state]
     if st.state == "waiting":
@@ -90,7 +90,7 @@ def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
             "\n".join(notes),
         )
     console().print(table)
-    click.echo(f"state: {_state_text(state)}")
+    click.echo(f"state: {state_text(state)}")
 
 
 def _audit_text(a: Any) -> str:

@@ -74,3 +74,23 @@ def worker(url: str, spec: str, interval: float, once: bool, max_recoveries: int
                 time.sleep(max(0.0, interval - (time.monotonic() - started)))
         except KeyboardInterrupt:
             click.echo("stopped")
+
+
+@main.command()
+@url_option
+@click.argument("thread")
+def unpark(url: str, thread: str) -> None:
+    """Give parked (poison) THREAD another chance.
+
+    The next `worker` pass resumes it from its last checkpoint, with a fresh
+    count of --max-recoveries; a thread whose last checkpoint shows it finished
+    or waiting is only released. Fails, changing nothing, if THREAD is not parked.
+    """
+    from interrupts._recovery import unpark_thread
+
+    with open_saver(url) as saver:
+        outcome = unpark_thread(saver, thread)
+    if outcome == "queued":
+        click.echo(f"unparked {thread}: the next worker pass resumes it")
+    else:
+        click.echo(f"unparked {thread}: released (its last checkpoint shows it ended)")

@@ -128,3 +128,17 @@ class UnknownBatchItem(InterruptsError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class NotParked(InterruptsError, LookupError):
+    """``unpark_thread`` was asked to unpark a thread that is not parked; nothing changed.
+
+    Attributes:
+        thread_id: The thread.
+        state: Its state now (``running``, ``waiting``, ``finished``, ``unknown``, ...).
+    """
+
+    def __init__(self, *, thread_id: str, state: str) -> None:
+        self.thread_id = thread_id
+        self.state = state
+        super().__init__(f"thread {thread_id!r} is not parked (it is {state}); nothing changed")

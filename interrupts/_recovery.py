@@ -17,16 +17,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from checkpointers._lease_flows import adrive, close_if_ended, drive
 from checkpointers._leases import (
     ENDED_ERROR,
     ENDED_FINISHED,
     ENDED_INTERRUPTED,
+    PARKED,
     RECOVERED_KEY,
     RECOVERIES_KEY,
     LeaseRecord,
     clip_error,
 )
+from checkpointers._run_book import end_shown_by
 from checkpointers._run_leases import AsyncRunLeases, RunLeases
+from interrupts._errors import NotParked
 
 log = logging.getLogger("interrupts.recovery")
 
@@ -63,6 +67,9 @@ class RecoveryPass:
         failed: ``(thread_id, error)`` of recovered runs that raised.
         parked: Threads parked in this pass.
         lost: Threads another worker claimed first.
+        closed: Threads whose lease expired but whose latest checkpoint shows
+            them finished or waiting at an interrupt (the run died after its
+            end, or another run finished the thread): released, not resumed.
     """
 
     found: int = 0
@@ -70,6 +77,7 @@ class RecoveryPass:
     failed: list[tuple[str, str]] = field(default_factory=list)
     parked: list[ParkedThread] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
+    closed: list[str] = field(default_factory=list)
 
 
 def recovery_config(thread_id: str, recoveries: int) -> dict[str, Any]:
@@ -123,12 +131,21 @@ class RecoveryWorker:
     # -- sync --
 
     def run_once(self) -> RecoveryPass:
-        """One pass: park poison threads, claim and resume the other orphans."""
+        """One pass: park poison threads, claim and resume the other orphans.
+
+        A thread whose latest checkpoint shows it finished or waiting at an
+        interrupt is never resumed: its lease is released (``closed``).
+        """
         leases: RunLeases = _leases_of(self.graph, asynchronous=False)
         store = leases.store
         report = RecoveryPass()
         for record in store.find_expired_leases(now=self.clock(), limit=self.batch):
             report.found += 1
+            end, closed = drive(store, close_if_ended(record, leases.owner, self.clock(),
+                                                      leases.settings.lease))
+            if end is not None:
+                _note_closed(report, record.thread_id, end, closed)
+                continue
             if record.attempts >= self.max_recoveries:
                 parked = store.park_lease(thread_id=record.thread_id, token=record.token,
                                           now=self.clock(), reason=_park_reason(record))
@@ -173,6 +190,11 @@ class RecoveryWorker:
         report = RecoveryPass()
         for record in await store.afind_expired_leases(now=self.clock(), limit=self.batch):
             report.found += 1
+            end, closed = await adrive(store, close_if_ended(record, leases.owner, self.clock(),
+                                                             leases.settings.lease))
+            if end is not None:
+                _note_closed(report, record.thread_id, end, closed)
+                continue
             if record.attempts >= self.max_recoveries:
                 parked = await store.apark_lease(thread_id=record.thread_id,
                                                  token=record.token, now=self.clock(),
@@ -216,5 +238,49 @@ class RecoveryWorker:
                     parked.thread_id, parked.attempts, parked.last_error)
 
 
+def _note_closed(report: RecoveryPass, thread_id: str, end: str, closed: bool) -> None:
+    if closed:
+        report.closed.append(thread_id)
+        log.info("thread %r ended (%s) before its run's process died; released, not resumed",
+                 thread_id, end)
+    else:
+        report.lost.append(thread_id)
+
+
 def _park_reason(record: LeaseRecord) -> str:
     return f"died {record.attempts} times after recovery"
+
+
+def unpark_thread(saver: Any, thread_id: str, *, clock: Clock | None = None) -> str:
+    """Give a parked (poison) thread another chance (operator action; sync savers).
+
+    If the thread's latest checkpoint shows it finished or waiting at an
+    interrupt, it is only released (nothing is left to run). Otherwise it is
+    put back as an orphan whose lease expired now, with its count of
+    recoveries in a row reset: the next :meth:`RecoveryWorker.run_once` (for
+    example the ``worker`` command) resumes it, and parks it again only after
+    another ``max_recoveries`` deaths. ``langgraph-durable unpark THREAD`` calls this.
+
+    Args:
+        saver: One of our savers (the lease store).
+        thread_id: The parked thread.
+        clock: Returns the current UTC time (injectable for tests).
+
+    Returns:
+        ``"queued"`` (the next recovery pass resumes it) or ``"released"``.
+
+    Raises:
+        NotParked: the thread is not parked (its state is named); nothing changed.
+    """
+    record = saver.get_lease(thread_id=thread_id)
+    if record is None or record.state != PARKED:
+        from interrupts._thread_states import thread_state
+
+        raise NotParked(thread_id=thread_id, state=thread_state(saver, thread_id).state)
+    latest = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    retry_at = None if end_shown_by(latest) is not None else (clock or _utc_now)()
+    if not saver.unpark_lease(thread_id=thread_id, retry_at=retry_at):
+        raise NotParked(thread_id=thread_id,
+                        state=getattr(saver.get_lease(thread_id=thread_id), "state", "unknown"))
+    log.info("unparked thread %r (%s)", thread_id, "queued" if retry_at else "released")
+    return "queued" if retry_at is not None else "released"

@@ -17,12 +17,15 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 
 from checkpointers._leases import (
     ENDED_ERROR,
+    ENDED_FINISHED,
+    ENDED_INTERRUPTED,
     PARKED,
     RUNNING,
     LeaseCounts,
     LeaseRecord,
     LeaseStore,
 )
+from checkpointers._run_book import end_shown_by
 
 RUNNING_STATE = "running"
 WAITING = "waiting"
@@ -123,8 +126,20 @@ def thread_state(saver: Any, thread_id: str, *, clock: Clock | None = None) -> T
     now = _now(clock)
     store = _store(saver)
     lease = store.get_lease(thread_id=thread_id) if store is not None else None
-    if lease is not None and lease.state in (RUNNING, PARKED):
+    if lease is not None and lease.state == PARKED:
         return thread_state_of(lease, clock=lambda: now)
+    if lease is not None and lease.state == RUNNING:
+        # the checkpoint is the truth about the thread: a run killed after
+        # another run finished or paused the thread leaves a running lease
+        # behind until it is cleared; that thread is not running
+        latest = saver.get_tuple({"configurable": {"thread_id": thread_id,
+                                                   "checkpoint_ns": ""}})
+        end = end_shown_by(latest)
+        if end == ENDED_FINISHED:
+            return ThreadState(thread_id, FINISHED, recoveries=lease.recoveries,
+                               last_error=lease.last_error, lease=lease)
+        if end != ENDED_INTERRUPTED:
+            return thread_state_of(lease, clock=lambda: now)
     recoveries = 0 if lease is None else lease.recoveries
     last_error = None if lease is None else lease.last_error
     waits = _waits(saver, thread_id)

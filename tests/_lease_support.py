@@ -80,6 +80,11 @@ class StepState(TypedDict):
 
 def _behaviour(thread_id: str, n: int) -> None:
     """What a step does besides counting, steered by the process environment."""
+    ask_at = int(os.environ.get("LEASE_TEST_ASK_AT", "-1"))
+    if n == ask_at:
+        from langgraph.types import interrupt
+
+        interrupt({"step": n})  # pauses the run; a resume goes on past it
     delay = float(os.environ.get("LEASE_TEST_DELAY", "0"))
     hang_at = int(os.environ.get("LEASE_TEST_HANG_AT", "-1"))
     poison = os.environ.get("LEASE_TEST_POISON", "")
@@ -149,6 +154,9 @@ def _run(args: dict[str, Any]) -> None:
     threads = args["threads"]
     pool = min(len(threads), 10) if len(threads) > 1 else None
     with leasing_saver(args["backend"], args["where"], lease, pool_size=pool) as saver:
+        host = os.environ.get("LEASE_TEST_OWNER_HOST")
+        if host:  # look like a run on another host (its death cannot be seen from here)
+            saver.run_leases.owner = f"{host}:{os.getpid()}:run:{os.urandom(4).hex()}"
         graph = builder().compile(checkpointer=saver)
         with ThreadPoolExecutor(max_workers=max(1, len(threads))) as pool:
             futures = [pool.submit(graph.invoke, {"n": 0, "trace": []},
@@ -184,9 +192,19 @@ def _recover(args: dict[str, Any]) -> None:
                 time.sleep(0.1)
 
 
+def _resume(args: dict[str, Any]) -> None:
+    """Resume ``threads`` with ``invoke(None)`` (a fresh process after a crash) and exit."""
+    lease = settings(args["lease"], args["beat"])
+    with leasing_saver(args["backend"], args["where"], lease) as saver:
+        graph = builder().compile(checkpointer=saver)
+        for t in args["threads"]:
+            graph.invoke(None, {"configurable": {"thread_id": t}})
+    print(json.dumps({"done": args["threads"]}), flush=True)
+
+
 if __name__ == "__main__":
     mode, raw = sys.argv[1], sys.argv[2]
-    {"run": _run, "recover": _recover}[mode](json.loads(raw))
+    {"run": _run, "recover": _recover, "resume": _resume}[mode](json.loads(raw))
 
 
 

@@ -64,6 +64,44 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
         raise
 
 
+async def adrive_together(conn: AsyncConnection[Any], ops: list[Op]) -> list[Any]:
+    """The async twin of :func:`checkpointers.postgres._sync.drive_together`."""
+    results: list[Any] = [None] * len(ops)
+    pending: dict[int, Any] = {}
+    for i, op in enumerate(ops):
+        try:
+            pending[i] = next(op)
+        except StopIteration as done:
+            results[i] = done.value
+    try:
+        async with conn.pipeline():
+            while pending:
+                cursors = {}
+                for i, stmt in pending.items():
+                    cur = conn.cursor()
+                    await cur.execute(stmt.query, stmt.params, prepare=stmt.prepare,
+                                      binary=stmt.fetch)
+                    cursors[i] = cur
+                following: dict[int, Any] = {}
+                for i, cur in cursors.items():
+                    rows = await cur.fetchall() if pending[i].fetch else None
+                    try:
+                        following[i] = ops[i].send(rows)
+                    except StopIteration as done:
+                        results[i] = done.value
+                pending = following
+        if not conn.autocommit:
+            await conn.commit()
+        return results
+    except BaseException:
+        for op in ops:
+            op.close()
+        if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+            with contextlib.suppress(psycopg.Error):
+                await conn.rollback()
+        raise
+
+
 @async_run_leases
 class AsyncPostgresSaver(
     AsyncActivities,
@@ -187,6 +225,14 @@ class AsyncPostgresSaver(
         try:
             async with self._connection() as conn:
                 return await adrive(conn, op)
+        except psycopg.Error as exc:
+            raise translate(exc, operation) from exc
+
+    async def _run_together(self, operation: str, ops: list[Op]) -> list[Any]:
+        self._loop = asyncio.get_running_loop()
+        try:
+            async with self._connection() as conn:
+                return await adrive_together(conn, ops)
         except psycopg.Error as exc:
             raise translate(exc, operation) from exc
 

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from checkpointers._ids import check_id
+from checkpointers._lease_flows import Step
 from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
 from checkpointers.postgres._sql import render
 from checkpointers.postgres._stmt import Op, Stmt
@@ -83,6 +84,14 @@ WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
 RETURNING {cols}
 """
 
+TAKE_OVER = """
+UPDATE {s}.durable_run_leases SET owner = %(owner)s, token = token + 1, acquired_at = %(now)s,
+    renewed_at = %(now)s, expires_at = %(expires)s, progress_at = %(now)s, progress = NULL
+WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
+    AND renewed_at IS NOT DISTINCT FROM %(renewed_at)s
+RETURNING {cols}
+"""
+
 PARK = """
 UPDATE {s}.durable_run_leases SET state = 'parked', reason = %(reason)s, ended_at = %(now)s
 WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
@@ -91,7 +100,10 @@ RETURNING {cols}
 """
 
 UNPARK = """
-UPDATE {s}.durable_run_leases SET state = 'released', attempts = 0, reason = 'unparked'
+UPDATE {s}.durable_run_leases SET attempts = 0, reason = 'unparked',
+    state = CASE WHEN %(retry_at)s::timestamptz IS NULL THEN 'released' ELSE 'running' END,
+    expires_at = COALESCE(%(retry_at)s::timestamptz, expires_at),
+    ended_at = CASE WHEN %(retry_at)s::timestamptz IS NULL THEN ended_at END
 WHERE thread_id = %(thread_id)s AND state = 'parked'
 RETURNING thread_id
 """
@@ -137,6 +149,7 @@ class _LeaseQueries:
         self.record_error = r(RECORD_ERROR)
         self.find_expired = r(FIND_EXPIRED)
         self.claim = r(CLAIM)
+        self.take_over = r(TAKE_OVER)
         self.park = r(PARK)
         self.unpark = r(UNPARK)
         self.get = r(GET)
@@ -199,13 +212,21 @@ class LeaseOps:
         rows = yield Stmt(self._lq.claim, params, fetch=True)
         return _record(rows[0]) if rows else None
 
+    def _op_take_over_lease(self, thread_id: str, token: int, renewed_at: datetime | None,
+                            owner: str, now: datetime, ttl: timedelta) -> Op:
+        params = {"thread_id": thread_id, "token": int(token), "renewed_at": renewed_at,
+                  "owner": owner, "now": now, "expires": now + ttl}
+        rows = yield Stmt(self._lq.take_over, params, fetch=True)
+        return _record(rows[0]) if rows else None
+
     def _op_park_lease(self, thread_id: str, token: int, now: datetime, reason: str) -> Op:
         params = {"thread_id": thread_id, "token": int(token), "now": now, "reason": reason}
         rows = yield Stmt(self._lq.park, params, fetch=True)
         return _record(rows[0]) if rows else None
 
-    def _op_unpark_lease(self, thread_id: str) -> Op:
-        rows = yield Stmt(self._lq.unpark, {"thread_id": thread_id}, fetch=True)
+    def _op_unpark_lease(self, thread_id: str, retry_at: datetime | None) -> Op:
+        rows = yield Stmt(self._lq.unpark, {"thread_id": thread_id, "retry_at": retry_at},
+                          fetch=True)
         return bool(rows)
 
     def _op_get_lease(self, thread_id: str) -> Op:
@@ -227,6 +248,31 @@ class LeaseOps:
     def _op_delete_lease(self, thread_id: str) -> Op:
         yield Stmt(self._lq.delete, {"thread_id": thread_id})
 
+    # -- a run's lease statements sent with its first and last write --
+
+    def _lease_put_op(self, config: Any, checkpoint: Any, metadata: Any,
+                      new_versions: Any) -> Op:
+        return self._op_put(config, checkpoint, metadata, new_versions)  # type: ignore[attr-defined,no-any-return]
+
+    def _lease_writes_op(self, config: Any, writes: Any, task_id: str, task_path: str) -> Op:
+        return self._op_put_writes(config, writes, task_id, task_path)  # type: ignore[attr-defined,no-any-return]
+
+    def _with_lease_ops(self, op: Op, pre: Step | None, post: Step | None) -> list[Op]:
+        ops = [op]
+        if pre is not None:
+            ops.insert(0, getattr(self, "_op_" + pre[0])(**pre[1]))
+        if post is not None:
+            ops.append(getattr(self, "_op_" + post[0])(**post[1]))
+        return ops
+
+
+def _split(results: list[Any], pre: Step | None,
+           post: Step | None) -> tuple[Any, Any, Any]:
+    """``(write result, pre result, post result)`` of :meth:`LeaseOps._with_lease_ops`."""
+    first = 1 if pre is not None else 0
+    return (results[first], results[0] if pre is not None else None,
+            results[-1] if post is not None else None)
+
 
 class SyncLeases(LeaseOps):
     """Sync shell: :class:`~checkpointers._leases.LeaseStore` on the saver's connection."""
@@ -234,6 +280,14 @@ class SyncLeases(LeaseOps):
     if TYPE_CHECKING:
 
         def _run(self, operation: str, op: Op) -> Any: ...
+
+        def _run_together(self, operation: str, ops: list[Op]) -> list[Any]: ...
+
+    def _run_with_lease(self, operation: str, op: Op, pre: Step | None,
+                        post: Step | None) -> tuple[Any, Any, Any]:
+        """Run a write with a run's lease statements, in one round trip."""
+        ops = self._with_lease_ops(op, pre, post)
+        return _split(self._run_together(operation, ops), pre, post)
 
     def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
                       ttl: timedelta) -> LeaseRecord | None:
@@ -269,15 +323,23 @@ class SyncLeases(LeaseOps):
         return self._run("claim_expired_lease",  # type: ignore[no-any-return]
                          self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
 
+    def take_over_lease(self, *, thread_id: str, token: int, renewed_at: datetime | None,
+                        owner: str, now: datetime, ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.take_over_lease`."""
+        return self._run("take_over_lease",  # type: ignore[no-any-return]
+                         self._op_take_over_lease(thread_id, token, renewed_at, owner, now,
+                                                  ttl))
+
     def park_lease(self, *, thread_id: str, token: int, now: datetime,
                    reason: str) -> LeaseRecord | None:
         """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
         return self._run("park_lease",  # type: ignore[no-any-return]
                          self._op_park_lease(thread_id, token, now, reason))
 
-    def unpark_lease(self, *, thread_id: str) -> bool:
+    def unpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
         """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
-        return self._run("unpark_lease", self._op_unpark_lease(thread_id))  # type: ignore[no-any-return]
+        return self._run("unpark_lease",  # type: ignore[no-any-return]
+                         self._op_unpark_lease(thread_id, retry_at))
 
     def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
         """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
@@ -302,6 +364,14 @@ class AsyncLeases(LeaseOps):
     if TYPE_CHECKING:
 
         async def _run(self, operation: str, op: Op) -> Any: ...
+
+        async def _run_together(self, operation: str, ops: list[Op]) -> list[Any]: ...
+
+    async def _run_with_lease(self, operation: str, op: Op, pre: Step | None,
+                              post: Step | None) -> tuple[Any, Any, Any]:
+        """Run a write with a run's lease statements, in one round trip."""
+        ops = self._with_lease_ops(op, pre, post)
+        return _split(await self._run_together(operation, ops), pre, post)
 
     async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
                              ttl: timedelta) -> LeaseRecord | None:
@@ -339,16 +409,24 @@ class AsyncLeases(LeaseOps):
         return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
                                self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
 
+    async def atake_over_lease(self, *, thread_id: str, token: int,
+                               renewed_at: datetime | None, owner: str, now: datetime,
+                               ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.take_over_lease`."""
+        return await self._run("take_over_lease",  # type: ignore[no-any-return]
+                               self._op_take_over_lease(thread_id, token, renewed_at, owner,
+                                                        now, ttl))
+
     async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
                           reason: str) -> LeaseRecord | None:
         """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
         return await self._run("park_lease",  # type: ignore[no-any-return]
                                self._op_park_lease(thread_id, token, now, reason))
 
-    async def aunpark_lease(self, *, thread_id: str) -> bool:
+    async def aunpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
         """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
         return await self._run("unpark_lease",  # type: ignore[no-any-return]
-                               self._op_unpark_lease(thread_id))
+                               self._op_unpark_lease(thread_id, retry_at))
 
     async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
         """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""

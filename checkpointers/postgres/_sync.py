@@ -61,6 +61,50 @@ def drive(conn: Connection[Any], op: Op) -> Any:
         raise
 
 
+def drive_together(conn: Connection[Any], ops: list[Op]) -> list[Any]:
+    """Run several core operations on ``conn`` in one pipeline; return their results.
+
+    Each round sends the next statement of every unfinished operation before
+    reading any reply, so independent operations (a run's lease and its
+    checkpoint) cost one round trip together. Statements up to a sync form
+    one implicit transaction: if one fails, none of them is applied.
+    """
+    results: list[Any] = [None] * len(ops)
+    pending: dict[int, Any] = {}
+    for i, op in enumerate(ops):
+        try:
+            pending[i] = next(op)
+        except StopIteration as done:
+            results[i] = done.value
+    try:
+        with conn.pipeline():
+            while pending:
+                cursors = {}
+                for i, stmt in pending.items():
+                    cur = conn.cursor()
+                    cur.execute(stmt.query, stmt.params, prepare=stmt.prepare,
+                                binary=stmt.fetch)
+                    cursors[i] = cur
+                following: dict[int, Any] = {}
+                for i, cur in cursors.items():
+                    rows = cur.fetchall() if pending[i].fetch else None
+                    try:
+                        following[i] = ops[i].send(rows)
+                    except StopIteration as done:
+                        results[i] = done.value
+                pending = following
+        if not conn.autocommit:
+            conn.commit()
+        return results
+    except BaseException:
+        for op in ops:
+            op.close()
+        if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+            with contextlib.suppress(psycopg.Error):
+                conn.rollback()
+        raise
+
+
 @sync_run_leases
 class PostgresSaver(
     SyncActivities,
@@ -186,6 +230,13 @@ class PostgresSaver(
         try:
             with self._connection() as conn:
                 return drive(conn, op)
+        except psycopg.Error as exc:
+            raise translate(exc, operation) from exc
+
+    def _run_together(self, operation: str, ops: list[Op]) -> list[Any]:
+        try:
+            with self._connection() as conn:
+                return drive_together(conn, ops)
         except psycopg.Error as exc:
             raise translate(exc, operation) from exc
 

@@ -24,12 +24,13 @@ many of them there are. Parked threads have their own shards, ``{<prefix>:lp:N}`
 from __future__ import annotations
 
 import zlib
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from checkpointers._ids import check_id
+from checkpointers._lease_flows import Step
 from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
 from checkpointers.redis import _scripts as S
 from checkpointers.redis._core import Call, Cmd
@@ -104,6 +105,22 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
 return redis.call('HGETALL', h)
 """
 
+TAKE_OVER = _LOAD + """
+local now = tonumber(ARGV[4])
+local ttl = tonumber(ARGV[5])
+local renewed = tonumber(redis.call('HGET', h, 'renewed_at') or '')
+if state ~= 'running' or token ~= tonumber(ARGV[1]) or renewed ~= tonumber(ARGV[2]) then
+  return nil
+end
+redis.call('HINCRBY', h, 'token', 1)
+redis.call('HSET', h, 'owner', ARGV[3], 'acquired_at', now, 'renewed_at', now,
+           'expires_at', now + ttl, 'progress_at', now)
+redis.call('HDEL', h, 'progress')
+redis.call('PERSIST', h)
+redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl)
+return redis.call('HGETALL', h)
+"""
+
 PARK = _LOAD + """
 local now = tonumber(ARGV[2])
 if state ~= 'running' or token ~= tonumber(ARGV[1]) or exp > now then return nil end
@@ -114,7 +131,13 @@ return redis.call('HGETALL', h)
 
 UNPARK = _LOAD + """
 if state ~= 'parked' then return 0 end
-redis.call('HSET', h, 'state', 'released', 'attempts', 0, 'reason', 'unparked')
+if ARGV[1] == '' then
+  redis.call('HSET', h, 'state', 'released', 'attempts', 0, 'reason', 'unparked')
+else
+  redis.call('HSET', h, 'state', 'running', 'attempts', 0, 'reason', 'unparked',
+             'expires_at', ARGV[1])
+  redis.call('HDEL', h, 'ended_at')
+end
 return 1
 """
 
@@ -122,7 +145,7 @@ _SCRIPTS = {
     text: Script(f"lease_{name}", text)
     for name, text in (("acquire", ACQUIRE), ("renew", RENEW), ("release", RELEASE),
                        ("record_error", RECORD_ERROR), ("claim", CLAIM), ("park", PARK),
-                       ("unpark", UNPARK))
+                       ("take_over", TAKE_OVER), ("unpark", UNPARK))
 }
 S.BY_SHA.update({x.sha: x for x in _SCRIPTS.values()})
 
@@ -320,6 +343,16 @@ class RedisLeaseCore:
             yield Call([self._index(thread_id, now + ttl)])
         return record
 
+    def take_over(self, thread_id: str, token: int, renewed_at: datetime | None, owner: str,
+                  now: datetime, ttl: timedelta) -> Flow:
+        renewed = "" if renewed_at is None else str(to_ms(renewed_at))
+        (raw,) = yield Call([self._script(TAKE_OVER, thread_id, int(token), renewed, owner,
+                                          to_ms(now), to_ms(ttl))])
+        record = parse_record(raw)
+        if record is not None:
+            yield Call([self._index(thread_id, now + ttl)])
+        return record
+
     def park(self, thread_id: str, token: int, now: datetime, reason: str) -> Flow:
         (raw,) = yield Call([self._script(PARK, thread_id, int(token), to_ms(now), reason)])
         record = parse_record(raw)
@@ -328,10 +361,12 @@ class RedisLeaseCore:
                         ("ZREM", self.keys.running(thread_id), thread_id)])
         return record
 
-    def unpark(self, thread_id: str) -> Flow:
-        (done,) = yield Call([self._script(UNPARK, thread_id)])
+    def unpark(self, thread_id: str, retry_at: datetime | None) -> Flow:
+        at = "" if retry_at is None else to_ms(retry_at)
+        (done,) = yield Call([self._script(UNPARK, thread_id, at)])
         if done:
-            yield Call([("ZREM", self.keys.parked(thread_id), thread_id)])
+            index = [] if retry_at is None else [self._index(thread_id, retry_at)]
+            yield Call([("ZREM", self.keys.parked(thread_id), thread_id), *index])
         return bool(done)
 
     def get(self, thread_id: str) -> Flow:
@@ -367,12 +402,66 @@ class RedisLeaseCore:
                     ("ZREM", self.keys.parked(thread_id), thread_id)])
 
 
+def together(flows: Sequence[Flow]) -> Flow:
+    """Run flows side by side: each round sends every flow's next commands in one pipeline.
+
+    Returns:
+        The flows' results, in order.
+    """
+    results: list[Any] = [None] * len(flows)
+    steps: dict[int, Any] = {}
+    for i, flow in enumerate(flows):
+        try:
+            steps[i] = next(flow)
+        except StopIteration as done:
+            results[i] = done.value
+    while steps:
+        cmds: list[Cmd] = []
+        spans: dict[int, tuple[int, int]] = {}
+        for i, step in steps.items():
+            if not isinstance(step, Call):
+                raise TypeError(f"only command steps can run together, not {step!r}")
+            spans[i] = (len(cmds), len(cmds) + len(step.cmds))
+            cmds += step.cmds
+        replies = yield Call(cmds)
+        following: dict[int, Any] = {}
+        for i, (a, b) in spans.items():
+            try:
+                following[i] = flows[i].send(replies[a:b])
+            except StopIteration as done:
+                results[i] = done.value
+        steps = following
+    return results
+
+
 class _LeaseCoreOwner:
     _core: Any
 
     @cached_property
     def _lc(self) -> RedisLeaseCore:
         return RedisLeaseCore(self._core.keys.prefix, int(getattr(self._core, "ttl_ms", 0)))
+
+    # -- a run's lease commands sent with its first and last write --
+
+    def _lease_put_op(self, config: Any, checkpoint: Any, metadata: Any,
+                      new_versions: Any) -> Flow:
+        return self._core.put(config, checkpoint, metadata, new_versions)  # type: ignore[no-any-return]
+
+    def _lease_writes_op(self, config: Any, writes: Any, task_id: str, task_path: str) -> Flow:
+        return self._core.put_writes(config, writes, task_id, task_path)  # type: ignore[no-any-return]
+
+    def _with_lease(self, op: Flow, pre: Step | None, post: Step | None) -> Flow:
+        steps: dict[str, Callable[..., Flow]] = {"acquire_lease": self._lc.acquire,
+                                                 "release_lease": self._lc.release}
+        flows = [op]
+        if pre is not None:
+            flows.insert(0, steps[pre[0]](**pre[1]))
+        if post is not None:
+            flows.append(steps[post[0]](**post[1]))
+        results = yield from together(flows)
+        first = 1 if pre is not None else 0
+        return (results[first], results[0] if pre is not None else None,
+                results[-1] if post is not None else None)
 
 
 class SyncLeases(_LeaseCoreOwner):
@@ -381,6 +470,11 @@ class SyncLeases(_LeaseCoreOwner):
     if TYPE_CHECKING:
 
         def _run(self, operation: str, gen: Any) -> Any: ...
+
+    def _run_with_lease(self, operation: str, op: Flow, pre: Step | None,
+                        post: Step | None) -> tuple[Any, Any, Any]:
+        """Run a write with a run's lease commands, in one pipeline."""
+        return self._run(operation, self._with_lease(op, pre, post))  # type: ignore[no-any-return]
 
     def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
                       ttl: timedelta) -> LeaseRecord | None:
@@ -416,15 +510,22 @@ class SyncLeases(_LeaseCoreOwner):
         return self._run("claim_expired_lease",  # type: ignore[no-any-return]
                          self._lc.claim(thread_id, token, owner, now, ttl))
 
+    def take_over_lease(self, *, thread_id: str, token: int, renewed_at: datetime | None,
+                        owner: str, now: datetime, ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.take_over_lease`."""
+        return self._run("take_over_lease",  # type: ignore[no-any-return]
+                         self._lc.take_over(thread_id, token, renewed_at, owner, now, ttl))
+
     def park_lease(self, *, thread_id: str, token: int, now: datetime,
                    reason: str) -> LeaseRecord | None:
         """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
         return self._run("park_lease",  # type: ignore[no-any-return]
                          self._lc.park(thread_id, token, now, reason))
 
-    def unpark_lease(self, *, thread_id: str) -> bool:
+    def unpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
         """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
-        return self._run("unpark_lease", self._lc.unpark(thread_id))  # type: ignore[no-any-return]
+        return self._run("unpark_lease",  # type: ignore[no-any-return]
+                         self._lc.unpark(thread_id, retry_at))
 
     def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
         """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
@@ -449,6 +550,11 @@ class AsyncLeases(_LeaseCoreOwner):
     if TYPE_CHECKING:
 
         async def _run(self, operation: str, gen: Any) -> Any: ...
+
+    async def _run_with_lease(self, operation: str, op: Flow, pre: Step | None,
+                              post: Step | None) -> tuple[Any, Any, Any]:
+        """Run a write with a run's lease commands, in one pipeline."""
+        return await self._run(operation, self._with_lease(op, pre, post))  # type: ignore[no-any-return]
 
     async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
                              ttl: timedelta) -> LeaseRecord | None:
@@ -485,15 +591,24 @@ class AsyncLeases(_LeaseCoreOwner):
         return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
                                self._lc.claim(thread_id, token, owner, now, ttl))
 
+    async def atake_over_lease(self, *, thread_id: str, token: int,
+                               renewed_at: datetime | None, owner: str, now: datetime,
+                               ttl: timedelta) -> LeaseRecord | None:
+        """See :meth:`checkpointers._leases.LeaseStore.take_over_lease`."""
+        return await self._run("take_over_lease",  # type: ignore[no-any-return]
+                               self._lc.take_over(thread_id, token, renewed_at, owner, now,
+                                                  ttl))
+
     async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
                           reason: str) -> LeaseRecord | None:
         """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
         return await self._run("park_lease",  # type: ignore[no-any-return]
                                self._lc.park(thread_id, token, now, reason))
 
-    async def aunpark_lease(self, *, thread_id: str) -> bool:
+    async def aunpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
         """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
-        return await self._run("unpark_lease", self._lc.unpark(thread_id))  # type: ignore[no-any-return]
+        return await self._run("unpark_lease",  # type: ignore[no-any-return]
+                               self._lc.unpark(thread_id, retry_at))
 
     async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
         """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""

@@ -1,0 +1,140 @@
+"""Multi-step lease operations as I/O-free flows, run by the sync and async drivers.
+
+A flow yields ``(method, kwargs)`` steps naming a
+:class:`~checkpointers._leases.LeaseStore` method; :func:`drive` calls it on a
+sync store, :func:`adrive` calls the ``a``-prefixed twin on an async store.
+So the rules below exist once for both.
+
+The rules are about a run that finds its thread leased by another owner (the
+*rival*), which after a crash is usually the killed run: its lease lives on
+until it expires, while a fresh process may already resume the thread. The
+new run takes the lease over at once when the rival is provably dead
+(:func:`~checkpointers._leases.owner_is_dead`: same host, its process is
+gone) or missed a heartbeat
+(:func:`~checkpointers._leases.heartbeat_is_stale`); otherwise it runs on
+unleased, and its heartbeat tries again. If it ends first (finished or paused),
+it releases the rival's lease once the rival is proved dead, so the thread
+does not look running (and is not recovered) after it has finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from checkpointers._leases import RUNNING, LeaseRecord, heartbeat_is_stale, owner_is_dead
+from checkpointers._run_book import end_shown_by
+
+R = TypeVar("R")
+Step = tuple[str, dict[str, Any]]
+Flow = Generator[Step, Any, R]
+
+
+def drive(store: Any, flow: Flow[R]) -> R:
+    """Run ``flow`` against a sync lease store."""
+    try:
+        name, kwargs = next(flow)
+        while True:
+            name, kwargs = flow.send(getattr(store, name)(**kwargs))
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+async def adrive(store: Any, flow: Flow[R]) -> R:
+    """Run ``flow`` against an async lease store."""
+    try:
+        name, kwargs = next(flow)
+        while True:
+            name, kwargs = flow.send(await getattr(store, "a" + name)(**kwargs))
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+def rival_is_gone(rival: LeaseRecord, now: datetime) -> bool:
+    """Whether a running lease's holder is dead, late on its heartbeat, or expired."""
+    return owner_is_dead(rival.owner) or heartbeat_is_stale(rival, now) \
+        or rival.is_orphaned(now)
+
+
+def start(thread_id: str, owner: str, now: datetime, ttl: timedelta,
+          tried: bool = False) -> Flow[tuple[LeaseRecord | None, LeaseRecord | None]]:
+    """Take the lease for a new run: ``(record, None)`` on success, else ``(None, rival)``.
+
+    One round trip when the thread is free (the common case); a contested start
+    also reads the rival's record and, if the rival is gone, takes it over with
+    compare-and-set on its token and last renewal. ``tried``: the caller's own
+    ``acquire_lease`` (sent along with the run's first write) already failed.
+    """
+    rival: LeaseRecord | None = None
+    for attempt in range(2):  # once more if the rival released between our two calls
+        if not (tried and attempt == 0):
+            record = yield "acquire_lease", {"thread_id": thread_id, "owner": owner,
+                                             "now": now, "ttl": ttl}
+            if record is not None:
+                return record, None
+        rival = yield "get_lease", {"thread_id": thread_id}
+        if rival is not None and rival.state == RUNNING:
+            break
+    if rival is None or rival.state != RUNNING:
+        return None, rival
+    if rival_is_gone(rival, now):
+        taken = yield "take_over_lease", {"thread_id": thread_id, "token": rival.token,
+                                          "renewed_at": rival.renewed_at, "owner": owner,
+                                          "now": now, "ttl": ttl}
+        if taken is not None:
+            return taken, None
+        rival = yield "get_lease", {"thread_id": thread_id}
+    return None, rival
+
+
+def clear(thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta,
+          reason: str) -> Flow[bool]:
+    """Release the rival's lease (at ``token``) for a contested run that ended cleanly.
+
+    Returns:
+        ``True`` when settled (released by us, or the lease moved on: the
+        rival ended, or someone newer holds it); ``False`` while the rival
+        may still be alive (ask again at the next heartbeat).
+    """
+    rival = yield "get_lease", {"thread_id": thread_id}
+    if rival is None or rival.state != RUNNING or rival.token != token:
+        return True
+    if not rival_is_gone(rival, now):
+        return False
+    taken = yield "take_over_lease", {"thread_id": thread_id, "token": rival.token,
+                                      "renewed_at": rival.renewed_at, "owner": owner,
+                                      "now": now, "ttl": ttl}
+    if taken is None:
+        return False
+    yield "release_lease", {"thread_id": thread_id, "owner": owner, "now": now,
+                            "reason": reason}
+    return True
+
+
+def close_if_ended(record: LeaseRecord, owner: str, now: datetime,
+                   ttl: timedelta) -> Flow[tuple[str | None, bool]]:
+    """For a recovery worker: release an expired lease whose thread already ended.
+
+    A run can die after its thread finished or paused (after the last write,
+    before the release), or be killed while another run finished the thread.
+    Such a thread must not be resumed. The store here is the saver itself
+    (``get_tuple`` reads the latest checkpoint).
+
+    Returns:
+        ``(end, closed)``: how the latest checkpoint says the thread ended
+        (``None``: unfinished, resume it) and whether this call released it.
+    """
+    latest = yield "get_tuple", {"config": {"configurable": {"thread_id": record.thread_id,
+                                                             "checkpoint_ns": ""}}}
+    end = end_shown_by(latest)
+    if end is None:
+        return None, False
+    taken = yield "take_over_lease", {"thread_id": record.thread_id, "token": record.token,
+                                      "renewed_at": record.renewed_at, "owner": owner,
+                                      "now": now, "ttl": ttl}
+    if taken is None:
+        return end, False
+    yield "release_lease", {"thread_id": record.thread_id, "owner": owner, "now": now,
+                            "reason": end}
+    return end, True
