@@ -88,6 +88,37 @@ def test_a_refused_outsider_is_audited_and_an_approver_then_decides(approval_sav
     assert "already decided by olga" in (last.reason or "")
 
 
+def test_concurrent_deciders_leave_one_recorded_entry(approval_saver: Any) -> None:
+    import threading
+
+    graph = review_graph(approval_saver, approvers=("ops",))
+    graph.invoke({"amount": 5}, cfg("race"))
+    winners: list[str] = []
+    losers: list[str] = []
+    gate = threading.Barrier(8)
+
+    def decide_as(who: str) -> None:
+        gate.wait()
+        try:
+            approve(graph, cfg("race"), by=who)
+            winners.append(who)
+        except AlreadyDecided:
+            losers.append(who)
+
+    workers = [threading.Thread(target=decide_as, args=(f"u{i}",)) for i in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(winners) == 1 and len(losers) == 7
+    entries = audit_log(approval_saver, thread_id="race")
+    recorded = [e.actor for e in entries if e.outcome == "recorded"]
+    refused = sorted(e.actor for e in entries if e.outcome == "already_decided")
+    assert recorded == winners and refused == sorted(losers)
+    assert all(f"already decided by {winners[0]}" in (e.reason or "")
+               for e in entries if e.outcome == "already_decided")
+
+
 def test_the_requester_refusal_is_audited(approval_saver: Any) -> None:
     def review(state: dict[str, Any]) -> dict[str, Any]:
         d = request_approval(REQUEST, forbid=["requester"])
