@@ -285,7 +285,7 @@ class Codec:
         values = dict(checkpoint.get("channel_values") or {})
         skip = len(ns) + 1
         pairs = entry[6] if len(entry) > 6 and entry[6] else []
-        chain = {pairs[i].decode(): pairs[i + 1] for i in range(0, len(pairs), 2)}
+        chain = pairs if isinstance(pairs, dict) else chain_map(pairs)
         for fld, raw in zip(fields, entry[4] or [], strict=False):
             if raw is None or raw == self.EMPTY:
                 continue
@@ -410,6 +410,28 @@ class Codec:
         d = ormsgpack.unpackb(raw)
         d["thread_id"] = thread_id
         return ormsgpack.packb(d)
+
+
+def chain_map(pairs: Sequence[Any]) -> dict[str, bytes]:
+    """Delta chain links (issue 12) as field -> stored bytes, from a flat reply."""
+    return {pairs[i].decode(): pairs[i + 1] for i in range(0, len(pairs), 2)}
+
+
+def share_chains(entries: Sequence[Any]) -> None:
+    """Give every listed entry the chain links of the whole reply.
+
+    The list script sends each link once per reply (the entries of a history
+    share most of their chains), so an entry's own links may have come with
+    an earlier one.
+    """
+    merged: dict[str, bytes] = {}
+    for entry in entries:
+        if len(entry) > 6 and entry[6]:
+            merged.update(entry[6] if isinstance(entry[6], dict) else chain_map(entry[6]))
+    if merged:
+        for entry in entries:
+            if len(entry) > 6:
+                entry[6] = merged
 
 
 def now_utc() -> datetime:

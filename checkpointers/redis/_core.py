@@ -36,7 +36,7 @@ from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
 from checkpointers._waits import WaitEntry
 from checkpointers.redis import _scripts as S
-from checkpointers.redis._codec import SEP, Codec, index_prefix, now_utc
+from checkpointers.redis._codec import SEP, Codec, index_prefix, now_utc, share_chains
 from checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
 from checkpointers.redis._listing import list_all_threads
 from migrations import SCHEMA_VERSION_KEY, code_version, finish_read, versions_to_store
@@ -271,6 +271,7 @@ class RedisCore:
             reply = yield Call([script(S.LIST, keys, mode, ns, cursor, page, *prefixes)])
             entries = reply[0] or []
             yield from self._fill_blobs(keys, entries)
+            share_chains(entries)
             for entry in entries:
                 tup = self._tuple(thread_id, entry)
                 if exact or _matches(tup.metadata, filter):

@@ -25,7 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple, get_checkpoint_id
 
 from checkpointers.redis import _scripts as S
-from checkpointers.redis._codec import index_prefix
+from checkpointers.redis._codec import index_prefix, share_chains
 
 if TYPE_CHECKING:
     from checkpointers.redis._core import Call, ListOp, RedisCore
@@ -200,6 +200,7 @@ def _list_whole(
             [core._fill_blobs(k, e) for k, e in zip(keys, entries, strict=True) if e]
         )
         for thread_id, found in zip(chunk, entries, strict=True):
+            share_chains(found)
             for entry in found:
                 tup = core._tuple(thread_id, entry)
                 ns = tup.config["configurable"].get("checkpoint_ns", "")

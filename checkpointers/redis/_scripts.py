@@ -84,9 +84,11 @@ local function delta_base(v)
   return string.sub(v, 7, string.find(v, SEP, 7, true) - 1)
 end
 
--- field/value pairs of the chains of the deltas among (fields, values)
-local function chains(fields, values)
-  local out, seen = {}, {}
+-- field/value pairs of the chains of the deltas among (fields, values); links
+-- in seen (shared by the entries of one listing) are not sent again
+local function chains(fields, values, seen)
+  local out = {}
+  seen = seen or {}
   for i = 1, #fields do
     local f, v = fields[i], values[i]
     while v and string.sub(v, 1, 6) == DELTA do
@@ -126,7 +128,7 @@ end
 -- large ones are left to one HMGET by the shell (cheaper than copying through Lua)
 local INLINE_LIMIT = 262144
 local function attach(out)
-  local total, lists = 0, {}
+  local total, lists, seen = 0, {}, {}
   for i, e in ipairs(out) do
     if e[4] then
       local fields = cmsgpack.unpack(e[4])[2]
@@ -140,7 +142,9 @@ local function attach(out)
   for i, e in ipairs(out) do
     if lists[i] and #lists[i] > 0 then
       e[5] = hmget(B, lists[i])
-      e[7] = chains(lists[i], e[5])  -- deltas' chains (issue 12)
+      -- deltas' chains (issue 12), each link once per reply: the entries of
+      -- a history share most of theirs (the reader merges them)
+      e[7] = chains(lists[i], e[5], seen)
     end
   end
   return out
