@@ -230,7 +230,7 @@ def decide_approval_flow(
         level=info.escalation_level if info else 0,
         fingerprint=fp,
         roles=list(roles),
-        **({} if resume else {"deferred": True}),
+        **({} if resume else {"deferred": True}),  # type: ignore[arg-type]
     )
     audit = decided_entry(thread_id, record, action=action, reason=roles_reason(roles))
     stored = yield op("record_decision", thread_id=thread_id, key=intr.id, decision=record,

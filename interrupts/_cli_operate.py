@@ -152,7 +152,7 @@ def _decide(
     obj = load_object(spec, what="--graph") if spec else None
     resume = resume and obj is not None
     with open_saver(url) as saver:
-        graph = bind_graph(obj, saver, spec) if obj is not None else None
+        graph = bind_graph(obj, saver, spec) if obj is not None and spec else None
         config = {"configurable": {"thread_id": thread}}
         if not saver.get_tuple(config):
             raise CliError(f"unknown thread {thread!r}: no checkpoints stored")
@@ -167,7 +167,7 @@ def _decide(
             raise CliError(str(exc)) from None
         except InterruptsError as exc:
             raise CliError(str(exc)) from None
-        state = graph.get_state(config) if resume else None
+        state = graph.get_state(config) if graph is not None and resume else None
     verdict = "approved" if approved else "rejected"
     if state is None:
         click.echo(

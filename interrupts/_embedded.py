@@ -34,5 +34,5 @@ def start_embedded_postgres(folder: Path | None = None) -> tuple[str, Any]:
         ) from None
     folder = folder or cache_folder() / "pgdata"
     folder.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(folder, cleanup_mode="stop")
+    server = pgserver.get_server(folder, cleanup_mode="stop")  # type: ignore[attr-defined]
     return str(server.get_uri()), server

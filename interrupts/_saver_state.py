@@ -10,8 +10,9 @@ thread's latest checkpoint.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Interrupt
 
@@ -48,23 +49,23 @@ def state_of(tup: CheckpointTuple | None) -> SavedState:
 
 def saver_state(saver: BaseCheckpointSaver[Any], config: dict[str, Any]) -> SavedState:
     """The latest checkpoint's pending interrupts of ``config``'s thread."""
-    return state_of(saver.get_tuple(config))
+    return state_of(saver.get_tuple(cast(RunnableConfig, config)))
 
 
 async def asaver_state(saver: BaseCheckpointSaver[Any], config: dict[str, Any]) -> SavedState:
     """Async twin of :func:`saver_state`."""
-    return state_of(await saver.aget_tuple(config))
+    return state_of(await saver.aget_tuple(cast(RunnableConfig, config)))
 
 
 def saver_history(
     saver: BaseCheckpointSaver[Any], config: dict[str, Any], limit: int
 ) -> list[SavedState]:
     """The thread's newest ``limit`` checkpoints, newest first."""
-    return [state_of(t) for t in saver.list(config, limit=limit)]
+    return [state_of(t) for t in saver.list(cast(RunnableConfig, config), limit=limit)]
 
 
 async def asaver_history(
     saver: BaseCheckpointSaver[Any], config: dict[str, Any], limit: int
 ) -> list[SavedState]:
     """Async twin of :func:`saver_history`."""
-    return [state_of(t) async for t in saver.alist(config, limit=limit)]
+    return [state_of(t) async for t in saver.alist(cast(RunnableConfig, config), limit=limit)]

@@ -120,7 +120,7 @@ def thread_timeline(
     entries: list[TimelineEntry] = []
     prev: CheckpointTuple | None = None
     for tup in tuples:
-        md = dict(tup.metadata or {})
+        md: dict[str, Any] = dict(tup.metadata or {})
         values = tup.checkpoint.get("channel_values", {})
         comps = [v for k, v in values.items() if "compensat" in k and v]
         entries.append(
