@@ -23,6 +23,10 @@
    80-90% is (the completing call excluded: it resumes the run). Timed calls
    alternate early/late and 100/1,000 (batches prepared beforehand), so load
    drift on a shared machine hits every cell alike; 10 samples per cell.
+5. ``batchops`` (not in the default parts): the storage operations one
+   ``decide`` makes (``get_state``, ``count_decisions`` over the batch's keys,
+   one item's ``record_decision``) on a fresh 1,000-item batch vs one with 800
+   items decided, alternating, median of 30.
 
 Usage::
 
@@ -400,6 +404,72 @@ def bench_batch(backend: str, sizes: list[int], samples: int = 10) -> list[dict[
     return out
 
 
+def bench_batch_ops(backend: str, size: int = 1000, reps: int = 30) -> list[dict[str, Any]]:
+    """The storage operations of one ``decide``, on a fresh batch vs one 80% decided."""
+    from datetime import datetime, timezone
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    from interrupts import request_batch_approval
+    from interrupts._records import item_key, new_record
+
+    def review(state: dict[str, Any]) -> dict[str, Any]:
+        res = request_batch_approval(state["items"], key=lambda o: o["id"])
+        return {"approved": len(res.approved)}
+
+    class S(TypedDict, total=False):
+        items: list[dict[str, Any]]
+        approved: int
+
+    area = Area(backend)
+    times: dict[tuple[str, str], list[float]] = {}
+    try:
+        with open_sync(backend, area.url, area.options) as saver:
+            b = StateGraph(S)
+            b.add_node("review", review)
+            b.add_edge(START, "review")
+            b.add_edge("review", END)
+            graph = b.compile(checkpointer=saver)
+            batches = {}
+            for name in ("fresh", "80pct_decided"):
+                cfg = {"configurable": {"thread_id": name}}
+                graph.invoke({"items": [{"id": f"i{k}", "v": k} for k in range(size)]}, cfg)
+                if name != "fresh":
+                    for c in range(0, size * 8 // 10, 10):
+                        decide(graph, cfg, {f"i{k}": True for k in range(c, c + 10)}, by="b")
+                bid = graph.get_state(cfg).interrupts[0].id
+                batches[name] = (cfg, bid, [item_key(bid, f"i{k}") for k in range(size)])
+            n = 0
+            for _ in range(reps):  # the two batches alternate
+                for name, (cfg, bid, keys) in batches.items():
+                    n += 1
+                    record = new_record(type="decision", approval_id=bid, by="b", approved=True,
+                                        at=datetime.now(timezone.utc), item=f"extra{n}")
+                    thread_id = cfg["configurable"]["thread_id"]
+                    t0 = time.perf_counter()
+                    graph.get_state(cfg)
+                    t1 = time.perf_counter()
+                    saver.count_decisions(thread_id=thread_id, keys=keys)
+                    t2 = time.perf_counter()
+                    saver.record_decision(thread_id=thread_id, key=item_key(bid, f"extra{n}"),
+                                          decision=record)
+                    t3 = time.perf_counter()
+                    for what, took in (("get_state", t1 - t0), ("count_decisions", t2 - t1),
+                                       ("record_decision", t3 - t2)):
+                        times.setdefault((name, what), []).append(took)
+    finally:
+        area.drop()
+    out = []
+    for what in ("get_state", "count_decisions", "record_decision"):
+        row = {"backend": backend, "items": size, "op": what, "reps": reps,
+               **{f"{name}_ms": round(statistics.median(times[(name, what)]) * 1000, 2)
+                  for name in ("fresh", "80pct_decided")}}
+        out.append(row)
+        print(json.dumps(row), flush=True)
+    return out
+
+
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--sweeper":
         sweeper_process(json.loads(sys.argv[2]))
@@ -422,6 +492,8 @@ def main() -> None:
         bench_resume(a.backend, a.resumes)
     if "batch" in parts:
         bench_batch(a.backend, [100, 1000])
+    if "batchops" in parts:
+        bench_batch_ops(a.backend)
 
 
 if __name__ == "__main__":
