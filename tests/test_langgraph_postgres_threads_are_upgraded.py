@@ -14,6 +14,10 @@ from tests._seed_graphs import build_v1, build_v2
 
 CFG = {"configurable": {"thread_id": "legacy"}}
 
+# official_setup_note: the official saver's setup() runs CREATE INDEX CONCURRENTLY,
+# which waits for every older transaction in the same database; a database of the
+# test's own keeps it from waiting on whatever else runs on the shared server.
+
 
 def _money_v1() -> StateMigrations:
     m = StateMigrations(version=1)
@@ -39,8 +43,8 @@ def _official_pauses(url: str, schema: str, thread: str = "legacy") -> None:
         assert "__interrupt__" in out
 
 
-def test_official_thread_resumes_through_a_0_to_1_step(pg_schema: tuple[str, str]) -> None:
-    url, schema = pg_schema
+def test_official_thread_resumes_through_a_0_to_1_step(pg_database: str) -> None:
+    url, schema = pg_database, "public"  # own database: see official_setup_note
     _official_pauses(url, schema)
     with PostgresSaver.from_conn_string(url, schema=schema, migrations=_money_v1()) as saver:
         saver.setup()  # adopts the official tables in place
@@ -55,8 +59,8 @@ def test_official_thread_resumes_through_a_0_to_1_step(pg_schema: tuple[str, str
         assert saver.get_tuple(CFG).metadata["schema_version"] == 1
 
 
-def test_upgrade_all_rewrites_official_threads_in_place(pg_schema: tuple[str, str]) -> None:
-    url, schema = pg_schema
+def test_upgrade_all_rewrites_official_threads_in_place(pg_database: str) -> None:
+    url, schema = pg_database, "public"  # own database: see official_setup_note
     for i in range(3):
         _official_pauses(url, schema, f"legacy-{i}")
     m = _money_v1()

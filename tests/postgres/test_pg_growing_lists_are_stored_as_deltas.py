@@ -83,8 +83,10 @@ def test_appends_are_deltas_and_values_stay_linear(pg_schema) -> None:
     assert delta_bytes < 1.5 * payload
 
 
-def test_an_official_thread_grows_as_deltas_and_rollback_fails_loudly(pg_schema) -> None:
-    url, schema = pg_schema
+def test_an_official_thread_grows_as_deltas_and_rollback_fails_loudly(pg_database) -> None:
+    # a database of its own: the official setup() runs CREATE INDEX CONCURRENTLY, which
+    # waits for every older transaction in the same database
+    url, schema = pg_database, "public"
     official_url = f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
     config = {"configurable": {"thread_id": "t"}}
     with OfficialSaver.from_conn_string(official_url) as official:
