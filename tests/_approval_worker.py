@@ -3,7 +3,8 @@
 Commands (JSON on argv[2]): ``start`` runs the 15-step workflow until it pauses
 for approval and exits; ``approve`` approves it from a fresh process with a
 clock 20 minutes later; ``sweep`` runs one sweep and exits (or, with
-``hang_in_review``, is killed by the test mid-resume).
+``hang_in_review``, is killed by the test mid-resume; with ``kill_before_decision``,
+kills itself right after its claim, before the timeout decision is written).
 """
 
 from __future__ import annotations
@@ -105,6 +106,11 @@ def main() -> None:
                                       concurrency=args.get("concurrency", 4))
             print(json.dumps({"resolved": sweeper.run_once()}))
         elif cmd == "sweep":
+            if args.get("kill_before_decision"):
+                from tests._crash import KillAt, arm
+
+                # SIGKILL at the first decision write: claimed, nothing decided or resumed
+                arm(saver, KillAt("record_decision", 1, 0.0))
             sweeper = ApprovalSweeper(graph, clock=clock,
                                       lease=timedelta(seconds=args.get("lease_s", 300)))
             print(json.dumps({"resolved": sweeper.run_once()}))

@@ -2,8 +2,9 @@
 
 A 15-step workflow pauses for approval and its process exits; twenty minutes
 (of injected clock) later another process approves and the run continues with
-every step's state intact. A sweeper SIGKILLed mid-resume has its claim taken
-over after the lease and the job finished exactly once.
+every step's state intact. A sweeper SIGKILLed right after its claim (nothing
+decided) or mid-resume (decided, node running) has its claim taken over after the
+lease and the job finished exactly once.
 """
 
 from __future__ import annotations
@@ -123,4 +124,42 @@ def test_sweeper_killed_mid_resume_is_taken_over_after_the_lease(
         values = graph.get_state({"configurable": {"thread_id": "k1"}}).values
     assert [s["step"] for s in values["steps"]] == list(range(1, STEPS + 1))
     assert values["decision"]["timed_out"] is True and values["decision"]["approved"] is False
+    assert count_effects(effects) == 1
+
+
+@pytest.mark.parametrize("backend", DURABLE)
+def test_sweeper_killed_between_claim_and_decision_is_taken_over_after_the_lease(
+    request: pytest.FixtureRequest,
+    backend: str,
+    effects: tuple[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, options = saver_url(request, backend)
+    base = {"backend": backend, "url": url, "options": options, "thread_id": "k2"}
+    run_worker("start", {**base, "now": T0.isoformat()})
+    due = T0 + timedelta(hours=2)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests._approval_worker", "sweep",
+         json.dumps({**base, "now": due.isoformat(), "kill_before_decision": True,
+                     "lease_s": 60, "effects_table": effects[1]})],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "EFFECTS_URL": effects[0]},
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
+    monkeypatch.setenv("EFFECTS_URL", effects[0])
+    with open_sync(backend, url, options) as saver:
+        graph = build(saver, effects_table=effects[1])
+        [item] = pending_approvals(saver)  # still waiting: claimed, not decided
+        assert item.thread_id == "k2"
+        early = ApprovalSweeper(graph, clock=Clock((due + timedelta(seconds=30)).isoformat()),
+                                lease=timedelta(seconds=60))
+        assert early.run_once() == 0  # the dead sweeper's claim still holds
+        late = ApprovalSweeper(graph, clock=Clock((due + timedelta(seconds=61)).isoformat()),
+                               lease=timedelta(seconds=60))
+        assert late.run_once() == 1
+        assert late.run_once() == 0
+        values = graph.get_state({"configurable": {"thread_id": "k2"}}).values
+        assert pending_approvals(saver) == []
+    assert [s["step"] for s in values["steps"]] == list(range(1, STEPS + 1))
+    assert values["decision"]["timed_out"] is True and values["decision"]["by"] == "system"
     assert count_effects(effects) == 1
