@@ -148,6 +148,14 @@ class Backend:
         self.audit = isinstance(saver, AuditLog)
         self.aaudit = isinstance(saver, AsyncAuditLog)
         self.mem = _memory(saver)
+        # A saver with only the sync protocol (our sync savers also answer
+        # LangGraph's async checkpoint calls, so async flows run on them): the
+        # async calls below go to the sync protocol in a worker thread, never
+        # to this process's memory (a decision or claim kept there is lost with
+        # the process and does not exclude other processes).
+        self.decisions_sync_only = self.decisions and not self.adecisions
+        self.claims_sync_only = self.claims and not self.aclaims
+        self.indexed_sync_only = self.indexed and not self.aindexed
 
     # -- decisions ---------------------------------------------------------------------
     def _mem_record(
@@ -186,6 +194,8 @@ class Backend:
         self, thread_id: str, key: str, decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
+        if self.decisions_sync_only:
+            return await asyncio.to_thread(self.record_decision, thread_id, key, decision, audit)
         if not self.adecisions:
             return self._mem_record(thread_id, key, decision, audit)
         if self.aaudit and audit is not None:
@@ -209,6 +219,8 @@ class Backend:
     async def aget_decisions(
         self, thread_id: str, keys: Sequence[str]
     ) -> dict[str, dict[str, Any]]:
+        if self.decisions_sync_only:
+            return await asyncio.to_thread(self.get_decisions, thread_id, keys)
         if self.adecisions:
             return await self.saver.aget_decisions(  # type: ignore[attr-defined,no-any-return]
                 thread_id=thread_id, keys=list(keys)
@@ -223,6 +235,8 @@ class Backend:
         return len(self._mem_get(thread_id, keys))
 
     async def acount_decisions(self, thread_id: str, keys: Sequence[str]) -> int:
+        if self.decisions_sync_only:
+            return await asyncio.to_thread(self.count_decisions, thread_id, keys)
         if self.adecisions:
             return await self.saver.acount_decisions(  # type: ignore[attr-defined,no-any-return]
                 thread_id=thread_id, keys=list(keys)
@@ -313,6 +327,8 @@ class Backend:
         return filter_entries(self._scan(), **filters)
 
     async def alist_waits(self, **filters: Any) -> list[WaitEntry]:
+        if self.indexed_sync_only and "kinds" not in filters:
+            return await asyncio.to_thread(lambda: self.list_waits(**filters))
         if self.aindexed and "kinds" not in filters:
             return await self.saver.alist_waits(**filters)  # type: ignore[attr-defined,no-any-return]
         return filter_entries(await self._ascan(), **filters)
@@ -369,6 +385,9 @@ class Backend:
         limit: int,
         kinds: Sequence[str] | None = None,
     ) -> list[WaitEntry]:
+        if self.claims_sync_only:
+            return await asyncio.to_thread(lambda: self.claim_due_waits(
+                now=now, owner=owner, lease=lease, limit=limit, kinds=kinds))
         if self.aclaims:
             return await self.saver.aclaim_due_waits(  # type: ignore[attr-defined,no-any-return]
                 now=now, owner=owner, lease=lease, limit=limit, kinds=kinds
@@ -398,6 +417,10 @@ class Backend:
     async def arelease_wait_claim(
         self, *, thread_id: str, interrupt_id: str, owner: str, done: bool = False
     ) -> None:
+        if self.claims_sync_only:
+            await asyncio.to_thread(lambda: self.release_wait_claim(
+                thread_id=thread_id, interrupt_id=interrupt_id, owner=owner, done=done))
+            return
         if self.aclaims:
             await self.saver.arelease_wait_claim(  # type: ignore[attr-defined]
                 thread_id=thread_id, interrupt_id=interrupt_id, owner=owner, done=done
@@ -424,6 +447,8 @@ class Backend:
     async def await_counts(
         self, *, now: datetime, kinds: Sequence[str] | None = None
     ) -> tuple[int, int, datetime | None]:
+        if self.claims_sync_only:
+            return await asyncio.to_thread(lambda: self.wait_counts(now=now, kinds=kinds))
         if self.aclaims:
             return await self.saver.await_counts(now=now, kinds=kinds)  # type: ignore[attr-defined,no-any-return]
         return self._count(await self._ascan(), now, kinds)

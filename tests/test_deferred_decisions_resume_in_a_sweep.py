@@ -102,3 +102,23 @@ async def test_a_deferred_approval_async(async_approval_saver: Any) -> None:
     state = await graph.aget_state(cfg("t-adef"))
     assert state.values["by"] == "dora"
     assert state.next == ()
+
+
+@pytest.mark.parametrize("backend", ["postgres", "redis"])
+def test_a_copied_thread_with_a_deferred_decision_is_resumed_at_once(
+    request: pytest.FixtureRequest, backend: str
+) -> None:
+    # copy_thread carries the decision and its claim: the copy, like the source,
+    # is resumed by the next sweep, not one lease later
+    url, options = _approval_savers.saver_url(request, backend)
+    with _approval_savers.open_sync(backend, url, options) as saver:
+        clock = FakeClock()
+        graph = review_graph(saver)
+        graph.invoke({"amount": 4}, cfg("t-src", clock))
+        approve(saver, cfg("t-src"), by="erin", roles=["ops"], clock=clock, resume=False)
+        saver.copy_thread("t-src", "t-copy")
+        sweeper = ApprovalSweeper(graph, clock=clock, lease=timedelta(hours=1))
+        assert sweeper.run_once() == 2
+        for t in ("t-src", "t-copy"):
+            state = graph.get_state(cfg(t))
+            assert (state.next, state.values["by"]) == ((), "erin"), t

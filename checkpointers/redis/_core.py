@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -34,7 +34,7 @@ from checkpointers._delta import DeltaPolicy, resolve_policy
 from checkpointers._errors import InvalidConfigError
 from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
-from checkpointers._waits import WaitEntry
+from checkpointers._waits import WaitEntry, decision_claim_time
 from checkpointers.redis import _scripts as S
 from checkpointers.redis._codec import SEP, Codec, index_prefix, now_utc, share_chains
 from checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
@@ -513,8 +513,11 @@ class RedisCore:
         resume = self.keys.resume_shard(shard_of(target))
         for i in range(0, len(dc), 2):
             if dc[i] in open_ids:
-                at = json.loads(dc[i + 1]).get("at")
-                ms = int(datetime.fromisoformat(at).timestamp() * 1000) if at else 0
+                decision = json.loads(dc[i + 1])
+                # when its claim counts from (a deferred decision: at once), as
+                # record_decision scores it on the source
+                ms = int(decision_claim_time(decision).timestamp() * 1000) \
+                    if decision.get("at") else 0
                 cmds.append(("ZADD", resume, "NX", ms, target.encode() + b"\x00" + dc[i]))
         yield Call(cmds)
 
