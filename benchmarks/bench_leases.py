@@ -5,9 +5,11 @@ leases (30 s lease, 10 s heartbeat) and with an aggressive heartbeat (every
 50 ms, lease 200 ms) that renews several times in every run. Workload: a
 20-step StateGraph run on a new thread; each step does ~1 ms of CPU work
 (SHA-256 over 256 KiB) and waits 5 ms (a fast tool call), and its state grows
-by a 200-byte item. Variants run interleaved, ``--rounds`` rounds of
-``--runs`` runs each; the script prints the median run time of each variant
-and its overhead over "off".
+by a 200-byte item. The three savers stay open and their runs alternate one
+by one (the order rotating), ``--rounds`` rounds of ``--runs`` runs of each;
+the script prints each variant's median run time and CPU per run (all
+threads), its overhead over "off", the wall time spent in lease code outside
+the shared round trips, and the saver round trips per run.
 
 Part 2, finding orphans: the time of ``find_expired_leases(limit=100)`` with
 10 orphaned runs among 0, 10,000 and 100,000 finished or waiting threads
@@ -30,7 +32,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
@@ -185,41 +187,48 @@ def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
     ratios: dict[str, list[float]] = {name: [] for name in VARIANTS}
     in_leases: dict[str, float] = {name: 0.0 for name in VARIANTS}
     calls: dict[str, int] = {name: 0 for name in VARIANTS}
+    cpu_samples: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    names = list(VARIANTS)
     try:
-        for r in range(args.rounds):
-            order = list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))
-            round_median: dict[str, float] = {}
-            for name in order:
-                with saver_for(backend, where, prefix, VARIANTS[name]) as saver:
-                    graph = build(saver)
-                    graph.invoke({"n": 0, "items": []},
-                                 {"configurable": {"thread_id": f"warm-{uuid.uuid4().hex}"}})
-                    samples = []
-                    LEASE_TIME[0] = 0.0
-                    CALLS[0] = 0
-                    c0 = time.process_time()
-                    for _ in range(args.runs):
+        with ExitStack() as stack:
+            graphs = {}
+            for name in names:
+                saver = stack.enter_context(saver_for(backend, where, prefix, VARIANTS[name]))
+                if saver.run_leases is not None:
+                    stack.callback(saver.run_leases.close)
+                graphs[name] = build(saver)
+                graphs[name].invoke({"n": 0, "items": []},
+                                    {"configurable": {"thread_id": f"warm-{uuid.uuid4().hex}"}})
+            for _r in range(args.rounds):
+                run_times: dict[str, list[float]] = {name: [] for name in names}
+                for i in range(args.runs):
+                    # one run of each variant in turn, the order rotating, so that
+                    # the machine's load falls on all variants alike
+                    for name in names[i % len(names):] + names[:i % len(names)]:
                         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
+                        LEASE_TIME[0] = 0.0
+                        CALLS[0] = 0
+                        c0 = time.process_time()
                         t0 = time.perf_counter()
-                        graph.invoke({"n": 0, "items": []}, config)
-                        samples.append(time.perf_counter() - t0)
-                    # the heartbeat thread's CPU counts too: process_time covers all threads
-                    cpu[name].append((time.process_time() - c0) / args.runs)
-                    times[name] += samples
-                    in_leases[name] += LEASE_TIME[0]
-                    calls[name] += CALLS[0]
-                    round_median[name] = statistics.median(samples)
-                    if saver.run_leases is not None:
-                        saver.run_leases.close()
-            for name in VARIANTS:
-                ratios[name].append(round_median[name] / round_median["off"] - 1)
+                        graphs[name].invoke({"n": 0, "items": []}, config)
+                        run_times[name].append(time.perf_counter() - t0)
+                        # process_time covers all threads: the run's background
+                        # writes and the heartbeat
+                        cpu_samples[name].append(time.process_time() - c0)
+                        in_leases[name] += LEASE_TIME[0]
+                        calls[name] += CALLS[0]
+                for name in names:
+                    times[name] += run_times[name]
+                    cpu[name].append(statistics.median(cpu_samples[name][-args.runs:]))
+                    ratios[name].append(statistics.median(run_times[name])
+                                        / statistics.median(run_times["off"]) - 1)
     finally:
         if backend == "redis":
             _drop_prefix(where, prefix)
     base_cpu = statistics.median(cpu["off"])
     print(f"\n[{backend}] heartbeat cost: {args.rounds} rounds x {args.runs} runs of "
-          f"{STEPS} steps; wall: median run time and median per-round overhead vs off; "
-          "cpu: process CPU per run (all threads)")
+          f"{STEPS} steps, variants interleaved run by run; wall: median run time and median "
+          "per-round overhead vs off; cpu: median process CPU per run (all threads)")
     for name, samples in times.items():
         med = statistics.median(samples)
         c = statistics.median(cpu[name])
