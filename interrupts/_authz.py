@@ -148,6 +148,16 @@ def requested_by_of_run() -> str | None:
     return None if who is None else str(who)
 
 
+def thread_of_run() -> str | None:
+    """Inside a node: the run's thread id (for error messages), if known."""
+    try:
+        config = get_config()
+    except RuntimeError:
+        return None
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    return None if thread_id is None else str(thread_id)
+
+
 def auth_request(thread_id: str, intr: Interrupt, kind: str) -> AuthRequest:
     """The :class:`AuthRequest` of a pending interrupt raised by our helpers."""
     info = extract_wait(intr)

@@ -40,6 +40,7 @@ from interrupts._authz import (
     check_decider,
     policy_of,
     requested_by_of_run,
+    thread_of_run,
 )
 from interrupts._clock import Clock, clock_from_config, now_of
 from interrupts._driver import Flow, adrive, drive, op
@@ -191,7 +192,8 @@ def request_batch_approval(
                 if on_stale == "raise":
                     raise StaleApproval(approval_id=str(answer.get("approval_id")),
                                         decided_request=rec.get("request"),
-                                        current_request=by_key[k], decision=rec, item=k)
+                                        current_request=by_key[k], decision=rec, item=k,
+                                        thread_id=thread_of_run())
                 history.setdefault(k, []).append(rec)
                 stale.append(k)
             else:
@@ -292,7 +294,7 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
                               fingerprint=None, outcome="unknown_item",
                               reason=f"unknown item keys: {', '.join(unknown)}; nothing recorded")
         yield op("append_audit", entries=[entry])
-        raise UnknownBatchItem(keys=unknown, batch_id=intr.id)
+        raise UnknownBatchItem(keys=unknown, batch_id=intr.id, thread_id=thread_id)
     out = DecideResult(batch_id=intr.id)
     lost: list[dict[str, Any]] = []
     for k, approved in wanted.items():

@@ -91,6 +91,7 @@ class StaleApproval(InterruptsError):
         current_request: The payload the node computes now.
         decision: The stale decision record.
         item: The batch item key, for a batch item.
+        thread_id: The thread, when known.
     """
 
     def __init__(
@@ -101,14 +102,19 @@ class StaleApproval(InterruptsError):
         current_request: Any,
         decision: dict[str, Any],
         item: str | None = None,
+        thread_id: str | None = None,
     ) -> None:
         self.approval_id = approval_id
         self.decided_request = decided_request
         self.current_request = current_request
         self.decision = decision
         self.item = item
+        self.thread_id = thread_id
+        what = f"item {item!r} of batch {approval_id!r}" if item is not None \
+            else f"approval {approval_id!r}"
+        where = f" on thread {thread_id!r}" if thread_id is not None else ""
         super().__init__(
-            f"approval {approval_id!r} was decided for {decided_request!r} "
+            f"{what}{where} was decided for {decided_request!r} "
             f"but the request is now {current_request!r}"
         )
 
@@ -119,12 +125,17 @@ class UnknownBatchItem(InterruptsError, KeyError):
     Attributes:
         keys: The unknown keys.
         batch_id: The batch (interrupt id).
+        thread_id: The thread, when known.
     """
 
-    def __init__(self, *, keys: list[str], batch_id: str) -> None:
+    def __init__(self, *, keys: list[str], batch_id: str, thread_id: str | None = None) -> None:
         self.keys = keys
         self.batch_id = batch_id
-        super().__init__(f"keys {keys} are not in batch {batch_id!r}; nothing was recorded")
+        self.thread_id = thread_id
+        where = f" of thread {thread_id!r}" if thread_id is not None else ""
+        super().__init__(
+            f"keys {keys} are not in batch {batch_id!r}{where}; nothing was recorded"
+        )
 
     def __str__(self) -> str:
         return str(self.args[0])

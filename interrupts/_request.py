@@ -17,7 +17,7 @@ from langgraph.config import get_config
 
 from checkpointers import WAIT_KEY, wait_marker
 from interrupts._audit import ask, node_audit
-from interrupts._authz import requested_by_of_run
+from interrupts._authz import requested_by_of_run, thread_of_run
 from interrupts._clock import Clock, clock_from_config, now_of
 from interrupts._errors import StaleApproval
 from interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
@@ -144,6 +144,7 @@ def request_approval(
                     decided_request=answer.get("request"),
                     current_request=request,
                     decision=answer,
+                    thread_id=thread_of_run(),
                 )
             history.append(answer)
             round_ += 1

@@ -80,6 +80,7 @@ def test_unknown_key_records_nothing(approval_saver: Any) -> None:
     with pytest.raises(UnknownBatchItem) as caught:
         decide(graph, cfg("b1"), {"o1": True, "nope": False}, by="alice")
     assert isinstance(caught.value, KeyError) and caught.value.keys == ["nope"]
+    assert caught.value.thread_id == "b1" and "'b1'" in str(caught.value)
     [item] = pending_approvals(approval_saver)
     assert not any(i.decided for i in item.items)
 

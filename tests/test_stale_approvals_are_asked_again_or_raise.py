@@ -75,6 +75,9 @@ def test_on_stale_raise_carries_both_payloads(approval_saver: Any) -> None:
     assert caught.value.decided_request == {"refund": 100}
     assert caught.value.current_request == {"refund": 250}
     assert caught.value.decision["by"] == "alice" and caught.value.item is None
+    # the message names the thread (the approver's call raised it, far from the node)
+    thread_id = CFG["configurable"]["thread_id"]
+    assert caught.value.thread_id == thread_id and repr(thread_id) in str(caught.value)
 
 
 def test_batch_on_stale_raise_names_the_item(approval_saver: Any) -> None:
@@ -100,3 +103,6 @@ def test_batch_on_stale_raise_names_the_item(approval_saver: Any) -> None:
     assert caught.value.item == "o2"
     assert caught.value.decided_request == {"id": "o2", "price": 20}
     assert caught.value.current_request == {"id": "o2", "price": 99}
+    thread_id = CFG["configurable"]["thread_id"]
+    assert caught.value.thread_id == thread_id
+    assert repr(thread_id) in str(caught.value) and "'o2'" in str(caught.value)
