@@ -242,6 +242,38 @@ def batch_resume_value(entry_or_value: Any, completion: dict[str, Any]) -> Flow[
     return {**completion, "decisions": decisions}
 
 
+ITEM_CONCURRENCY = 8
+"""Item compare-and-sets of one call in flight at once (each its own statement or script)."""
+
+
+def _record_item_flow(thread_id: str, key: str, decision: dict[str, Any],
+                      audit: dict[str, Any]) -> Flow[dict[str, Any]]:
+    stored: dict[str, Any] = yield op("record_decision", thread_id=thread_id, key=key,
+                                      decision=decision, audit=audit)
+    return stored
+
+
+def record_items_flow(thread_id: str, batch_id: str, mines: Mapping[str, dict[str, Any]],
+                      audits: Mapping[str, dict[str, Any]]) -> Flow[dict[str, dict[str, Any]]]:
+    """CAS each item's decision; the stored record of each key.
+
+    The items are independent compare-and-sets (one statement or script each, no
+    transaction spanning two), so they are sent concurrently: a call of 10 items
+    waits about one round trip and commit instead of ten.
+    """
+    keys = list(mines)
+    flows = [_record_item_flow(thread_id, item_key(batch_id, k), mines[k], audits[k])
+             for k in keys]
+    if len(flows) <= 1 or ITEM_CONCURRENCY <= 1:
+        stored = []
+        for f in flows:
+            stored.append((yield from f))
+    else:
+        stored = yield op("run_all", flows=flows,
+                          concurrency=min(len(flows), ITEM_CONCURRENCY))
+    return dict(zip(keys, stored, strict=True))
+
+
 def complete_flow(thread_id: str, batch_id: str, items: Mapping[str, Any], by: str,
                   at: datetime, timed_out: bool) -> Flow[dict[str, Any] | None]:
     """If every item is decided, CAS the completion record; return it if this call won."""
@@ -297,14 +329,17 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
         raise UnknownBatchItem(keys=unknown, batch_id=intr.id, thread_id=thread_id)
     out = DecideResult(batch_id=intr.id)
     lost: list[dict[str, Any]] = []
+    mines: dict[str, dict[str, Any]] = {}
+    audits: dict[str, dict[str, Any]] = {}
     for k, approved in wanted.items():
-        mine = new_record(type="decision", approval_id=intr.id, by=by, at=now, approved=approved,
-                          comment=comment, fingerprint=items[k].get("fingerprint"),
-                          roles=list(roles), item=k)
-        audit = decided_entry(thread_id, mine, action="approve" if approved else "reject",
-                              reason=roles_reason(roles), item=k)
-        stored = yield op("record_decision", thread_id=thread_id,
-                          key=item_key(intr.id, k), decision=mine, audit=audit)
+        mines[k] = new_record(type="decision", approval_id=intr.id, by=by, at=now,
+                              approved=approved, comment=comment,
+                              fingerprint=items[k].get("fingerprint"), roles=list(roles), item=k)
+        audits[k] = decided_entry(thread_id, mines[k], action="approve" if approved else "reject",
+                                  reason=roles_reason(roles), item=k)
+    stored_all = yield from record_items_flow(thread_id, intr.id, mines, audits)
+    for k, approved in wanted.items():
+        mine, stored = mines[k], stored_all[k]
         if won(stored, mine):
             out.applied.append(k)
         else:
@@ -323,7 +358,9 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
         out.result = yield op("invoke", input=command,
                               config=resume_config(config, clock, intr.value))
         out.completed = True
-    if not out.applied and out.already_decided:
+    # a call that won no item but found the batch complete and resumed it reports
+    # that (its result), not AlreadyDecided: the run's result must reach someone
+    if not out.applied and out.already_decided and not out.completed:
         k, rec = next(iter(out.already_decided.items()))
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=rec, item=k)
     return out
@@ -343,15 +380,17 @@ def batch_timeout_flow(entry: WaitEntry, *, now: datetime,
     action = (section(entry.value).get("on_timeout") or {}).get("action", "reject")
     decided = yield op("get_decisions", thread_id=thread_id,
                        keys=[item_key(batch_id, k) for k in items])
+    mines: dict[str, dict[str, Any]] = {}
+    audits: dict[str, dict[str, Any]] = {}
     for k, raw in items.items():
         if item_key(batch_id, k) in decided:
             continue
-        mine = new_record(type="decision", approval_id=batch_id, by=SYSTEM, at=now,
-                          approved=action == "approve", timed_out=True,
-                          rule=f"on_timeout={action}", fingerprint=raw.get("fingerprint"), item=k)
-        audit = timeout_entry(thread_id, mine, entry.info.deadline, item=k)
-        yield op("record_decision", thread_id=thread_id, key=item_key(batch_id, k), decision=mine,
-                 audit=audit)
+        mines[k] = new_record(type="decision", approval_id=batch_id, by=SYSTEM, at=now,
+                              approved=action == "approve", timed_out=True,
+                              rule=f"on_timeout={action}", fingerprint=raw.get("fingerprint"),
+                              item=k)
+        audits[k] = timeout_entry(thread_id, mines[k], entry.info.deadline, item=k)
+    yield from record_items_flow(thread_id, batch_id, mines, audits)
     completion = yield from complete_flow(thread_id, batch_id, items, SYSTEM, now, True)
     if completion is None:
         # a decider completed it at the same moment; resume theirs once it is a lease old
@@ -385,7 +424,8 @@ def decide(
         UnknownBatchItem: a key is not in the batch (nothing is recorded).
         NotAuthorized: the decider may not decide this batch (nothing is recorded).
         AlreadyDecided: every item of the call was already decided by someone else
-            (when only some were, see :attr:`DecideResult.already_decided`).
+            (when only some were, or when the call still completed the batch and
+            resumed the run, see :attr:`DecideResult.already_decided`).
         NoPendingApproval: no batch is waiting on the thread.
     """
     flow = decide_flow(config, decisions, by=by, comment=comment, batch_id=batch_id,

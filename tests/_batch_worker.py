@@ -4,10 +4,10 @@ Commands (JSON on argv[2]):
 
 ``start_and_decide``
     Starts the 5-order batch, decides ``o1``, ``o2`` (approve) in one call, then
-    sends ``{o3: reject, o4: approve}`` in a second call. With ``kill_inside``
-    the process SIGKILLs itself inside that call, after ``o3``'s decision was
-    stored and before ``o4``'s is sent; otherwise it prints ``decided``, then
-    waits for the test to SIGKILL it (connections open, nothing closed).
+    ``o3`` (reject) in a second call. With ``kill_inside`` the process SIGKILLs
+    itself inside that second call, after ``o3``'s compare-and-set returned and
+    before the call counts the batch's decisions; otherwise it prints
+    ``decided``, then waits for the test to SIGKILL it (connections open).
 ``decide``
     Decides ``args["decisions"]`` from a fresh process and prints the result.
 """
@@ -15,6 +15,8 @@ Commands (JSON on argv[2]):
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 from datetime import datetime
@@ -23,7 +25,6 @@ from typing import Any
 from interrupts import CLOCK_CONFIG_KEY, decide
 from tests._approval_graphs import order_graph, orders
 from tests._approval_savers import open_sync
-from tests._crash import KillAt, arm
 
 
 class Clock:
@@ -46,9 +47,16 @@ def main() -> None:
             first = decide(graph, config, {"o1": True, "o2": True}, by="alice", clock=clock)
             print(json.dumps({"applied": first.applied}), flush=True)
             if args.get("kill_inside"):
-                # counted from here: o3's record_decision is the 1st, o4's the 2nd (killed unsent)
-                arm(saver, KillAt("record_decision", 2, 0.0))
-                decide(graph, config, {"o3": False, "o4": True}, by="alice", clock=clock)
+                # die inside the next call, after its compare-and-set of o3 returned and
+                # before it counts the batch's decisions (and could complete it)
+                count = saver.count_decisions
+
+                def die_at_count(*a: Any, **kw: Any) -> Any:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                    return count(*a, **kw)
+
+                saver.count_decisions = die_at_count
+                decide(graph, config, {"o3": False}, by="alice", clock=clock)
                 print(json.dumps({"error": "survived the kill"}), flush=True)
                 return
             second = decide(graph, config, {"o3": False}, by="alice", clock=clock)

@@ -2,10 +2,11 @@
 
 Process A starts a 5-order batch and decides three orders (o1, o2 approve; o3
 reject), then dies by SIGKILL: either killed by the test while idle with its
-connections open, or inside a ``decide`` call after o3's decision was stored
-and before o4's was sent. Two hours later (injected clock) process B decides
-o4 (approve) and o5 (reject): the run ends with 3 shipped and 2 refunded, each
-item with the right decider and decision time.
+connections open, or inside the ``decide`` call of o3, after its
+compare-and-set and before the call checks whether the batch is complete. Two
+hours later (injected clock) process B decides o4 (approve) and o5 (reject):
+the run ends with 3 shipped and 2 refunded, each item with the right decider
+and decision time.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def kill_after_decisions(args: dict[str, Any]) -> None:
 
 
 def killed_inside_decide(args: dict[str, Any]) -> None:
-    """Process A: decide o1, o2; die inside ``decide({o3: reject, o4: approve})``."""
+    """Process A: decide o1, o2; die inside ``decide({o3: reject})`` after its CAS."""
     proc = worker("start_and_decide", {**args, "kill_inside": True})
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, out, err[-3000:])
