@@ -24,6 +24,7 @@ import gc
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any, TypeVar
@@ -48,6 +49,7 @@ from checkpointers._run_book import Decision, Plan, RunBook
 log = logging.getLogger("checkpointers.leases")
 
 Clock = Callable[[], datetime]
+_Locks = weakref.WeakValueDictionary[tuple[asyncio.AbstractEventLoop, str], asyncio.Lock]
 
 
 def _utc_now() -> datetime:
@@ -346,20 +348,22 @@ class AsyncRunLeases(_Base):
         super().__init__(settings, clock)
         self.store = store
         self._task: asyncio.Task[None] | None = None
-        self._locks: dict[asyncio.AbstractEventLoop, asyncio.Lock] = {}
+        self._locks: _Locks = weakref.WeakValueDictionary()
 
     def _after_fork(self) -> None:
         self._task = None
-        self._locks = {}
+        self._locks = weakref.WeakValueDictionary()
 
-    def _io_lock(self) -> asyncio.Lock:
-        # one lock per event loop: an asyncio.Lock must not cross loops
-        loop = asyncio.get_running_loop()
-        lock = self._locks.get(loop)
+    def _io_lock(self, thread_id: str) -> asyncio.Lock:
+        # one lock per thread (an acquire never lands after the release of the
+        # same run) and event loop (an asyncio.Lock must not cross loops): the
+        # runs of different threads never wait for each other's round trips,
+        # which a saver-wide lock made them do on every first and last write.
+        # Weak values: a lock lives while a task holds or awaits it.
+        key = (asyncio.get_running_loop(), thread_id)
+        lock = self._locks.get(key)
         if lock is None:
-            for old in [k for k in self._locks if k.is_closed()]:
-                del self._locks[old]
-            lock = self._locks[loop] = asyncio.Lock()
+            lock = self._locks[key] = asyncio.Lock()
         return lock
 
     async def after(self, decision: Decision) -> None:
@@ -369,7 +373,7 @@ class AsyncRunLeases(_Base):
             return
         if self.book.is_contested(thread_id, decision.runtime):
             if decision.end in CLEAN_ENDS:
-                async with self._io_lock():
+                async with self._io_lock(thread_id):
                     self.book.close(thread_id, decision.runtime, decision.end)
                 await self._clear(thread_id)
             elif decision.end is not None:
@@ -377,7 +381,7 @@ class AsyncRunLeases(_Base):
             return
         if not self.book.holds(thread_id):
             return
-        async with self._io_lock():
+        async with self._io_lock(thread_id):
             if decision.error is not None:
                 self.book.mark_ending(thread_id, decision.error)
                 await self.store.arecord_lease_error(thread_id=thread_id, owner=self.owner,
@@ -395,7 +399,7 @@ class AsyncRunLeases(_Base):
         if before.start:
             self._check_fork()
         started = False
-        async with self._io_lock():
+        async with self._io_lock(thread_id):
             pre, post = self._steps(thread_id, before, after)
             # forget the lease before it is released, so a renewal racing
             # with the release does not take it for lost
@@ -433,7 +437,7 @@ class AsyncRunLeases(_Base):
 
     async def release(self, thread_id: str, reason: str, error: str | None = None) -> bool:
         """Release a held lease now (recovery worker, after its run)."""
-        async with self._io_lock():
+        async with self._io_lock(thread_id):
             if self.book.drop(thread_id) is None:
                 return False
             return await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
@@ -458,7 +462,7 @@ class AsyncRunLeases(_Base):
                 log.exception("lease heartbeat failed; retrying next interval")
 
     async def _clear(self, thread_id: str) -> None:
-        async with self._io_lock():
+        async with self._io_lock(thread_id):
             closing = self.book.closing_of(thread_id)
             if closing is None:
                 return
@@ -475,12 +479,12 @@ class AsyncRunLeases(_Base):
             plan = self.book.plan()
         now = self.clock()
         for thread_id, reason, error in plan.ended:
-            async with self._io_lock():
+            async with self._io_lock(thread_id):
                 self.book.drop(thread_id)
                 await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
                                                 now=now, reason=reason, error=error)
         for thread_id in plan.contest:
-            async with self._io_lock():
+            async with self._io_lock(thread_id):
                 runtime, _ = self.book.rival_of(thread_id)
                 if not self.book.is_contested(thread_id, runtime):
                     continue
