@@ -23,7 +23,13 @@ from collections.abc import Generator
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from checkpointers._leases import RUNNING, LeaseRecord, heartbeat_is_stale, owner_is_dead
+from checkpointers._leases import (
+    PARKED,
+    RUNNING,
+    LeaseRecord,
+    heartbeat_is_stale,
+    owner_is_dead,
+)
 from checkpointers._run_book import end_shown_by
 
 R = TypeVar("R")
@@ -138,3 +144,22 @@ def close_if_ended(record: LeaseRecord, owner: str, now: datetime,
     yield "release_lease", {"thread_id": record.thread_id, "owner": owner, "now": now,
                             "reason": end}
     return end, True
+
+
+def unpark(thread_id: str, now: datetime) -> Flow[tuple[str | None, LeaseRecord | None]]:
+    """Unpark a parked thread: ``("queued" | "released", record)``, or ``(None, record)``.
+
+    ``queued``: it becomes an orphan whose lease expired at ``now`` (the next
+    recovery pass resumes it); ``released``: its latest checkpoint shows it
+    finished or waiting, so nothing is left to run. ``None``: it was not parked
+    (``record`` is what there is). The store here is the saver itself.
+    """
+    record = yield "get_lease", {"thread_id": thread_id}
+    if record is None or record.state != PARKED:
+        return None, record
+    latest = yield "get_tuple", {"config": {"configurable": {"thread_id": thread_id,
+                                                             "checkpoint_ns": ""}}}
+    retry_at = None if end_shown_by(latest) is not None else now
+    if not (yield "unpark_lease", {"thread_id": thread_id, "retry_at": retry_at}):
+        return None, (yield "get_lease", {"thread_id": thread_id})
+    return ("released" if retry_at is None else "queued"), record

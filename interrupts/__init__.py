@@ -74,7 +74,13 @@ from interrupts._models import (
     Escalation,
     OnTimeout,
 )
-from interrupts._recovery import ParkedThread, RecoveryPass, RecoveryWorker, unpark_thread
+from interrupts._recovery import (
+    ParkedThread,
+    RecoveryPass,
+    RecoveryWorker,
+    aunpark_thread,
+    unpark_thread,
+)
 from interrupts._registry import register_undo
 from interrupts._report import (
     ErrorInfo,
@@ -153,6 +159,7 @@ __all__ = [
     "apurge_audit",
     "areject",
     "audit_log",
+    "aunpark_thread",
     "compensable",
     "compensate_command",
     "decide",

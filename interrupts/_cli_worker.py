@@ -9,8 +9,7 @@ from typing import Any
 
 import click
 
-from interrupts._cli_common import load_object, open_saver, url_option
-from interrupts._cli_sweep import bind_graph
+from interrupts._cli_common import bind_graph, load_object, open_saver, url_option
 from interrupts.cli import main
 
 

@@ -17,18 +17,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from checkpointers._lease_flows import adrive, close_if_ended, drive
+from checkpointers._lease_flows import adrive, close_if_ended, drive, unpark
 from checkpointers._leases import (
     ENDED_ERROR,
     ENDED_FINISHED,
     ENDED_INTERRUPTED,
-    PARKED,
     RECOVERED_KEY,
     RECOVERIES_KEY,
     LeaseRecord,
     clip_error,
 )
-from checkpointers._run_book import end_shown_by
 from checkpointers._run_leases import AsyncRunLeases, RunLeases
 from interrupts._errors import NotParked
 
@@ -272,15 +270,25 @@ def unpark_thread(saver: Any, thread_id: str, *, clock: Clock | None = None) -> 
     Raises:
         NotParked: the thread is not parked (its state is named); nothing changed.
     """
-    record = saver.get_lease(thread_id=thread_id)
-    if record is None or record.state != PARKED:
+    outcome, _ = drive(saver, unpark(thread_id, (clock or _utc_now)()))
+    if outcome is None:
         from interrupts._thread_states import thread_state
 
         raise NotParked(thread_id=thread_id, state=thread_state(saver, thread_id).state)
-    latest = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
-    retry_at = None if end_shown_by(latest) is not None else (clock or _utc_now)()
-    if not saver.unpark_lease(thread_id=thread_id, retry_at=retry_at):
+    log.info("unparked thread %r (%s)", thread_id, outcome)
+    return outcome
+
+
+async def aunpark_thread(saver: Any, thread_id: str, *, clock: Clock | None = None) -> str:
+    """The async twin of :func:`unpark_thread` (for our async savers).
+
+    Raises:
+        NotParked: the thread is not parked (named by its lease record's state,
+            or ``unknown`` without one); nothing changed.
+    """
+    outcome, record = await adrive(saver, unpark(thread_id, (clock or _utc_now)()))
+    if outcome is None:
         raise NotParked(thread_id=thread_id,
-                        state=getattr(saver.get_lease(thread_id=thread_id), "state", "unknown"))
-    log.info("unparked thread %r (%s)", thread_id, "queued" if retry_at else "released")
-    return "queued" if retry_at is not None else "released"
+                        state="unknown" if record is None else str(record.state))
+    log.info("unparked thread %r (%s)", thread_id, outcome)
+    return outcome

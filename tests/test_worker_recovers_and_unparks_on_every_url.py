@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from interrupts import NotParked, thread_state, unpark_thread
+from checkpointers.postgres import AsyncPostgresSaver
+from checkpointers.redis import AsyncRedisSaver
+from interrupts import NotParked, aunpark_thread, thread_state, unpark_thread
 from interrupts.cli import main
 from tests._lease_support import builder, expected_final, leasing_saver, settings
 
@@ -115,3 +117,32 @@ def test_unpark_thread_releases_a_parked_thread_that_had_ended(
         assert thread_state(saver, "done").state == "finished"
         with pytest.raises(NotParked, match="'nope' is not parked \\(it is unknown\\)"):
             unpark_thread(saver, "nope")
+
+
+@pytest.mark.parametrize("backend", ["pg", "redis"])
+async def test_aunpark_thread_on_async_savers(backend: str,
+                                              request: pytest.FixtureRequest) -> None:
+    _, where, _ = _area(backend, request)
+    if backend == "pg":
+        cm: Any = AsyncPostgresSaver.from_conn_string(where["url"], schema=where["schema"],
+                                                      leases=settings(30, 10))
+    else:
+        cm = AsyncRedisSaver.from_conn_string(where["url"], prefix=where["prefix"],
+                                              leases=settings(30, 10))
+    async with cm as saver:
+        await saver.setup()
+        graph = builder().compile(checkpointer=saver, interrupt_after=["step"])
+        await graph.ainvoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "p"}})
+        await saver.arun_leases.release("p", "ended")
+        past = datetime.now(timezone.utc) - timedelta(minutes=5)
+        record = await saver.aacquire_lease(thread_id="p", owner=DEAD, now=past,
+                                            ttl=timedelta(seconds=30))
+        await saver.apark_lease(thread_id="p", token=record.token,
+                                now=datetime.now(timezone.utc), reason="poison")
+        assert await aunpark_thread(saver, "p") == "queued"
+        record = await saver.aget_lease(thread_id="p")
+        assert (record.state, record.attempts, record.reason) == ("running", 0, "unparked")
+        assert record.is_orphaned(datetime.now(timezone.utc))
+        with pytest.raises(NotParked, match="'p' is not parked \\(it is running\\)"):
+            await aunpark_thread(saver, "p")
+        saver.arun_leases.close()
