@@ -18,11 +18,28 @@ from langgraph._internal._constants import (
     CONFIG_KEY_READ,
     CONFIG_KEY_SCRATCHPAD,
     CONFIG_KEY_TASK_ID,
+    ERROR,
+    ERROR_SOURCE_NODE,
+    INTERRUPT,
     NS_SEP,
+    NULL_TASK_ID,
+    RESUME,
 )
 from langgraph.config import get_config
 
-__all__ = ["CONFIG_KEY_CHECKPOINTER", "TaskContext", "current_task", "read_channel"]
+__all__ = [
+    "CONFIG_KEY_CHECKPOINTER",
+    "CONTROL_WRITES",
+    "INTERRUPT",
+    "NULL_TASK_ID",
+    "TaskContext",
+    "current_task",
+    "read_channel",
+]
+
+CONTROL_WRITES = frozenset((ERROR, ERROR_SOURCE_NODE, INTERRUPT, RESUME))
+"""Writes that say what happened to a task, not what it produced: a task with any
+other write finished (LangGraph's rule for which interrupts still wait)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Interrupt
 
-INTERRUPT = "__interrupt__"
+from interrupts._pregel import CONTROL_WRITES, INTERRUPT, NULL_TASK_ID
 
 
 @dataclass(frozen=True)
@@ -29,12 +29,22 @@ class SavedState:
 
 
 def state_of(tup: CheckpointTuple | None) -> SavedState:
-    """The interrupts pending at checkpoint ``tup`` (empty for ``None``)."""
+    """The interrupts pending at checkpoint ``tup`` (empty for ``None``).
+
+    As ``graph.get_state`` counts them: the interrupts of tasks that have not
+    finished. A task that was resumed and finished keeps its ``__interrupt__``
+    write in the step's log, but its output writes mark it done (with two
+    approvals pending in one step, answering one leaves one pending, not two).
+    """
     if tup is None:
         return SavedState()
     found: dict[str, Interrupt] = {}
-    for _task, channel, value in tup.pending_writes or ():
-        if channel != INTERRUPT:
+    finished = {
+        task for task, channel, _ in tup.pending_writes or ()
+        if task != NULL_TASK_ID and channel not in CONTROL_WRITES
+    }
+    for task, channel, value in tup.pending_writes or ():
+        if channel != INTERRUPT or task in finished:
             continue
         for intr in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(intr, Interrupt) and intr.id not in found:

@@ -7,10 +7,12 @@ the run with it at once, whatever the sweeper's lease.
 
 from __future__ import annotations
 
+import operator
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
+from langgraph.graph import END, START, StateGraph
 
 from interrupts import (
     AlreadyDecided,
@@ -21,6 +23,7 @@ from interrupts import (
     approve,
     pending_approvals,
     reject,
+    request_approval,
 )
 from tests import _approval_savers
 from tests._approval_graphs import FakeClock, review_graph
@@ -122,3 +125,36 @@ def test_a_copied_thread_with_a_deferred_decision_is_resumed_at_once(
         for t in ("t-src", "t-copy"):
             state = graph.get_state(cfg(t))
             assert (state.next, state.values["by"]) == ((), "erin"), t
+
+
+class Two(TypedDict, total=False):
+    out: Annotated[list[str], operator.add]
+
+
+def test_the_saver_alone_sees_what_the_graph_sees_pending(approval_saver: Any) -> None:
+    # two approvals pending in one step; once one is answered and its node has
+    # finished, the saver-alone path (no graph) must see one pending, as
+    # graph.get_state does, not the answered one as well
+    def ask(name: str) -> Any:
+        def node(state: Two) -> dict[str, Any]:
+            d = request_approval({"pay": name})
+            return {"out": [f"{name}:{d.by}"]}
+
+        return node
+
+    b = StateGraph(Two)
+    for name in ("a", "b"):
+        b.add_node(name, ask(name))
+        b.add_edge(START, name)
+        b.add_edge(name, END)
+    graph = b.compile(checkpointer=approval_saver)
+    graph.invoke({}, cfg("t-two"))
+    first, second = (i.id for i in graph.get_state(cfg("t-two")).interrupts)
+    approve(graph, cfg("t-two"), by="ann", approval_id=first)
+    assert [i.id for i in graph.get_state(cfg("t-two")).interrupts] == [second]
+
+    decision = approve(approval_saver, cfg("t-two"), by="ben", resume=False)
+    assert (decision.approval_id, decision.by) == (second, "ben")
+    assert ApprovalSweeper(graph, lease=timedelta(hours=1)).run_once() == 1
+    state = graph.get_state(cfg("t-two"))
+    assert state.next == () and sorted(state.values["out"]) == ["a:ann", "b:ben"]
