@@ -77,7 +77,7 @@ def main() -> None:
                 for r in range(args.repeat):
                     names = list(savers) if r % 2 == 0 else list(savers)[::-1]
                     for name in names:
-                        t, got = _time(lambda s=savers[name]: list(s.list(None, **kwargs)))
+                        t, got = _time(lambda s=savers[name], kw=kwargs: list(s.list(None, **kw)))
                         times[name].append(t)
                         ids = [c.checkpoint["id"] for c in got]
                         ordered[name] = ids == sorted(ids, reverse=True) and len(ids) == (

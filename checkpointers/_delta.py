@@ -22,6 +22,17 @@ in place, removed or moved changes the bytes, and the value is stored whole.
 A wrong or stale cache can only cost space, never correctness, because a
 delta names the exact stored version whose bytes it extends.
 
+The pending writes of the step that produced a version usually hold its new
+items already (a node returns ``{"messages": [msg]}``; ``put_writes`` stores
+that list before ``put`` stores the grown list). A delta then *refers to*
+those writes instead of copying their bytes (format 2): it names the
+checkpoint the writes belong to and, per write, its task id and index; the
+suffix is rebuilt from the writes' stored bytes (their container header cut
+off). Only byte-identical bodies are referenced, the CRC covers the rebuilt
+value, and backends check when writing the delta that each referenced write
+is stored with exactly those bytes; deletes keep referenced writes as long
+as a kept delta needs them.
+
 Backends call :func:`encode_value` on ``put`` and :func:`decode_value` on
 reads, and keep one :class:`ChainCache` per saver so a ``put`` knows the
 bytes of the version it may extend without reading them back. They must
@@ -39,6 +50,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import ormsgpack
 
@@ -51,11 +63,15 @@ __all__ = [
     "DeltaPolicy",
     "Link",
     "Stored",
+    "WriteCache",
+    "WriteRef",
     "decode_value",
     "delta_base",
+    "delta_writes",
     "encode_value",
     "needed_versions",
     "resolve_policy",
+    "write_body",
 ]
 
 DELTA_TYPE = "delta"
@@ -70,7 +86,71 @@ _MSGPACK_TYPES = frozenset({"msgpack"})
 # A delta blob: 1 format byte, 4-byte big-endian length of the msgpack meta,
 # the meta, then the suffix bytes (the new items' encodings).
 _FORMAT = 1
+# Format 2: the meta also names the checkpoint whose pending writes hold parts
+# of the suffix, and the segments: [task_id, idx] for a write's body, or an
+# int n for the next n bytes stored after the meta.
+_FORMAT_REFS = 2
 _PREFIX = struct.Struct(">BI")
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRef:
+    """A stored pending write a delta may refer to instead of copying its items.
+
+    Attributes:
+        task_id: The write's task id.
+        idx: The write's index within the task (>= 0: a regular channel).
+        type: The serde type tag of the stored write.
+        blob: The stored write's bytes (the serialized list the node returned).
+    """
+
+    task_id: str
+    idx: int
+    type: str
+    blob: bytes
+
+
+def write_body(type_: str, blob: bytes | None) -> bytes | None:
+    """The items' bytes of a stored list write (its container header cut off)."""
+    if blob is None or type_ not in _MSGPACK_TYPES:
+        return None
+    h = _header_len(blob)
+    if h is None or blob[0] in (0xDE, 0xDF) or 0x80 <= blob[0] <= 0x8F:
+        return None  # a map's items are key/value pairs: only lists are referenced
+    return blob[h:]
+
+
+def _segments(suffix: bytes, writes: Iterable[WriteRef]) -> tuple[list[object], bytes] | None:
+    """Cover ``suffix`` with write bodies where they match, in order; None if none does."""
+    bodies = [(w, b) for w in writes if (b := write_body(w.type, w.blob))]
+    if not bodies:
+        return None
+    segs: list[object] = []
+    tail: list[bytes] = []
+    used: set[tuple[str, int]] = set()
+    pos = inline_from = 0
+    referenced = False
+    while pos < len(suffix):
+        for w, body in bodies:
+            if (w.task_id, w.idx) not in used and suffix.startswith(body, pos):
+                if inline_from < pos:
+                    segs.append(pos - inline_from)
+                    tail.append(suffix[inline_from:pos])
+                segs.append([w.task_id, w.idx])
+                used.add((w.task_id, w.idx))
+                pos += len(body)
+                inline_from = pos
+                referenced = True
+                break
+        else:
+            # items no write holds (another reducer's output): kept inline
+            pos = len(suffix)
+    if not referenced:
+        return None
+    if inline_from < len(suffix):
+        segs.append(len(suffix) - inline_from)
+        tail.append(suffix[inline_from:])
+    return segs, b"".join(tail)
 
 
 class BrokenChainError(ValueError):
@@ -185,12 +265,19 @@ class Stored:
             version of the chain lies between ``root`` and this one (bases are
             older than what extends them), so a backend can fetch a chain with
             one range scan. ``None`` for a full value.
+        writes_of: For a delta that refers to pending writes, the checkpoint
+            they belong to (``refs`` lists them); else ``None``.
+        refs: ``(task_id, idx, blob)`` of each referenced write: the backend
+            checks, in the statement that stores the delta, that each is stored
+            with exactly these bytes.
     """
 
     type: str
     blob: bytes
     base: str | None = None
     root: str | None = None
+    writes_of: str | None = None
+    refs: tuple[tuple[str, int, bytes], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +340,9 @@ def encode_value(
     type_: str,
     data: bytes,
     policy: DeltaPolicy = DEFAULT_POLICY,
+    *,
+    writes: Iterable[WriteRef] = (),
+    writes_of: str | None = None,
 ) -> tuple[Stored, Link | None]:
     """Decide how to store ``(type_, data)`` (the serde's output) as ``version``.
 
@@ -264,6 +354,10 @@ def encode_value(
         type_: The serde type tag of the new value.
         data: The serialized new value.
         policy: When to write a snapshot instead of a delta.
+        writes: Stored pending writes to this channel of checkpoint
+            ``writes_of`` (the step that produced the value): a delta refers
+            to those whose items it appends instead of copying them.
+        writes_of: The checkpoint ``writes`` belong to.
 
     Returns:
         What to store, and the new version's chain state for the cache (None
@@ -287,11 +381,24 @@ def encode_value(
     # rewritten in place after this delta was written (instead of returning a
     # mix of old and new bytes).
     root = prev.root or prev.version
-    meta = ormsgpack.packb(
-        [prev.version, header, prev.depth + 1, body_len, zlib.crc32(memoryview(data)[h:]), root]
-    )
-    blob = _PREFIX.pack(_FORMAT, len(meta)) + meta + suffix
-    cost = len(blob) + policy.row_cost
+    crc = zlib.crc32(memoryview(data)[h:])
+    writes = list(writes)
+    covered = _segments(suffix, writes) if writes_of is not None else None
+    refs: tuple[tuple[str, int, bytes], ...] = ()
+    if covered is not None:
+        segs, tail = covered
+        meta = ormsgpack.packb(
+            [prev.version, header, prev.depth + 1, body_len, crc, writes_of, segs]
+        )
+        blob = _PREFIX.pack(_FORMAT_REFS, len(meta)) + meta + tail
+        by_key = {(w.task_id, w.idx): w.blob for w in writes}
+        refs = tuple((t, i, by_key[(t, i)]) for t, i in (g for g in segs if isinstance(g, list)))
+        # a read fetches each referenced write too: charge it like a row
+        cost = len(blob) + policy.row_cost * (1 + len(refs))
+    else:
+        meta = ormsgpack.packb([prev.version, header, prev.depth + 1, body_len, crc, root])
+        blob = _PREFIX.pack(_FORMAT, len(meta)) + meta + suffix
+        cost = len(blob) + policy.row_cost
     if prev.delta_bytes + cost > policy.ratio * prev.snapshot_bytes:
         return full, snapshot_link(version, type_, data, policy)
     link = Link(
@@ -304,22 +411,41 @@ def encode_value(
         prev.snapshot_bytes,
         root,
     )
+    if refs:
+        return Stored(DELTA_TYPE, blob, prev.version, root, writes_of, refs), link
     return Stored(DELTA_TYPE, blob, prev.version, root), link
 
 
-def _parse_delta(blob: bytes) -> tuple[str, bytes, int, int, int, memoryview]:
+@dataclass(frozen=True, slots=True)
+class _Delta:
+    base: str
+    header: bytes
+    depth: int
+    body_len: int
+    crc: int
+    writes_of: str | None
+    segs: list[Any] | None
+    tail: memoryview
+
+
+def _parse_delta(blob: bytes) -> _Delta:
     try:
         fmt, n = _PREFIX.unpack_from(blob)
-        if fmt != _FORMAT:
+        if fmt not in (_FORMAT, _FORMAT_REFS):
             raise BrokenChainError(f"unknown delta format {fmt}")
-        base, header, depth, body_len, crc, _root = ormsgpack.unpackb(
-            blob[_PREFIX.size : _PREFIX.size + n]
-        )
+        meta = ormsgpack.unpackb(blob[_PREFIX.size : _PREFIX.size + n])
+        base, header, depth, body_len, crc, extra = meta[:6]
+        tail = memoryview(blob)[_PREFIX.size + n :]
+        if fmt == _FORMAT:
+            return _Delta(base, header, depth, body_len, crc, None, None, tail)
+        segs = meta[6]
+        if not isinstance(extra, str) or not isinstance(segs, list):
+            raise BrokenChainError("malformed delta: bad write references")
+        return _Delta(base, header, depth, body_len, crc, extra, segs, tail)
     except (struct.error, ormsgpack.MsgpackDecodeError, TypeError, ValueError) as exc:
         if isinstance(exc, BrokenChainError):
             raise
         raise BrokenChainError(f"malformed delta: {exc}") from exc
-    return base, header, depth, body_len, crc, memoryview(blob)[_PREFIX.size + n :]
 
 
 def delta_base(type_: str, blob: bytes | None) -> str | None:
@@ -328,13 +454,49 @@ def delta_base(type_: str, blob: bytes | None) -> str | None:
         return None
     if blob is None:
         raise BrokenChainError("delta row without bytes")
-    return _parse_delta(blob)[0]
+    return _parse_delta(blob).base
+
+
+def delta_writes(type_: str, blob: bytes | None) -> tuple[str, list[tuple[str, int]]] | None:
+    """``(checkpoint id, [(task_id, idx)...])`` of the writes a stored row refers to, or None."""
+    if type_ != DELTA_TYPE or blob is None:
+        return None
+    d = _parse_delta(blob)
+    if d.writes_of is None or d.segs is None:
+        return None
+    return d.writes_of, [(g[0], g[1]) for g in d.segs if isinstance(g, list)]
+
+
+WriteRows = Mapping[tuple[str, str, int], tuple[str, bytes | None]]
+"""Stored pending writes by ``(checkpoint id, task id, idx)``: ``(type, blob)``."""
+
+
+def _suffix(d: _Delta, version: str, writes: WriteRows) -> bytes | memoryview:
+    if d.segs is None:
+        return d.tail
+    parts: list[bytes | memoryview] = []
+    off = 0
+    for g in d.segs:
+        if isinstance(g, int):
+            parts.append(d.tail[off : off + g])
+            off += g
+            continue
+        row = writes.get((d.writes_of or "", g[0], g[1]))
+        body = write_body(*row) if row is not None else None
+        if body is None:
+            raise BrokenChainError(
+                f"the pending write ({d.writes_of!r}, {g[0]!r}, {g[1]!r}) that delta "
+                f"{version!r} refers to is missing"
+            )
+        parts.append(body)
+    return b"".join(parts)
 
 
 def decode_value(
     version: str,
     rows: Mapping[str, tuple[str, bytes | None]],
     policy: DeltaPolicy = DEFAULT_POLICY,
+    writes: WriteRows | None = None,
 ) -> tuple[str, bytes, Link | None]:
     """Rebuild the serialized value of ``version`` from its stored chain.
 
@@ -344,6 +506,8 @@ def decode_value(
             channel; must hold ``version`` and, if it is a delta, every version
             back to its snapshot (more is fine).
         policy: The saver's policy (for the returned chain state's costs).
+        writes: The pending writes the chain's deltas refer to (see
+            :func:`delta_writes`); more is fine.
 
     Returns:
         ``(type, data, link)``: what ``serde.loads_typed`` takes, byte for byte
@@ -353,7 +517,7 @@ def decode_value(
     Raises:
         BrokenChainError: A version of the chain is missing or malformed.
     """
-    suffixes: list[memoryview] = []
+    suffixes: list[bytes | memoryview] = []
     costs = 0
     header: bytes | None = None
     depth = 0
@@ -368,12 +532,13 @@ def decode_value(
             break
         if blob is None:
             raise BrokenChainError(f"delta {cur!r} has no bytes")
-        base, h, d, body_len, crc, suffix = _parse_delta(blob)
+        d = _parse_delta(blob)
         if header is None:
-            header, depth, want = h, d, (body_len, crc)
-        suffixes.append(suffix)
-        costs += len(blob) + policy.row_cost
-        cur = base
+            header, depth, want = d.header, d.depth, (d.body_len, d.crc)
+        suffixes.append(_suffix(d, cur, writes or {}))
+        n_refs = sum(isinstance(g, list) for g in d.segs or ())
+        costs += len(blob) + policy.row_cost * (1 + n_refs)
+        cur = d.base
     else:
         raise BrokenChainError(f"the chain of {version!r} loops")
     if blob is None:
@@ -474,3 +639,63 @@ class ChainCache:
         with self._lock:
             self._entries.clear()
             self._bytes = 0
+
+
+class WriteCache:
+    """Recent pending writes per (thread, namespace, checkpoint), for ``put`` to refer to.
+
+    ``put_writes`` stores a step's new items before ``put`` stores the value
+    they extend; the saver remembers the writes here so that the delta can
+    name them instead of copying their bytes. Losing an entry costs a copy,
+    never correctness: the backend checks the referenced bytes when it
+    stores the delta. Bounded in bytes, least recently used out. Thread-safe.
+
+    Args:
+        max_bytes: Evict least recently used checkpoints beyond this many bytes.
+    """
+
+    def __init__(self, max_bytes: int = 16 * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[str, str, str], list[tuple[str, WriteRef]]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def add(
+        self,
+        thread_id: str,
+        checkpoint_ns: str,
+        checkpoint_id: str,
+        writes: Iterable[tuple[str, WriteRef]],
+    ) -> None:
+        """Remember ``(channel, write)`` pairs stored for a checkpoint (list values only)."""
+        kept = [(ch, w) for ch, w in writes if w.idx >= 0 and write_body(w.type, w.blob)]
+        if not kept:
+            return
+        key = (thread_id, checkpoint_ns, checkpoint_id)
+        with self._lock:
+            entry = self._entries.setdefault(key, [])
+            have = {(w.task_id, w.idx) for _, w in entry}
+            for ch, w in kept:
+                if (w.task_id, w.idx) not in have:  # stores keep the first write
+                    entry.append((ch, w))
+                    self._bytes += len(w.blob)
+            self._entries.move_to_end(key)
+            while self._bytes > self.max_bytes and self._entries:
+                _, evicted = self._entries.popitem(last=False)
+                self._bytes -= sum(len(w.blob) for _, w in evicted)
+
+    def get(
+        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None, channel: str
+    ) -> list[WriteRef]:
+        """The remembered writes of a checkpoint to ``channel``."""
+        if not checkpoint_id:
+            return []
+        with self._lock:
+            entry = self._entries.get((thread_id, checkpoint_ns, checkpoint_id))
+            return [w for ch, w in entry or () if ch == channel]
+
+    def forget(self, thread_id: str) -> None:
+        """Drop a thread's entries."""
+        with self._lock:
+            for key in [k for k in self._entries if k[0] == thread_id]:
+                self._bytes -= sum(len(w.blob) for _, w in self._entries.pop(key))

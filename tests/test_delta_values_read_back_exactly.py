@@ -28,8 +28,11 @@ from checkpointers._delta import (
     DeltaPolicy,
     Link,
     Stored,
+    WriteCache,
+    WriteRef,
     decode_value,
     delta_base,
+    delta_writes,
     encode_value,
     needed_versions,
 )
@@ -106,8 +109,17 @@ def message_history(draw: st.DrawFn) -> list[list[Any]]:
     for _ in range(draw(st.integers(1, 25))):
         op = draw(
             st.sampled_from(
-                ["append", "append", "append", "replace", "remove", "remove_all", "reorder",
-                 "mutate", "same"]
+                [
+                    "append",
+                    "append",
+                    "append",
+                    "replace",
+                    "remove",
+                    "remove_all",
+                    "reorder",
+                    "mutate",
+                    "same",
+                ]
             )
         )
         ids = [m.id for m in current]
@@ -346,3 +358,106 @@ def test_a_base_rewritten_in_place_is_detected_not_mixed_in() -> None:
     store.rows[v1] = SERDE.dumps_typed(["A", "b"])
     with pytest.raises(BrokenChainError):
         decode_value(v2, store.rows)
+
+
+# -- deltas that refer to pending writes (format 2) --------------------------
+
+
+def _writes(step: int, items: list[Any], task: str = "task") -> list[WriteRef]:
+    """Pending writes as put_writes stores them: one list per task."""
+    type_, blob = SERDE.dumps_typed(items)
+    return [WriteRef(f"{task}-{step}", 0, type_, blob)]
+
+
+@given(values=message_history(), data=st.data())
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_deltas_that_refer_to_pending_writes_read_back_exactly(
+    values: list[list[Any]], data: st.DataObject
+) -> None:
+    """Random histories whose steps' writes hold the new items, or other bytes, or nothing."""
+    store = Store()
+    writes: dict[tuple[str, str, int], tuple[str, bytes | None]] = {}
+    link = None
+    prev: list[Any] = []
+    for step, value in enumerate(values):
+        new = value[len(prev) :] if value[: len(prev)] == prev else value
+        kind = data.draw(st.sampled_from(["exact", "exact", "split", "other", "none"]))
+        if kind == "exact":
+            refs = _writes(step, new)
+        elif kind == "split" and len(new) > 1:
+            refs = _writes(step, new[:1], "a") + _writes(step, new[1:], "b")
+        elif kind == "other":
+            refs = _writes(step, [_message(data.draw, 9000 + step)])
+        else:
+            refs = []
+        for w in refs:
+            writes[(f"cp-{step}", w.task_id, w.idx)] = (w.type, w.blob)
+        store.n += 1
+        version = f"{store.n:032}.{store.n % 7:016}"
+        type_, raw = SERDE.dumps_typed(value)
+        stored, link = encode_value(
+            link, version, type_, raw, store.policy, writes=refs, writes_of=f"cp-{step}"
+        )
+        if stored.refs:
+            STATS["refs"] = STATS.get("refs", 0) + 1
+            # the referenced items' bytes are not copied into the delta
+            assert len(stored.blob) < len(raw) - sum(len(b) - 1 for _, _, b in stored.refs) + 64
+            assert delta_writes(stored.type, stored.blob) == (
+                f"cp-{step}",
+                [(t, i) for t, i, _ in stored.refs],
+            )
+        store.rows[version] = (stored.type, stored.blob)
+        store.expected[version] = (copy.deepcopy(value), (type_, raw))
+        prev = value
+    for version, (value, (type_, raw)) in store.expected.items():
+        got = decode_value(version, store.rows, store.policy, writes)
+        assert got[:2] == (type_, raw)
+        assert SERDE.loads_typed(got[:2]) == value
+
+
+def test_a_delta_refers_to_the_write_instead_of_copying_it() -> None:
+    first = add_messages([], [_ai(0)])
+    type_, raw = SERDE.dumps_typed(first)
+    _, link = encode_value(None, "v1", type_, raw)
+    grown = add_messages(first, [_ai(1)])
+    refs = _writes(1, [grown[-1]])
+    type_, raw2 = SERDE.dumps_typed(grown)
+    stored, _ = encode_value(link, "v2", type_, raw2, writes=refs, writes_of="cp")
+    assert stored.type == DELTA_TYPE and stored.writes_of == "cp" and len(stored.refs) == 1
+    assert len(stored.blob) < 200  # the 1 KiB message lives in the write only
+    rows = {"v1": (type_, raw), "v2": (stored.type, stored.blob)}
+    writes = {("cp", refs[0].task_id, 0): (refs[0].type, refs[0].blob)}
+    assert decode_value("v2", rows, writes=writes)[1] == raw2
+    # a referenced write that is gone: a broken chain, never a wrong value
+    with pytest.raises(BrokenChainError, match="pending write"):
+        decode_value("v2", rows, writes={})
+    # a referenced write rewritten in place (other bytes of the same length)
+    other = SERDE.dumps_typed([_ai(1)])[1]
+    with pytest.raises(BrokenChainError, match="does not add up"):
+        decode_value("v2", rows, writes={("cp", refs[0].task_id, 0): ("msgpack", other)})
+
+
+def test_write_cache_keeps_the_first_write_and_only_lists() -> None:
+    cache = WriteCache(max_bytes=10_000)
+    a = _writes(1, [_ai(1)])[0]
+    b = WriteRef(a.task_id, 0, a.type, SERDE.dumps_typed([_ai(2)])[1])
+    cache.add("t", "", "cp", [("messages", a)])
+    cache.add("t", "", "cp", [("messages", b)])  # a retried task: the store keeps `a`
+    assert cache.get("t", "", "cp", "messages") == [a]
+    special = WriteRef("x", -1, *SERDE.dumps_typed([1]))
+    scalar = WriteRef("y", 0, *SERDE.dumps_typed(5))
+    cache.add("t", "", "cp2", [("__error__", special), ("n", scalar)])
+    assert cache.get("t", "", "cp2", "__error__") == [] and cache.get("t", "", "cp2", "n") == []
+    for i in range(20):  # bounded: old checkpoints go first
+        cache.add("t", "", f"cp-{i}", [("messages", _writes(i, [_ai(i)])[0])])
+    assert cache.get("t", "", "cp", "messages") == []
+    assert cache.get("t", "", "cp-19", "messages")
+    cache.forget("t")
+    assert cache.get("t", "", "cp-19", "messages") == []
+
+
+def test_randomized_histories_did_refer_to_writes() -> None:
+    # Guards the write-reference hypothesis test against passing vacuously.
+    STATS.clear()
+    test_deltas_that_refer_to_pending_writes_read_back_exactly()
+    assert STATS.get("refs", 0) > 50, STATS

@@ -9,6 +9,7 @@ does), so the logic exists once.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,6 +36,9 @@ from checkpointers._delta import (
     DeltaPolicy,
     Link,
     Stored,
+    WriteCache,
+    WriteRef,
+    WriteRows,
     decode_value,
     encode_value,
     snapshot_link,
@@ -107,6 +111,14 @@ class PostgresCore(ThreadOpsCore):
             cache = self.__dict__.setdefault("_chain_cache", ChainCache())
         return cache  # type: ignore[no-any-return]
 
+    @property
+    def _write_cache(self) -> WriteCache:
+        # the pending writes a put's deltas may refer to (issue 12)
+        cache = self.__dict__.get("_pending_write_cache")
+        if cache is None:
+            cache = self.__dict__.setdefault("_pending_write_cache", WriteCache())
+        return cache  # type: ignore[no-any-return]
+
     def _encode_value(self, value: Any) -> tuple[str, bytes]:
         return dumps_exact(self.serde, value, field="channel value")
 
@@ -117,9 +129,12 @@ class PostgresCore(ThreadOpsCore):
         values: list[tuple[str, str, Any]],
         *,
         deltas: bool = True,
+        writes_of: str | None = None,
     ) -> tuple[list[tuple[str, str, Stored]], list[tuple[str, Link | None]]]:
         """Rows to store for ``(channel, version, value)``: whole values or deltas.
 
+        ``writes_of`` is the parent checkpoint: a delta refers to its pending
+        writes (when this saver stored them) instead of copying their items.
         Returns the rows ``(channel, version, stored)`` and the chain states to
         remember once they are committed.
         """
@@ -134,7 +149,15 @@ class PostgresCore(ThreadOpsCore):
             # by range); an upgraded value is stored whole (issue 12)
             if prev is not None and (not prev.version < version or is_migrated_version(version)):
                 prev = None
-            stored, link = encode_value(prev, version, type_, data, policy)
+            pending = (
+                self._write_cache.get(thread_id, checkpoint_ns, writes_of, channel)
+                if prev is not None
+                else []
+            )
+            stored, link = encode_value(
+                prev, version, type_, data, policy, writes=pending,
+                writes_of=writes_of if pending else None,
+            )
             rows.append((channel, version, stored))
             links.append((channel, link))
         return rows, links
@@ -156,12 +179,13 @@ class PostgresCore(ThreadOpsCore):
         rows: Mapping[str, tuple[str, bytes | None]],
         *,
         where: tuple[str, str, str],
+        writes: WriteRows | None = None,
     ) -> Any:
         """The value of ``channel`` at ``version`` from its row (and chain, for a delta)."""
         type_, blob = rows[version]
         if type_ == DELTA_TYPE:
             try:
-                type_, blob, link = decode_value(version, rows, self.delta_policy)
+                type_, blob, link = decode_value(version, rows, self.delta_policy, writes)
             except BrokenChainError as exc:
                 raise CorruptCheckpointError(
                     thread_id=where[0],
@@ -325,7 +349,7 @@ class PostgresCore(ThreadOpsCore):
             thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, metadata,
             metadata_exact, _schema_version, b_channels, b_types, b_blobs,
             w_tasks, w_channels, w_types, w_blobs, w_paths, w_idxs, s_types, s_blobs,
-            b_versions,
+            b_versions, r_cids, r_tasks, r_idxs, r_types, r_blobs,
         ) = row
         where = (thread_id, checkpoint_ns, checkpoint_id)
         values = dict(checkpoint.get("channel_values") or {})
@@ -340,7 +364,10 @@ class PostgresCore(ThreadOpsCore):
             for channel, chain in by_channel.items():
                 version = str(versions.get(channel))
                 if version in chain and chain[version][0] != "empty":
-                    values[channel] = self._decode_channel(channel, version, chain, where=where)
+                    values[channel] = self._decode_channel(
+                        channel, version, chain, where=where,
+                        writes=_write_rows(r_cids, r_tasks, r_idxs, r_types, r_blobs),
+                    )
         if s_types and checkpoint.get("v", 4) < 4:
             # checkpoint format < 4: pending sends lived in the parent's writes
             values[TASKS] = [
@@ -418,7 +445,9 @@ class PostgresCore(ThreadOpsCore):
             for k, ver in versions_to_store(checkpoint, new_versions).items()
             if k in blob_values
         ]
-        rows, links = self._encode_channel_values(thread_id, checkpoint_ns, to_store)
+        rows, links = self._encode_channel_values(
+            thread_id, checkpoint_ns, to_store, writes_of=parent_id
+        )
         md = self._merge_metadata(config, metadata)
         json_md, exact_md = encode_metadata(md, self.serde)
         params: dict[str, Any] = {
@@ -432,6 +461,8 @@ class PostgresCore(ThreadOpsCore):
             "blobs": [r[2].blob for r in rows],
             "bases": [r[2].base for r in rows],
             "roots": [r[2].root for r in rows],
+            "writes_of": [r[2].writes_of for r in rows],
+            **_ref_params(rows),
             "checkpoint": Jsonb(stored),
             "metadata": Jsonb(json_md),
             "metadata_exact": exact_md,
@@ -446,7 +477,8 @@ class PostgresCore(ThreadOpsCore):
                 thread_id, checkpoint_ns, to_store, deltas=False
             )
             params.update(types=[r[2].type for r in rows], blobs=[r[2].blob for r in rows],
-                          bases=[None] * len(rows), roots=[None] * len(rows))
+                          bases=[None] * len(rows), roots=[None] * len(rows),
+                          writes_of=[None] * len(rows), **_ref_params([]))
             yield Stmt(self._q.put, params, fetch=True)
         for channel, link in links:
             self._remember(thread_id, checkpoint_ns, channel, link)
@@ -562,6 +594,14 @@ class PostgresCore(ThreadOpsCore):
             params["w_types"].append(v_type)
             params["w_values"].append(v_blob)
         yield Stmt(self._q.put_writes_upsert if upsert else self._q.put_writes_insert, params)
+        if self.delta_policy.enabled and not upsert:
+            self._write_cache.add(
+                thread_id, checkpoint_ns, checkpoint_id,
+                [
+                    (ch, WriteRef(task_id, i, t, b))
+                    for i, ch, t, b in zip(idxs, channels, types, blobs, strict=True)
+                ],
+            )
 
     # -- versions (the official saver's format, so both read each other's rows) --
 
@@ -574,6 +614,35 @@ class PostgresCore(ThreadOpsCore):
         else:
             current_v = int(str(current).split(".")[0])
         return f"{current_v + 1:032}.{random.random():016}"
+
+
+def _write_rows(
+    cids: Sequence[str] | None,
+    tasks: Sequence[str] | None,
+    idxs: Sequence[int] | None,
+    types: Sequence[str] | None,
+    blobs: Sequence[bytes | None] | None,
+) -> WriteRows:
+    """The pending writes a read fetched for its deltas, by (checkpoint, task, idx)."""
+    if not cids:
+        return {}
+    return {
+        (c, t, i): (ty, b)
+        for c, t, i, ty, b in zip(cids, tasks or (), idxs or (), types or (), blobs or (),
+                                  strict=True)
+    }
+
+
+def _ref_params(rows: Sequence[tuple[str, str, Stored]]) -> dict[str, list[Any]]:
+    """The pending writes the put's deltas refer to, with the md5 of their bytes."""
+    out: dict[str, list[Any]] = {"r_channels": [], "r_tasks": [], "r_idxs": [], "r_md5s": []}
+    for channel, _, stored in rows:
+        for task_id, idx, blob in stored.refs:
+            out["r_channels"].append(channel)
+            out["r_tasks"].append(task_id)
+            out["r_idxs"].append(idx)
+            out["r_md5s"].append(hashlib.md5(blob, usedforsecurity=False).hexdigest())
+    return out
 
 
 def _marked_interrupts(value: Any) -> list[tuple[str, WaitInfo, Any]]:

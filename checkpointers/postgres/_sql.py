@@ -42,7 +42,8 @@ SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
        w.task_ids, w.channels, w.types, w.blobs, w.paths, w.idxs,
        ps.types, ps.blobs,
        -- last, so the positions above stay as other readers index them
-       b.versions
+       b.versions,
+       rw.cids, rw.task_ids, rw.idxs, rw.types, rw.blobs
 FROM ({inner}) AS c
 LEFT JOIN LATERAL (
     -- each value's row and, for a delta (issue 12), the rest of its chain: the
@@ -50,7 +51,8 @@ LEFT JOIN LATERAL (
     -- ... OFFSET 0 keeps it a parameterized index scan whatever the table
     -- statistics say; rows of other branches in the range are ignored)
     SELECT array_agg(bl.channel) AS channels, array_agg(bl.version) AS versions,
-           array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs
+           array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs,
+           array_agg(bl.writes_of) AS writes_of
     FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
     CROSS JOIN LATERAL (
         SELECT b.root_version FROM {s}.checkpoint_blobs AS b
@@ -59,7 +61,8 @@ LEFT JOIN LATERAL (
         OFFSET 0
     ) AS head
     CROSS JOIN LATERAL (
-        SELECT b.channel, b.version, b.type, b.blob FROM {s}.checkpoint_blobs AS b
+        SELECT b.channel, b.version, b.type, b.blob, b.writes_of
+        FROM {s}.checkpoint_blobs AS b
         WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
           AND b.channel = v.key AND b.version <= v.value
           AND b.version >= coalesce(head.root_version, v.value)
@@ -69,6 +72,22 @@ LEFT JOIN LATERAL (
     -- DeltaChannel snapshot: probe only for the others
     WHERE coalesce(c.checkpoint -> 'channel_values' -> v.key, 'true'::jsonb) = 'true'::jsonb
 ) AS b ON true
+LEFT JOIN LATERAL (
+    -- the pending writes the chains' deltas refer to (issue 12): a primary-key
+    -- prefix scan per referenced checkpoint
+    SELECT array_agg(x.checkpoint_id) AS cids, array_agg(x.task_id) AS task_ids,
+           array_agg(x.idx) AS idxs, array_agg(x.type) AS types, array_agg(x.blob) AS blobs
+    FROM (SELECT DISTINCT r.cid, r.channel
+          FROM unnest(b.writes_of, b.channels) AS r(cid, channel)
+          WHERE r.cid IS NOT NULL) AS r
+    CROSS JOIN LATERAL (
+        SELECT cw.checkpoint_id, cw.task_id, cw.idx, cw.type, cw.blob
+        FROM {s}.checkpoint_writes AS cw
+        WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
+          AND cw.checkpoint_id = r.cid AND cw.channel = r.channel AND cw.idx >= 0
+        OFFSET 0
+    ) AS x
+) AS rw ON true
 LEFT JOIN LATERAL (
     SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.channel) AS channels,
            array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs,
@@ -128,26 +147,41 @@ LIST_LIMIT = " LIMIT %(limit)s"
 # the saver cached it, nothing is written and the core retries the put with
 # whole values.
 PUT = """
-WITH u AS (
+WITH RECURSIVE waits AS (
+    -- first, so pg_stat_activity's truncated text shows it (RECURSIVE allows
+    -- the forward reference to `ok`; nothing here is recursive)
+    DELETE FROM {s}.durable_waits
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+      AND checkpoint_id < %(checkpoint_id)s AND (SELECT ok FROM ok)
+), u AS (
     SELECT * FROM unnest(%(channels)s::text[], %(versions)s::text[], %(types)s::text[],
-                         %(blobs)s::bytea[], %(bases)s::text[], %(roots)s::text[])
-        AS u(channel, version, type, blob, base, root)
+                         %(blobs)s::bytea[], %(bases)s::text[], %(roots)s::text[],
+                         %(writes_of)s::text[])
+        AS u(channel, version, type, blob, base, root, writes_of)
 ), ok AS (
     SELECT NOT EXISTS (
         SELECT 1 FROM u WHERE u.base IS NOT NULL AND NOT EXISTS (
             SELECT 1 FROM {s}.checkpoint_blobs AS bl
             WHERE bl.thread_id = %(thread_id)s AND bl.checkpoint_ns = %(checkpoint_ns)s
               AND bl.channel = u.channel AND bl.version = u.base
-            FOR KEY SHARE)) AS ok
-), waits AS (
-    DELETE FROM {s}.durable_waits
-    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
-      AND checkpoint_id < %(checkpoint_id)s AND (SELECT ok FROM ok)
+            FOR KEY SHARE)
+    ) AND NOT EXISTS (
+        -- every pending write a delta refers to is stored with exactly the
+        -- bytes the delta was cut from (a retried task keeps its first write)
+        SELECT 1 FROM unnest(%(r_channels)s::text[], %(r_tasks)s::text[], %(r_idxs)s::int[],
+                             %(r_md5s)s::text[]) AS r(channel, task_id, idx, md5)
+        WHERE NOT EXISTS (
+            SELECT 1 FROM {s}.checkpoint_writes AS cw
+            WHERE cw.thread_id = %(thread_id)s AND cw.checkpoint_ns = %(checkpoint_ns)s
+              AND cw.checkpoint_id = %(parent_id)s AND cw.task_id = r.task_id
+              AND cw.idx = r.idx AND cw.channel = r.channel AND md5(cw.blob) = r.md5
+            FOR KEY SHARE)
+    ) AS ok
 ), blobs AS (
     INSERT INTO {s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob,
-                                      base_version, root_version)
+                                      base_version, root_version, writes_of)
     SELECT %(thread_id)s, %(checkpoint_ns)s, u.channel, u.version, u.type, u.blob, u.base,
-           u.root
+           u.root, u.writes_of
     FROM u WHERE (SELECT ok FROM ok)
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
 )
@@ -227,6 +261,9 @@ WITH RECURSIVE gone AS (
     DELETE FROM {s}.checkpoint_writes AS cw USING gone
     WHERE cw.thread_id = gone.thread_id AND cw.checkpoint_ns = gone.checkpoint_ns
       AND cw.checkpoint_id = gone.checkpoint_id
+      AND NOT EXISTS (SELECT 1 FROM needed_writes AS nw
+                      WHERE nw.thread_id = cw.thread_id AND nw.checkpoint_ns = cw.checkpoint_ns
+                        AND nw.writes_of = cw.checkpoint_id AND nw.channel = cw.channel)
 ), wt AS (
     DELETE FROM {s}.durable_waits AS dw USING gone
     WHERE dw.thread_id = gone.thread_id AND dw.checkpoint_ns = gone.checkpoint_ns
@@ -255,6 +292,14 @@ WITH RECURSIVE gone AS (
       ON bl.thread_id = needed.thread_id AND bl.checkpoint_ns = needed.checkpoint_ns
      AND bl.channel = needed.channel AND bl.version = needed.version
     WHERE bl.base_version < bl.version
+), needed_writes AS (
+    -- the pending writes kept deltas refer to stay, even once their checkpoint is gone
+    SELECT DISTINCT bl.thread_id, bl.checkpoint_ns, bl.writes_of, bl.channel
+    FROM needed
+    JOIN {s}.checkpoint_blobs AS bl
+      ON bl.thread_id = needed.thread_id AND bl.checkpoint_ns = needed.checkpoint_ns
+     AND bl.channel = needed.channel AND bl.version = needed.version
+    WHERE bl.writes_of IS NOT NULL
 )
 DELETE FROM {s}.checkpoint_blobs AS bl USING freed
 WHERE bl.thread_id = freed.thread_id AND bl.checkpoint_ns = freed.checkpoint_ns
@@ -277,8 +322,9 @@ WITH c AS (
     ON CONFLICT DO NOTHING
 ), b AS (
     INSERT INTO {s}.checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob,
-                                      base_version, root_version)
-    SELECT %(target)s, checkpoint_ns, channel, version, type, blob, base_version, root_version
+                                      base_version, root_version, writes_of)
+    SELECT %(target)s, checkpoint_ns, channel, version, type, blob, base_version, root_version,
+           writes_of
     FROM {s}.checkpoint_blobs WHERE thread_id = %(source)s
     ON CONFLICT DO NOTHING
 ), w AS (
@@ -379,9 +425,17 @@ WITH RECURSIVE keep AS (
                         AND keep.checkpoint_id = c.checkpoint_id)
     RETURNING c.thread_id, c.checkpoint_ns, c.checkpoint_id
 ), w AS (
-    DELETE FROM {s}.checkpoint_writes AS cw USING gone
-    WHERE cw.thread_id = gone.thread_id AND cw.checkpoint_ns = gone.checkpoint_ns
-      AND cw.checkpoint_id = gone.checkpoint_id
+    -- writes of every checkpoint not kept (also those a delta kept alive
+    -- after their checkpoint went), except what kept deltas refer to
+    DELETE FROM {s}.checkpoint_writes AS cw
+    WHERE cw.thread_id = ANY(%(thread_ids)s::text[])
+      AND NOT EXISTS (SELECT 1 FROM keep
+                      WHERE keep.thread_id = cw.thread_id
+                        AND keep.checkpoint_ns = cw.checkpoint_ns
+                        AND keep.checkpoint_id = cw.checkpoint_id)
+      AND NOT EXISTS (SELECT 1 FROM needed_writes AS nw
+                      WHERE nw.thread_id = cw.thread_id AND nw.checkpoint_ns = cw.checkpoint_ns
+                        AND nw.writes_of = cw.checkpoint_id AND nw.channel = cw.channel)
 ), wt AS (
     DELETE FROM {s}.durable_waits AS dw USING gone
     WHERE dw.thread_id = gone.thread_id AND dw.checkpoint_ns = gone.checkpoint_ns
@@ -403,6 +457,13 @@ WITH RECURSIVE keep AS (
       ON bl.thread_id = needed.thread_id AND bl.checkpoint_ns = needed.checkpoint_ns
      AND bl.channel = needed.channel AND bl.version = needed.version
     WHERE bl.base_version < bl.version
+), needed_writes AS (
+    SELECT DISTINCT bl.thread_id, bl.checkpoint_ns, bl.writes_of, bl.channel
+    FROM needed
+    JOIN {s}.checkpoint_blobs AS bl
+      ON bl.thread_id = needed.thread_id AND bl.checkpoint_ns = needed.checkpoint_ns
+     AND bl.channel = needed.channel AND bl.version = needed.version
+    WHERE bl.writes_of IS NOT NULL
 ), b AS (
     DELETE FROM {s}.checkpoint_blobs AS bl
     WHERE bl.thread_id = ANY(%(thread_ids)s::text[])
@@ -484,12 +545,20 @@ LEFT JOIN {s}.checkpoint_blobs AS bl
 # One value's chain (issue 12): the row of `version` and, if it is a delta, the
 # versions from its root up. For the rare reads that did not fetch it already.
 VALUE_CHAIN = """
-SELECT bl.version, bl.type, bl.blob
+SELECT bl.version, bl.type, bl.blob, bl.writes_of,
+       rw.task_ids, rw.idxs, rw.types, rw.blobs
 FROM {s}.checkpoint_blobs AS head
 JOIN {s}.checkpoint_blobs AS bl
   ON bl.thread_id = head.thread_id AND bl.checkpoint_ns = head.checkpoint_ns
  AND bl.channel = head.channel AND bl.version <= head.version
  AND bl.version >= coalesce(head.root_version, head.version)
+LEFT JOIN LATERAL (
+    SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.idx) AS idxs,
+           array_agg(cw.type) AS types, array_agg(cw.blob) AS blobs
+    FROM {s}.checkpoint_writes AS cw
+    WHERE cw.thread_id = bl.thread_id AND cw.checkpoint_ns = bl.checkpoint_ns
+      AND cw.checkpoint_id = bl.writes_of AND cw.channel = bl.channel AND cw.idx >= 0
+) AS rw ON true
 WHERE head.thread_id = %(thread_id)s AND head.checkpoint_ns = %(checkpoint_ns)s
   AND head.channel = %(channel)s AND head.version = %(version)s"""
 

@@ -75,7 +75,7 @@ async def test_newest_first_across_threads(saver: Any) -> None:
         written, lambda c, md: md["shape"] == {"t": 1}, 6
     )
     # the listed tuples are whole: metadata and config as written
-    newest = [t async for t in saver.alist(None, filter=mine, limit=1)][0]
-    cid, tid, md = max(written)
+    (newest,) = [t async for t in saver.alist(None, filter=mine, limit=1)]
+    _, tid, md = max(written)
     assert newest.config["configurable"]["thread_id"] == tid
     assert {k: newest.metadata[k] for k in md} == md

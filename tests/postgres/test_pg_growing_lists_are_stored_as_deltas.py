@@ -108,3 +108,56 @@ def test_an_official_thread_grows_as_deltas_and_rollback_fails_loudly(pg_databas
         # ...the ones written as deltas do not read at all (see README: rollback)
         with pytest.raises(NotImplementedError, match="delta"):
             graph.get_state(config)
+
+
+def test_deltas_refer_to_the_pending_writes_that_hold_their_items(pg_schema) -> None:
+    url, schema = pg_schema
+    with PostgresSaver.from_conn_string(url, schema=schema) as saver:
+        saver.setup()
+        graph = _graph(saver)
+        _run(graph, "t", 80)
+        expected = [s.values for s in graph.get_state_history({"configurable": {"thread_id": "t"}})]
+    with psycopg.connect(url) as conn:
+        refs, delta_bytes = conn.execute(
+            sql.SQL(
+                "SELECT count(*), sum(length(blob)) FROM {}.checkpoint_blobs "
+                "WHERE type = 'delta' AND writes_of IS NOT NULL"
+            ).format(sql.Identifier(schema))
+        ).fetchone()
+    assert refs > 70
+    assert delta_bytes < 200 * refs  # the 1 KiB messages live in the writes only
+    # a fresh saver (no caches) reads every checkpoint exactly
+    with PostgresSaver.from_conn_string(url, schema=schema) as other:
+        history = list(_graph(other).get_state_history({"configurable": {"thread_id": "t"}}))
+        assert [s.values for s in history] == expected
+
+
+def test_a_write_stored_with_other_bytes_is_not_referred_to(pg_schema) -> None:
+    """Two savers write the same task's write; the store keeps the first one's bytes."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    url, schema = pg_schema
+    first = [AIMessage(content="x" * 600, id="m0")]
+    with (
+        PostgresSaver.from_conn_string(url, schema=schema) as a,
+        PostgresSaver.from_conn_string(url, schema=schema) as b,
+    ):
+        a.setup()
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"messages": first}
+        cp["channel_versions"] = {"messages": b.get_next_version(None, None)}
+        base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        c1 = b.put(base, cp, {"step": 1}, cp["channel_versions"])
+        win, lose = AIMessage(content="y" * 600, id="m1"), AIMessage(content="z" * 600, id="m1")
+        a.put_writes(c1, [("messages", [win])], "task-1")
+        b.put_writes(c1, [("messages", [lose])], "task-1")  # kept out: a's came first
+        cp2 = empty_checkpoint()
+        cp2["channel_values"] = {"messages": [*first, lose]}
+        cp2["channel_versions"] = {
+            "messages": b.get_next_version(cp["channel_versions"]["messages"], None)
+        }
+        c2 = b.put(c1, cp2, {"step": 2}, cp2["channel_versions"])
+    with PostgresSaver.from_conn_string(url, schema=schema) as fresh:
+        got = fresh.get_tuple(c2)
+        assert got is not None and got.checkpoint["channel_values"]["messages"] == [*first, lose]
+        assert fresh.get_tuple(c1).pending_writes == [("task-1", "messages", [win])]
