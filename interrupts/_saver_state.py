@@ -9,6 +9,7 @@ thread's latest checkpoint.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -64,7 +65,14 @@ def saver_state(saver: BaseCheckpointSaver[Any], config: dict[str, Any]) -> Save
 
 async def asaver_state(saver: BaseCheckpointSaver[Any], config: dict[str, Any]) -> SavedState:
     """Async twin of :func:`saver_state`."""
+    if _sync_only(saver, "aget_tuple"):
+        return await asyncio.to_thread(saver_state, saver, config)
     return state_of(await saver.aget_tuple(cast(RunnableConfig, config)))
+
+
+def _sync_only(saver: BaseCheckpointSaver[Any], method: str) -> bool:
+    """Whether ``saver`` leaves LangGraph's async ``method`` unimplemented (a sync saver)."""
+    return getattr(type(saver), method, None) is getattr(BaseCheckpointSaver, method)
 
 
 def saver_history(
@@ -78,4 +86,6 @@ async def asaver_history(
     saver: BaseCheckpointSaver[Any], config: dict[str, Any], limit: int
 ) -> list[SavedState]:
     """Async twin of :func:`saver_history`."""
+    if _sync_only(saver, "alist"):
+        return await asyncio.to_thread(saver_history, saver, config, limit)
     return [state_of(t) async for t in saver.alist(cast(RunnableConfig, config), limit=limit)]

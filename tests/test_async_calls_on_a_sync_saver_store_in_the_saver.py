@@ -64,3 +64,21 @@ async def test_an_async_sweep_on_a_sync_saver_claims_in_storage(sync_redis: Any)
         entries = [e for e in audit_log(other, thread_id="t-sweep") if e.actor == "system"]
         assert len(entries) == 1, entries
     assert graph.get_state(cfg("t-sweep")).values["timed_out"] is True
+
+
+async def test_a_deferred_async_decision_on_a_sync_postgres_saver(
+    request: pytest.FixtureRequest,
+) -> None:
+    # PostgresSaver (sync) leaves LangGraph's async calls unimplemented; recording a
+    # decision with the saver alone needs none of the graph's async path, so
+    # aapprove(saver, resume=False) works as approve(saver, resume=False) does
+    url, options = saver_url(request, "postgres")
+    with open_sync("postgres", url, options) as saver:
+        graph = review_graph(saver)
+        graph.invoke({"amount": 2}, cfg("t-pg"))
+        decision = await aapprove(saver, cfg("t-pg"), by="fay", roles=["ops"], resume=False)
+        intr_id = graph.get_state(cfg("t-pg")).interrupts[0].id
+        assert decision.approval_id == intr_id
+        assert saver.get_decisions(thread_id="t-pg", keys=[intr_id])[intr_id]["by"] == "fay"
+        assert ApprovalSweeper(graph).run_once() == 1
+        assert graph.get_state(cfg("t-pg")).values["by"] == "fay"
