@@ -172,7 +172,14 @@ def bind_graph(obj: Any, saver: Any, spec: str) -> Any:
     from langgraph.pregel import Pregel
 
     if isinstance(obj, Pregel):
-        return obj.copy(update={"checkpointer": saver})
+        bound = obj.copy(update={"checkpointer": saver})
+        # the copy is another object: it keeps the graph's authorization policy
+        from interrupts._authz import default_authorize, policy_of, set_authorization
+
+        policy = policy_of(obj, None)
+        if policy is not default_authorize:
+            set_authorization(bound, policy)
+        return bound
     if isinstance(obj, StateGraph):
         return obj.compile(checkpointer=saver)
     if callable(obj):

@@ -162,7 +162,8 @@ def _decide(
         if roles:
             kwargs["roles"] = list(roles)
         try:
-            fn(graph if resume else saver, config, **kwargs)
+            # with --graph its authorization policy applies, resuming or not
+            fn(graph if graph is not None else saver, config, **kwargs)
         except AlreadyDecided as exc:
             raise CliError(str(exc)) from None
         except InterruptsError as exc:
