@@ -20,9 +20,17 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from tests import _crash_saga as s
 from tests import _durability as d
 
-HOOKED = ("put", "put_writes", "record_decision")
+HOOKED = ("put", "put_writes", "record_decision", "put_activity")
+# kill points inside the saga workflow's side effects and undos (tests._crash_saga)
+POINTS = tuple(
+    f"{what}:{where}"
+    for what in ("reserve_api", "charge_api", "notify_api", "refund", "release")
+    for where in ("enter", "exit")
+)
+WORKFLOWS = ("pipeline", "saga")
 
 
 @dataclass(frozen=True)
@@ -38,36 +46,66 @@ def _die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _kill_hook(kill: KillAt | None, counts: Counter[str] | None) -> Any:
+    """``hit(name)``: count a call of ``name``; SIGKILL (now or after the delay) at the Nth."""
+    seen: Counter[str] = Counter()
+
+    def hit(name: str) -> None:
+        if counts is not None:
+            counts[name] += 1
+        if kill is not None and kill.operation == name:
+            seen[name] += 1
+            if seen[name] == kill.nth:
+                if kill.delay <= 0:
+                    _die()
+                timer = threading.Timer(kill.delay, _die)
+                timer.daemon = True
+                timer.start()
+
+    return hit
+
+
 def arm(saver: Any, kill: KillAt | None, counts: Counter[str] | None = None) -> None:
-    """Wrap the saver's hooked operations with a counter and the kill hook."""
-    hooked_calls: dict[str, int] = {}
+    """Wrap the saver's hooked operations and the saga's effect points with the kill hook."""
+    hit = _kill_hook(kill, counts)
+    s.POINT[0] = hit
     for name in HOOKED:
         original = getattr(saver, name, None)
         if original is None:
             continue  # e.g. record_decision on a saver without a decision store
 
         def hooked(*args: Any, __name: str = name, __orig: Any = original, **kw: Any) -> Any:
-            if counts is not None:
-                counts[__name] += 1
-            if kill is not None and kill.operation == __name:
-                seen = hooked_calls[__name] = hooked_calls.get(__name, 0) + 1
-                if seen == kill.nth:
-                    if kill.delay <= 0:
-                        _die()
-                    timer = threading.Timer(kill.delay, _die)
-                    timer.daemon = True
-                    timer.start()
+            hit(__name)
             return __orig(*args, **kw)
 
         setattr(saver, name, functools.wraps(original)(hooked))
 
 
-def _child(backend: str, url: str, area: str, thread_id: str, kill: KillAt | None) -> None:
+def graph_of(workflow: str, saver: Any) -> Any:
+    """The compiled ``workflow`` (``pipeline`` or ``saga``) on ``saver``."""
+    return d.pipeline_graph(saver) if workflow == "pipeline" else s.saga_graph(saver)
+
+
+def drive(workflow: str, graph: Any, saver: Any, thread_id: str) -> None:
+    """Take a thread of ``workflow`` from wherever it is to its end."""
+    (d.drive_to_end if workflow == "pipeline" else s.drive_to_end)(graph, saver, thread_id)
+
+
+def final_values(workflow: str, graph: Any, thread_id: str) -> dict[str, Any]:
+    """The thread's final values (for the saga: its thread id written ``<thread>``)."""
+    if workflow == "pipeline":
+        return d.final_values(graph, thread_id)
+    return s.final_values(graph, thread_id)
+
+
+def _child(
+    workflow: str, backend: str, url: str, area: str, thread_id: str, kill: KillAt | None
+) -> None:
     try:
+        s.STORE[:] = [s.EffectStore(backend, url, area)]
         with d.open_saver(backend, url, area, pool_size=2) as saver:
             arm(saver, kill)
-            graph = d.pipeline_graph(saver)
-            d.drive_to_end(graph, saver, thread_id)
+            drive(workflow, graph_of(workflow, saver), saver, thread_id)
     except BaseException:
         traceback.print_exc()
         sys.stderr.flush()
@@ -75,10 +113,17 @@ def _child(backend: str, url: str, area: str, thread_id: str, kill: KillAt | Non
     os._exit(0)
 
 
-def run_worker(backend: str, url: str, area: str, thread_id: str, kill: KillAt | None) -> int:
-    """Run one worker process to its end or its kill; return its exit code."""
+def run_worker(
+    backend: str,
+    url: str,
+    area: str,
+    thread_id: str,
+    kill: KillAt | None,
+    workflow: str = "pipeline",
+) -> int:
+    """Run one worker process of ``workflow`` to its end or its kill; return its exit code."""
     ctx = multiprocessing.get_context("fork")
-    proc = ctx.Process(target=_child, args=(backend, url, area, thread_id, kill))
+    proc = ctx.Process(target=_child, args=(workflow, backend, url, area, thread_id, kill))
     proc.start()
     proc.join(120)
     if proc.is_alive():
@@ -89,10 +134,13 @@ def run_worker(backend: str, url: str, area: str, thread_id: str, kill: KillAt |
     return proc.exitcode
 
 
-def reference_run(saver: Any, thread_id: str) -> tuple[dict[str, Any], Counter[str]]:
+def reference_run(
+    saver: Any, thread_id: str, workflow: str = "pipeline", store: s.EffectStore | None = None
+) -> tuple[dict[str, Any], Counter[str]]:
     """An uninterrupted run in this process: its final values and call counts."""
     counts: Counter[str] = Counter()
+    s.STORE[:] = [store] if store is not None else []
     arm(saver, None, counts)
-    graph = d.pipeline_graph(saver)
-    d.drive_to_end(graph, saver, thread_id)
-    return d.final_values(graph, thread_id), counts
+    graph = graph_of(workflow, saver)
+    drive(workflow, graph, saver, thread_id)
+    return final_values(workflow, graph, thread_id), counts

@@ -8,6 +8,18 @@ the thread to its end. The thread must end exactly like an uninterrupted run
 (values, and the same linear history of steps), storage must hold no
 half-written checkpoint or task writes (checked with direct reads), and every
 stored checkpoint must load.
+
+A second workflow runs in the same seeded loop (``tests._crash_saga``): two
+compensable steps doing their side effects through ``activity`` (three calls),
+an approval that is rejected, and the compensation that undoes both steps.
+Its workers are killed at a random call of the same saver operations or of
+``put_activity`` (the activity record), or at a point inside an activity or an
+undo, before or after its effect reached the effect store (a PostgreSQL table
+or a Redis hash on the server under test, keyed by idempotency key). Besides
+the final state, history and storage shape, each thread must show every
+side effect under one idempotency key per activity, called again only when a
+kill fell between the effect and its record, each undo's effect exactly once
+(newest first), and no forward step after the rejection.
 """
 
 from __future__ import annotations
@@ -18,6 +30,7 @@ from typing import Any
 import pytest
 
 from tests import _crash as c
+from tests import _crash_saga as cs
 from tests import _durability as d
 
 SEED = 20261129
@@ -57,6 +70,99 @@ def crash_loop(backend: str, request: pytest.FixtureRequest, iterations: int, se
             )
         d.check_storage(backend, saver)
     assert killed >= iterations, "most workers should have died at their kill point"
+
+
+def saga_crash_loop(
+    backend: str, request: pytest.FixtureRequest, iterations: int, seed: int
+) -> None:
+    url, area = d.storage_area(backend, request)
+    store = cs.EffectStore(backend, url, area)
+    store.setup()
+    with d.open_saver(backend, url, area) as ref_saver:
+        expected, counts = c.reference_run(ref_saver, "reference", "saga", store)
+        expected_history = d.history(ref_saver, "reference")
+        expected_stored = d.stored_shape(backend, url, area, "reference")
+    assert expected["saga"]["status"] == "compensated", expected["saga"]
+    want_effects = sorted(w for w, _ in store.effects("reference"))
+    assert want_effects == sorted([*cs.ACTIVITIES, *cs.UNDOS]), want_effects
+    assert [w for w, _ in store.calls("reference")] == [*cs.ACTIVITIES, *cs.UNDOS]
+    ops = [op for op in (*c.HOOKED, *c.POINTS) if counts[op] > 0]
+    assert set(c.POINTS) <= set(ops), counts
+    assert "put_activity" in ops, counts  # both savers record activities natively
+    rng = random.Random(seed)
+    killed = 0
+    in_undo = 0
+    repeated = 0  # calls made again (same key) after a kill between effect and record
+    with d.open_saver(backend, url, area) as saver:
+        for i in range(iterations):
+            thread_id = f"saga-{i}"
+            kills = []
+            for _ in range(rng.choice((1, 1, 2))):
+                op = rng.choice(ops)
+                delay = rng.choice((0.0, rng.uniform(0, 0.004)))
+                kill = c.KillAt(op, rng.randint(1, counts[op]), delay)
+                code = c.run_worker(backend, url, area, thread_id, kill, "saga")
+                assert code in (-9, 0), f"worker failed (exit {code}) at {kill}, see stderr"
+                killed += code == -9
+                kills.append(kill)
+            in_undo += any(k.operation.split(":")[0] in cs.UNDOS for k in kills)
+            assert c.run_worker(backend, url, area, thread_id, None, "saga") == 0
+            graph = cs.saga_graph(saver)
+            got = cs.final_values(graph, thread_id)
+            assert got == expected, (
+                f"iteration {i} ({kills}): final state differs\n{got}\n{expected}"
+            )
+            assert d.history(saver, thread_id) == expected_history, f"iteration {i} {kills}"
+            stored = d.stored_shape(backend, url, area, thread_id)
+            assert d.same_shape(stored, expected_stored), (
+                f"iteration {i} ({kills}): half-written data\n{stored}\n!=\n{expected_stored}"
+            )
+            repeated += check_effects(store, thread_id, kills, f"iteration {i} ({kills})")
+        d.check_storage(backend, saver)
+    assert killed >= iterations, "most workers should have died at their kill point"
+    assert in_undo > 0, "some kills should land inside an undo"
+    assert repeated > 0, "some kills should fall between an effect and its record"
+
+
+def check_effects(store: cs.EffectStore, thread_id: str, kills: list[c.KillAt], at: str) -> int:
+    """Each side effect under one key, repeated only after a kill between it and its record."""
+    calls = store.calls(thread_id)
+    effects = store.effects(thread_id)
+    # one effect (one idempotency key) per activity and per undo; ship never ran
+    assert sorted(w for w, _ in effects) == sorted([*cs.ACTIVITIES, *cs.UNDOS]), (at, effects)
+    assert {w for w, _ in calls} == {w for w, _ in effects}, (at, calls)
+    # undos newest first: every refund call comes before the first release
+    names = [w for w, _ in calls]
+    assert max(i for i, w in enumerate(names) if w == "refund") < names.index("release"), at
+    assert names.index("release") > max(i for i, w in enumerate(names) if w in cs.ACTIVITIES), (
+        at,
+        names,
+    )
+    repeated = 0
+    for what, key in effects:
+        repeats = names.count(what) - 1
+        # called again only by a worker that a kill stopped between the effect
+        # and its record, and always with the same idempotency key
+        assert repeats <= len(kills), (at, what, key, calls)
+        assert [k for w, k in calls if w == what] == [key] * (repeats + 1), (at, calls)
+        repeated += repeats
+    return repeated
+
+
+@pytest.mark.parametrize("backend", d.BACKENDS)
+def test_ten_saga_kills_undo_once_and_end_like_an_uninterrupted_run(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    saga_crash_loop(backend, request, iterations=10, seed=SEED + 2)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("backend", d.BACKENDS)
+def test_fifty_saga_kills_undo_once_and_end_like_an_uninterrupted_run(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    saga_crash_loop(backend, request, iterations=50, seed=SEED + 3)
 
 
 @pytest.mark.parametrize("backend", d.BACKENDS)
