@@ -4,7 +4,10 @@ A worker is a forked child (a real, separate process with its own
 connections) that opens its own saver, arms a kill hook and drives the thread
 towards its end. The hook SIGKILLs the process at the Nth call of one saver
 operation, ``delay`` seconds after the call starts (0: before it is sent),
-so kills land before, inside and just after the database round trip.
+so kills land before, inside and just after the database round trip. The
+saga workflow's activities and undos (``tests._crash_saga``) call the same
+hook at ``<name>:enter`` / ``<name>:exit`` (``POINTS``), around their side
+effect.
 """
 
 from __future__ import annotations
