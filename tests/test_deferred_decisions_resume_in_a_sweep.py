@@ -158,3 +158,19 @@ def test_the_saver_alone_sees_what_the_graph_sees_pending(approval_saver: Any) -
     assert ApprovalSweeper(graph, lease=timedelta(hours=1)).run_once() == 1
     state = graph.get_state(cfg("t-two"))
     assert state.next == () and sorted(state.values["out"]) == ["a:ann", "b:ben"]
+
+
+def test_a_policy_set_on_the_saver_applies_to_saver_alone_decisions(
+    approval_saver: Any,
+) -> None:
+    from interrupts import set_authorization
+
+    graph = review_graph(approval_saver, open_to_all=False)
+    graph.invoke({"amount": 9}, cfg("t-pol"))
+    # the graph's policy does not travel with the saver: the default refuses an outsider
+    with pytest.raises(NotAuthorized):
+        approve(approval_saver, cfg("t-pol"), by="zed", resume=False)
+    set_authorization(approval_saver, lambda decider, request: decider.id == "zed")
+    assert approve(approval_saver, cfg("t-pol"), by="zed", resume=False).by == "zed"
+    assert ApprovalSweeper(graph).run_once() == 1
+    assert graph.get_state(cfg("t-pol")).values["by"] == "zed"
