@@ -53,6 +53,15 @@ if won and ARGV[5] == '1' then
     redis.call('HSET', CL, key, owner .. SEP .. at .. SEP .. '0')
   end
 end
+-- a saver with a TTL: the hashes this may have created expire with the thread's
+-- checkpoints (KEYS[1]), not never (no later write may come to refresh them)
+if won then
+  local left = redis.call('PTTL', KEYS[1])
+  if left > 0 then
+    redis.call('PEXPIRE', DC, left)
+    if redis.call('EXISTS', CL) == 1 then redis.call('PEXPIRE', CL, left) end
+  end
+end
 return redis.call('HGET', DC, key)
 """,
 )

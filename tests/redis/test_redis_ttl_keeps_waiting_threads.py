@@ -13,7 +13,7 @@ from langgraph.types import Command, interrupt
 
 from checkpointers import WAIT_KEY, wait_marker
 from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import Keys
+from checkpointers.redis._keys import THREAD_SUFFIXES, Keys
 
 
 class State(TypedDict):
@@ -99,3 +99,24 @@ def test_without_ttl_nothing_expires(sync_saver: RedisSaver, raw: redis.Redis) -
     _graph(sync_saver, None).invoke({"decision": ""}, config)
     ttls = _pttls(raw, sync_saver.prefix, config["configurable"]["thread_id"])
     assert ttls and set(ttls) == {-1}
+
+
+def test_a_decision_expires_with_its_thread(
+    redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    # a decision recorded and never resumed (no later write refreshes anything) must not
+    # keep its decision and claim hashes after the thread's checkpoints expire
+    from interrupts import approve
+
+    url, prefix = redis_prefix
+    with RedisSaver.from_conn_string(url, prefix=prefix, ttl=60) as saver:
+        graph = _graph(saver, None)
+        config: Any = {"configurable": {"thread_id": f"t-{uuid.uuid4()}"}}
+        tid = config["configurable"]["thread_id"]
+        graph.invoke({"decision": ""}, config)
+        approve(saver, config, by="alice", resume=False)
+        keys = Keys(prefix).thread(tid)
+        dc, cl = keys[THREAD_SUFFIXES.index("dc")], keys[THREAD_SUFFIXES.index("cl")]
+        assert raw.exists(dc) == 1 and raw.exists(cl) == 1
+        assert 0 < raw.pttl(dc) <= 60_000 and 0 < raw.pttl(cl) <= 60_000
+        assert all(t > 0 for t in _pttls(raw, prefix, tid))
