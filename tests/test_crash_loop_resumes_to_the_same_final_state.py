@@ -15,7 +15,9 @@ an approval that is rejected, and the compensation that undoes both steps.
 Its workers are killed at a random call of the same saver operations or of
 ``put_activity`` (the activity record), or at a point inside an activity or an
 undo, before or after its effect reached the effect store (a PostgreSQL table
-or a Redis hash on the server under test, keyed by idempotency key). Besides
+or a Redis hash on the server under test, keyed by idempotency key); every
+other iteration's first kill falls right after a side effect, before its
+record (each activity and undo in turn), so re-calls are exercised. Besides
 the final state, history and storage shape, each thread must show every
 side effect under one idempotency key per activity, called again only when a
 kill fell between the effect and its record, each undo's effect exactly once
@@ -25,6 +27,7 @@ kill fell between the effect and its record, each undo's effect exactly once
 from __future__ import annotations
 
 import random
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -34,6 +37,9 @@ from tests import _crash_saga as cs
 from tests import _durability as d
 
 SEED = 20261129
+# the saga's kill points right after a side effect (undos first: the default run
+# has 5 forced kills, each lands on one of these)
+EXITS = ("refund:exit", "release:exit", "charge_api:exit", "notify_api:exit", "reserve_api:exit")
 
 
 def crash_loop(backend: str, request: pytest.FixtureRequest, iterations: int, seed: int) -> None:
@@ -92,14 +98,18 @@ def saga_crash_loop(
     rng = random.Random(seed)
     killed = 0
     in_undo = 0
-    repeated = 0  # calls made again (same key) after a kill between effect and record
+    repeated: Counter[str] = Counter()  # calls made again, same key, after a kill
     with d.open_saver(backend, url, area) as saver:
         for i in range(iterations):
             thread_id = f"saga-{i}"
             kills = []
-            for _ in range(rng.choice((1, 1, 2))):
+            for n in range(rng.choice((1, 1, 2))):
                 op = rng.choice(ops)
                 delay = rng.choice((0.0, rng.uniform(0, 0.004)))
+                if n == 0 and i % 2 == 0:
+                    # every other iteration starts with a kill right after a side
+                    # effect, before its record (each activity and undo in turn)
+                    op, delay = EXITS[(i // 2) % len(EXITS)], 0.0
                 kill = c.KillAt(op, rng.randint(1, counts[op]), delay)
                 code = c.run_worker(backend, url, area, thread_id, kill, "saga")
                 assert code in (-9, 0), f"worker failed (exit {code}) at {kill}, see stderr"
@@ -117,14 +127,18 @@ def saga_crash_loop(
             assert d.same_shape(stored, expected_stored), (
                 f"iteration {i} ({kills}): half-written data\n{stored}\n!=\n{expected_stored}"
             )
-            repeated += check_effects(store, thread_id, kills, f"iteration {i} ({kills})")
+            for what, n in check_effects(store, thread_id, kills, f"iteration {i} ({kills})"):
+                repeated[what] += n
         d.check_storage(backend, saver)
     assert killed >= iterations, "most workers should have died at their kill point"
     assert in_undo > 0, "some kills should land inside an undo"
-    assert repeated > 0, "some kills should fall between an effect and its record"
+    # a kill between each undo's effect and its record happened, and was survived
+    assert all(repeated[u] > 0 for u in cs.UNDOS), repeated
 
 
-def check_effects(store: cs.EffectStore, thread_id: str, kills: list[c.KillAt], at: str) -> int:
+def check_effects(
+    store: cs.EffectStore, thread_id: str, kills: list[c.KillAt], at: str
+) -> list[tuple[str, int]]:
     """Each side effect under one key, repeated only after a kill between it and its record."""
     calls = store.calls(thread_id)
     effects = store.effects(thread_id)
@@ -138,14 +152,14 @@ def check_effects(store: cs.EffectStore, thread_id: str, kills: list[c.KillAt], 
         at,
         names,
     )
-    repeated = 0
+    repeated = []
     for what, key in effects:
         repeats = names.count(what) - 1
         # called again only by a worker that a kill stopped between the effect
         # and its record, and always with the same idempotency key
         assert repeats <= len(kills), (at, what, key, calls)
         assert [k for w, k in calls if w == what] == [key] * (repeats + 1), (at, calls)
-        repeated += repeats
+        repeated.append((what, repeats))
     return repeated
 
 
