@@ -21,7 +21,8 @@ with the saga log saying ``compensated`` (or ``aborted``) and why.
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any, get_type_hints
@@ -126,7 +127,25 @@ def _static_path(targets: list[str]) -> Runnable[Any, Any]:
     return RunnableLambda(route)
 
 
+# LangGraph's runner remembers the errors it routed to an error handler by
+# ``id(exception)`` for the rest of the run, and does not re-raise an exception
+# whose id is in that set. Once a handled error is freed, a later
+# ``GraphInterrupt`` of the same run can get the same id: the runner then
+# swallows the interrupt and the run goes on as if the interrupted node had
+# finished (seen: the compensation paused for a human and the run wrote one more
+# checkpoint with nothing pending, so the answer was never applied). Keeping the
+# handled errors alive keeps their ids unique for as long as a run can last.
+_HANDLED_ERRORS: deque[BaseException] = deque(maxlen=4096)
+_HANDLED_LOCK = threading.Lock()
+
+
+def _keep_alive(exc: BaseException) -> None:
+    with _HANDLED_LOCK:
+        _HANDLED_ERRORS.append(exc)
+
+
 def _on_node_error(state: Any, error: NodeError) -> Any:
+    _keep_alive(error.error)
     if error.node == COMPENSATE_NODE:
         # a fault of the compensation itself (saver down...): fail the run, a
         # later invoke resumes from the last checkpointed undo
