@@ -5,7 +5,13 @@ importing this package imports neither driver.
 """
 
 from checkpointers._activities import ActivityRecord, ActivityStore
-from checkpointers._audit import AUDIT_FIELDS, AsyncAuditLog, AuditLog, audit_entry
+from checkpointers._audit import (
+    AUDIT_FIELDS,
+    AsyncAuditLog,
+    AuditLog,
+    DeferredAudit,
+    audit_entry,
+)
 from checkpointers._delta import DeltaPolicy
 from checkpointers._errors import (
     CheckpointerError,
@@ -53,6 +59,7 @@ __all__ = [
     "CheckpointerError",
     "CorruptCheckpointError",
     "DecisionStore",
+    "DeferredAudit",
     "DeltaPolicy",
     "InvalidConfigError",
     "LayoutVersionError",

@@ -26,9 +26,10 @@ retention call (:meth:`AuditLog.purge_audit`), never by ``delete_thread``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 AUDIT_FIELDS = (
     "at",
@@ -120,3 +121,59 @@ class AsyncAuditLog(Protocol):
     async def apurge_audit(self, *, thread_id: str) -> int:
         """See :meth:`AuditLog.purge_audit`."""
         ...
+
+
+@runtime_checkable
+class DeferredAudit(Protocol):
+    """An async saver that takes entries from code that cannot await (our async savers).
+
+    A sync helper called inside an async node (``request_approval`` in an
+    ``async def`` node) runs on the saver's event loop, where it can neither
+    block on the saver nor await it. It hands its entry over with
+    :meth:`defer_audit` (no I/O); the saver writes it before its next write of
+    checkpoints or pending writes, which is the write that stores the interrupt
+    the entry is about (``ainvoke`` awaits it before it returns).
+    """
+
+    def defer_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
+        """Queue ``entries``; they are appended before the saver's next write."""
+        ...
+
+
+class _Deferred:
+    __slots__ = ("entries", "lock")
+
+    def __init__(self) -> None:
+        self.entries: list[dict[str, Any]] = []
+        self.lock = asyncio.Lock()
+
+
+class DeferredAuditMixin:
+    """:class:`DeferredAudit` for an async saver with ``aappend_audit``.
+
+    The saver calls :meth:`_write_deferred_audit` at the start of ``aput`` and
+    ``aput_writes``. A write that finds an append of queued entries in flight
+    waits for it, so no interrupt is stored before the entries queued ahead of
+    it; a failed append keeps the entries queued and fails the write.
+    """
+
+    if TYPE_CHECKING:
+
+        async def aappend_audit(self, *, entries: Sequence[dict[str, Any]]) -> None: ...
+
+    def defer_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
+        """Queue ``entries`` (call on the saver's event loop); see :class:`DeferredAudit`."""
+        queue: _Deferred | None = self.__dict__.get("_deferred_audit")
+        if queue is None:
+            queue = self.__dict__["_deferred_audit"] = _Deferred()
+        queue.entries.extend(entries)
+
+    async def _write_deferred_audit(self) -> None:
+        queue: _Deferred | None = self.__dict__.get("_deferred_audit")
+        if queue is None:  # nothing was ever deferred: the hot path
+            return
+        async with queue.lock:
+            batch = list(queue.entries)
+            if batch:
+                await self.aappend_audit(entries=batch)
+                del queue.entries[: len(batch)]

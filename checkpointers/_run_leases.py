@@ -563,7 +563,10 @@ def sync_run_leases(cls: S) -> S:
 def async_run_leases(cls: S) -> S:
     """Class decorator: run leases around an async saver's own ``aput``/``aput_writes``.
 
-    The saver sets ``self.arun_leases`` (an :class:`AsyncRunLeases`, or ``None``).
+    The saver sets ``self.arun_leases`` (an :class:`AsyncRunLeases`, or ``None``)
+    and has :class:`~checkpointers._audit.DeferredAuditMixin`: entries handed
+    over with ``defer_audit`` are written before either write, whatever path
+    the write then takes.
     """
     aput = cls.aput
     aput_writes = cls.aput_writes
@@ -571,6 +574,7 @@ def async_run_leases(cls: S) -> S:
     @functools.wraps(aput)
     async def leased_aput(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
                           metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+        await self._write_deferred_audit()  # entries a sync helper handed over first
         leases: AsyncRunLeases | None = self.arun_leases
         if leases is None:
             return await aput(self, config, checkpoint, metadata, new_versions)
@@ -586,6 +590,8 @@ def async_run_leases(cls: S) -> S:
     async def leased_aput_writes(self: Any, config: RunnableConfig,
                                  writes: Sequence[tuple[str, Any]], task_id: str,
                                  task_path: str = "") -> None:
+        # before the interrupt they audit (see checkpointers.DeferredAudit)
+        await self._write_deferred_audit()
         leases: AsyncRunLeases | None = self.arun_leases
         if leases is None:
             await aput_writes(self, config, writes, task_id, task_path)

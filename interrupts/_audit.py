@@ -30,7 +30,7 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import interrupt
 from pydantic import BaseModel
 
-from checkpointers import audit_entry
+from checkpointers import DeferredAudit, audit_entry
 from interrupts._clock import utc_now
 from interrupts._pregel import CONFIG_KEY_CHECKPOINTER, current_task
 from interrupts._store import Backend
@@ -151,8 +151,11 @@ def node_audit(config: Any = None, **fields: Any) -> None:
     """Append an entry from inside a node (needs ``dedupe_key=``: nodes re-run).
 
     Outside a graph, or without a checkpointer, nothing is written. In an async
-    node running on an async saver's own event loop, the append is scheduled
-    on that loop (a sync call there would block it).
+    node running on an async saver's own event loop (a sync call there would
+    block it), the entry is handed to the saver, which writes it before its
+    next write: the one that stores the interrupt the entry is about, which
+    ``ainvoke`` awaits. So the entry is durable once the interrupt is, even if
+    the event loop ends right after the run.
     """
     target = _node_target(config)
     if target is None:
@@ -163,7 +166,11 @@ def node_audit(config: Any = None, **fields: Any) -> None:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         loop = None
+    if loop is not None and isinstance(target[0], DeferredAudit):
+        target[0].defer_audit(entries=[entry])
+        return
     if loop is not None and backend.aaudit:
+        # another saver's async log: best effort, on its loop
         task = loop.create_task(backend.aappend_audit([entry]))
         _PENDING.add(task)
         task.add_done_callback(_done)

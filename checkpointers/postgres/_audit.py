@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
-from checkpointers._audit import AUDIT_FIELDS
+from checkpointers._audit import AUDIT_FIELDS, DeferredAuditMixin
 from checkpointers._ids import check_id
 from checkpointers.postgres import _sql
 from checkpointers.postgres._sql import render
@@ -147,7 +147,7 @@ class SyncAudit(AuditCore):
         return int(gone)
 
 
-class AsyncAudit(AuditCore):
+class AsyncAudit(DeferredAuditMixin, AuditCore):
     """Async shell (plus sync bridges, as the async saver's other methods have)."""
 
     if TYPE_CHECKING:

@@ -27,24 +27,42 @@ local function iid_of(field)
 end
 """
 
+# A key of the audit that holds something else than this code writes fails the
+# script before it writes anything (its error names the key).
+_AUDIT_TYPES = r"""
+local function must_be(key, want)
+  local t = redis.call('TYPE', key)['ok']
+  if t ~= 'none' and t ~= want then
+    error('WRONGTYPE audit key ' .. key .. ' holds a ' .. t .. ', not a ' .. want)
+  end
+end
+"""
+
 # ARGV: key, decision json, at_ms, owner, is_wait ('1' when key may name a wait),
 # then optionally the audit entry json (KEYS then end with the audit stream).
 # Compare-and-set: the stored decision wins; the winner also takes the claim on
 # resuming (taken at the decision time, kept if a later claim exists).
+# A script is not rolled back when a command fails halfway, so every command
+# that can fail (a key of the wrong type) runs before the first write, and the
+# audit entry is written before the decision: no decision without its entry.
 RECORD_DECISION = Script(
     "record_decision",
     _COMMON
     + _APPROVALS
+    + _AUDIT_TYPES
     + r"""
 local key, decision, at, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local won = redis.call('HSETNX', DC, key, decision) == 1
--- the audit entry (ARGV[6]; the last KEYS: the thread's audit stream) goes with the
--- decision it records, only if this call stored it
-if won and ARGV[6] and ARGV[6] ~= '' then
-  redis.call('XADD', KEYS[#KEYS], '*', 'e', ARGV[6])
-end
-if won and ARGV[5] == '1' then
-  local old = redis.call('HGET', CL, key)
+local entry = ARGV[6]
+if entry == '' then entry = nil end
+-- reads first: each also checks its key's type
+if redis.call('HEXISTS', DC, key) == 1 then return redis.call('HGET', DC, key) end
+local old = ARGV[5] == '1' and redis.call('HGET', CL, key)
+if entry then must_be(KEYS[#KEYS], 'stream') end
+local left = redis.call('PTTL', KEYS[1])
+-- then the writes, which cannot fail: the entry, the decision, the claim
+if entry then redis.call('XADD', KEYS[#KEYS], '*', 'e', entry) end
+redis.call('HSET', DC, key, decision)
+if ARGV[5] == '1' then
   if old then
     local o, taken, done = parse_claim(old)
     if tonumber(at) > taken then taken = tonumber(at) end
@@ -55,14 +73,11 @@ if won and ARGV[5] == '1' then
 end
 -- a saver with a TTL: the hashes this may have created expire with the thread's
 -- checkpoints (KEYS[1]), not never (no later write may come to refresh them)
-if won then
-  local left = redis.call('PTTL', KEYS[1])
-  if left > 0 then
-    redis.call('PEXPIRE', DC, left)
-    if redis.call('EXISTS', CL) == 1 then redis.call('PEXPIRE', CL, left) end
-  end
+if left > 0 then
+  redis.call('PEXPIRE', DC, left)
+  if redis.call('EXISTS', CL) == 1 then redis.call('PEXPIRE', CL, left) end
 end
-return redis.call('HGET', DC, key)
+return decision
 """,
 )
 
@@ -144,13 +159,19 @@ return n
 )
 
 # KEYS: the audit stream, its dedupe set. ARGV: pairs of (dedupe key or '', entry json).
+# Types are checked before the first write and each entry is added before its
+# dedupe key, so a failure never marks an entry seen that was not written.
 APPEND_AUDIT = Script(
     "append_audit",
-    r"""
+    _AUDIT_TYPES
+    + r"""
+must_be(KEYS[1], 'stream')
+must_be(KEYS[2], 'set')
 for k = 1, #ARGV, 2 do
   local dk = ARGV[k]
-  if dk == '' or redis.call('SADD', KEYS[2], dk) == 1 then
+  if dk == '' or redis.call('SISMEMBER', KEYS[2], dk) == 0 then
     redis.call('XADD', KEYS[1], '*', 'e', ARGV[k + 1])
+    if dk ~= '' then redis.call('SADD', KEYS[2], dk) end
   end
 end
 return 1

@@ -19,6 +19,7 @@ import json
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from checkpointers._audit import DeferredAuditMixin
 from checkpointers._ids import check_id
 from checkpointers.redis import _approvals_lua as L
 from checkpointers.redis._approvals import entry_json
@@ -102,7 +103,7 @@ class SyncAudit:
         return int(self._run("purge_audit", purge_audit(self._core, thread_id)))
 
 
-class AsyncAudit:
+class AsyncAudit(DeferredAuditMixin):
     """Async shell, plus the sync bridges the async saver offers for other threads."""
 
     _core: RedisCore
