@@ -46,7 +46,9 @@ from checkpointers.redis._core import Call, Cmd, Emit, Sleep
 from checkpointers.redis._leases import AsyncLeases
 from checkpointers.redis._migrate import RedisMigrationAsync
 
-DIRECT = frozenset({"EVALSHA", "EVAL", "ZADD", "ZREM", "SADD", "SREM", "PEXPIRE", "HMGET"})
+DIRECT = frozenset(
+    {"EVALSHA", "EVAL", "ZADD", "ZREM", "SADD", "SREM", "PEXPIRE", "HMGET", "GET", "INCR"}
+)
 """Commands :meth:`AsyncRedisSaver._execute_direct` sends (raw replies are what we parse)."""
 MAX_CONNECTIONS = 100
 """Connections of the client ``from_conn_string`` opens (as redis-py's default)."""

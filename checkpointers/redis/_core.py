@@ -106,8 +106,10 @@ class RedisCore:
         self.grace_ms = _ms(wait_grace, "wait_grace")
         self.migrations = check_migrations(migrations)
         self.schema_version = code_version(self.migrations)
-        # registrations already sent (key, member) -> monotonic time to resend
+        # registrations already sent (key, member) -> monotonic time to resend,
+        # valid while the registry generation stays the one last read
         self._registered: dict[tuple[str, str], float] = {}
+        self._generation: bytes | None = None
 
     def with_serde(self, serde: SerializerProtocol) -> RedisCore:
         """A copy using ``serde`` (``with_allowlist`` clones)."""
@@ -154,6 +156,25 @@ class RedisCore:
         if self.ttl_ms and expire:
             cmds.append(("PEXPIRE", key, 2 * self.ttl_ms))
         return cmds
+
+    def _registry_changed(self, generation: bytes | None) -> bool:
+        """Whether registries lost members since the last put read the generation.
+
+        If so, the skip cache is dropped: what this saver registered may have
+        been removed by another saver or process.
+        """
+        generation = generation or b"0"  # no counter yet: nothing was removed
+        if generation == self._generation:
+            return False
+        self._generation = generation
+        self._registered.clear()
+        return True
+
+    def _put_registrations(self, thread_id: str, run_id: Any) -> list[Cmd]:
+        cmds = self._register_thread(thread_id)
+        if isinstance(run_id, str) and run_id:
+            cmds += self._registration(self.keys.run(run_id), thread_id)
+        return cmds + self._registration(self.keys.version(self.schema_version), thread_id)
 
     def _register_thread(self, thread_id: str) -> list[Cmd]:
         """Registry entry of a thread, with its expiry hint when the saver has a TTL.
@@ -203,6 +224,8 @@ class RedisCore:
                     cmds.append(("ZREM", self.keys.registry_expiry(i), t))
                 else:
                     cmds.append(("ZADD", self.keys.registry_expiry(i), "GT", now + int(pttl), t))
+            if dead:
+                cmds.append(("INCR", self.keys.registry_generation()))
             cmds += [
                 script(S.UNREGISTER, [self.keys.registry(i), self.keys.registry_expiry(i)],
                        now, *ts)
@@ -329,11 +352,8 @@ class RedisCore:
             thread_id=thread_id,
         )
         keys = self.keys.thread(thread_id)
-        cmds = self._register_thread(thread_id)
-        run_id = md.get("run_id")
-        if isinstance(run_id, str) and run_id:
-            cmds += self._registration(self.keys.run(run_id), thread_id)
-        cmds += self._registration(self.keys.version(self.schema_version), thread_id)
+        registrations = self._put_registrations(thread_id, md.get("run_id"))
+        cmds: list[Cmd] = [("GET", self.keys.registry_generation()), *registrations]
         cmds.append(
             script(
                 S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
@@ -341,6 +361,10 @@ class RedisCore:
             )
         )
         replies = yield Call(cmds)
+        if self._registry_changed(replies[0]):
+            again = self._put_registrations(thread_id, md.get("run_id"))
+            if len(again) > len(registrations):  # some were skipped: send them now
+                yield Call(again)
         gone = replies[-1] or []
         if gone == [BASE_MISSING]:
             # a delta's base was deleted by another client since we cached it
@@ -420,13 +444,14 @@ class RedisCore:
         self.codec.chains.forget(thread_id)
         replies = yield Call(
             [
+                ("INCR", self.keys.registry_generation()),
                 script(S.DELETE_THREAD, self.keys.thread(thread_id)),
                 ("SREM", registry, thread_id),
                 ("ZREM", self.keys.registry_expiry(shard_of(thread_id)), thread_id),
             ]
         )
-        if replies[0]:
-            yield Call(self._unshard(thread_id, replies[0]))
+        if replies[1]:
+            yield Call(self._unshard(thread_id, replies[1]))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> Op:
         """Delete the checkpoints (and their writes) of runs, via the run index."""
@@ -451,7 +476,8 @@ class RedisCore:
         for run_id in run_ids:
             run_key = self.keys.run(run_id)
             self._registered = {k: v for k, v in self._registered.items() if k[0] != run_key}
-        yield Call([("DEL", self.keys.run(r)) for r in run_ids])
+        yield Call([("INCR", self.keys.registry_generation()),
+                    *(("DEL", self.keys.run(r)) for r in run_ids)])
 
     def prune(self, thread_ids: Sequence[str], strategy: str) -> Op:
         """``keep_latest`` (DeltaChannel-safe) or ``delete`` for each thread."""

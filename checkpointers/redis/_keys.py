@@ -122,6 +122,15 @@ class Keys:
         """Sorted set: thread id -> when (ms) its keys may have expired (same slot as the shard)."""
         return f"{{{self.prefix}:th:{shard}}}:exp"
 
+    def registry_generation(self) -> str:
+        """Counter that every removal from a registry (thread, run, version) bumps first.
+
+        A saver skips registrations it sent recently; a put reads the counter
+        and, when it moved, registers again what it skipped (another saver or
+        process may have removed it meanwhile).
+        """
+        return f"{self.prefix}:regen"
+
     def registries(self) -> list[str]:
         """Every registry shard."""
         return [self.registry(i) for i in range(SHARDS)]

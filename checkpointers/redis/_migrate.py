@@ -209,7 +209,10 @@ def upgrade_batch(
     for t in mine:
         follow += core._registration(core.keys.version(below), t)
         follow.append(script(S.UNLOCK, [_claim_key(core, t)], worker))
-    follow += [("SREM", set_key, t) for t in mine if left_at_v[t] == 0]
+    done_at_v = [t for t in mine if left_at_v[t] == 0]
+    if done_at_v:  # a removal from a registry: savers re-check what they skip
+        follow += [("INCR", core.keys.registry_generation()),
+                   *(("SREM", set_key, t) for t in done_at_v)]
     if follow:
         yield Call(follow)
     nxt: Any = (v, next_scan)
