@@ -196,13 +196,15 @@ def bench_find(backend: str, due: int, sizes: list[int], rounds: int = 5) -> lis
             area.drop()
 
 
-def bench_throughput(backend: str, n: int, concurrency: int) -> dict[str, Any]:
+def bench_throughput(backend: str, n: int, concurrency: int,
+                     mode: str = "async") -> dict[str, Any]:
     area = Area(backend)
     try:
         with open_sync(backend, area.url, area.options) as saver:
             pause_threads(saver, n, "t", FakeClock())
         args = {"backend": backend, "url": area.url, "options": area.options,
-                "now": (T0 + timedelta(hours=1)).isoformat(), "concurrency": concurrency}
+                "now": (T0 + timedelta(hours=1)).isoformat(), "concurrency": concurrency,
+                "mode": mode}
         procs = [subprocess.Popen([sys.executable, __file__, "--sweeper", json.dumps(args)],
                                   cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -224,7 +226,7 @@ def bench_throughput(backend: str, n: int, concurrency: int) -> dict[str, Any]:
         client = sum(r["cpu_s"] for r in results) / resolved * 1000
         out: dict[str, Any] = {
             "backend": backend, "approvals": n, "resolved": resolved, "sweepers": 2,
-            "concurrency": concurrency, "seconds": round(wall, 2),
+            "mode": mode, "concurrency": concurrency, "seconds": round(wall, 2),
             "approvals_per_s": round(resolved / wall, 1),
             "sweeper_cpu_ms_per_approval": round(client, 2)}
         if all(r.get("server_cpu_s") is not None for r in results):
@@ -267,38 +269,83 @@ def backend_cpu_s(url: str) -> float | None:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+class _Timed:
+    """The sweep's wall and CPU time, and its server backends' CPU (Postgres)."""
+
+    def __init__(self, url: str, measure_server: bool) -> None:
+        self.url, self.measure_server = url, measure_server
+
+    def __enter__(self) -> _Timed:
+        self.server0 = backend_cpu_s(self.url) if self.measure_server else None
+        self.t, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.seconds = time.perf_counter() - self.t
+        self.cpu = time.process_time() - self.cpu
+        server1 = backend_cpu_s(self.url) if self.measure_server else None
+        self.server = None if self.server0 is None or server1 is None else server1 - self.server0
+
+    def report(self, resolved: int) -> None:
+        print(json.dumps({"resolved": resolved, "seconds": self.seconds, "cpu_s": self.cpu,
+                          "server_cpu_s": self.server}))
+
+
 def sweeper_process(args: dict[str, Any]) -> None:
-    from contextlib import ExitStack
     from datetime import datetime
 
     now = datetime.fromisoformat(args["now"])
-    with ExitStack() as stack:
+    url = args["url"]
+    options = dict(args["options"])
+    if args["backend"] == "postgres":
+        from psycopg.conninfo import make_conninfo
+
+        # named, so the server backends' CPU can be read (backend_cpu_s)
+        url = make_conninfo(url, application_name=APP_NAME)
+        options["pool_size"] = args["concurrency"] + 2
+    timed = _Timed(args["url"], measure_server=args["backend"] == "postgres")
+
+    def sweeper_of(saver: Any) -> ApprovalSweeper:
+        return ApprovalSweeper(review_graph(saver), clock=lambda: now,
+                               concurrency=args["concurrency"], page_size=50)
+
+    if args["mode"] == "sync":  # run_once: graph.invoke, a thread per resume in flight
+        from contextlib import ExitStack
+
+        with ExitStack() as stack:
+            if args["backend"] == "postgres":
+                from checkpointers.postgres import PostgresSaver
+
+                saver = stack.enter_context(PostgresSaver.from_conn_string(url, **options))
+                saver.setup()
+            else:
+                saver = stack.enter_context(open_sync(args["backend"], url, options))
+            sweeper = sweeper_of(saver)
+            print("ready", flush=True)
+            sys.stdin.readline()
+            with timed:
+                resolved = sweeper.run_once()
+            timed.report(resolved)
+        return
+
+    import asyncio
+
+    async def main() -> None:  # arun_once: graph.ainvoke, tasks on one event loop
+        saver_cls: Any
         if args["backend"] == "postgres":
-            from psycopg.conninfo import make_conninfo
-
-            from checkpointers.postgres import PostgresSaver
-
-            # named, so the server backends' CPU can be read (backend_cpu_s)
-            saver = stack.enter_context(PostgresSaver.from_conn_string(
-                make_conninfo(args["url"], application_name=APP_NAME),
-                pool_size=args["concurrency"] + 2, **args["options"]))
-            saver.setup()
+            from checkpointers.postgres import AsyncPostgresSaver as saver_cls
         else:
-            saver = stack.enter_context(open_sync(args["backend"], args["url"], args["options"]))
-        graph = review_graph(saver)
-        sweeper = ApprovalSweeper(graph, clock=lambda: now, concurrency=args["concurrency"],
-                                  page_size=50)
-        measure_server = args["backend"] == "postgres"
-        print("ready", flush=True)
-        sys.stdin.readline()
-        server0 = backend_cpu_s(args["url"]) if measure_server else None
-        t, cpu = time.perf_counter(), time.process_time()
-        resolved = sweeper.run_once()
-        seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
-        server1 = backend_cpu_s(args["url"]) if measure_server else None
-        server = None if server0 is None or server1 is None else server1 - server0
-        print(json.dumps({"resolved": resolved, "seconds": seconds, "cpu_s": cpu,
-                          "server_cpu_s": server}))
+            from checkpointers.redis import AsyncRedisSaver as saver_cls
+        async with saver_cls.from_conn_string(url, **options) as saver:
+            await saver.setup()
+            sweeper = sweeper_of(saver)
+            print("ready", flush=True)
+            await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+            with timed:
+                resolved = await sweeper.arun_once()
+            timed.report(resolved)
+
+    asyncio.run(main())
 
 
 def bench_resume(backend: str, n: int) -> list[dict[str, Any]]:
@@ -481,13 +528,19 @@ def main() -> None:
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--approvals", type=int, default=1000)
     p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--mode", default="async,sync",
+                   help="throughput: the sweepers' arun_once (async) and/or run_once (sync); "
+                        "both alternate, --rounds times")
+    p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--resumes", type=int, default=200)
     a = p.parse_args()
     parts = a.parts.split(",")
     if "find" in parts:
         bench_find(a.backend, a.due, [int(s) for s in a.sizes.split(",")])
     if "throughput" in parts:
-        bench_throughput(a.backend, a.approvals, a.concurrency)
+        for _ in range(a.rounds):
+            for mode in a.mode.split(","):
+                bench_throughput(a.backend, a.approvals, a.concurrency, mode)
     if "resume" in parts:
         bench_resume(a.backend, a.resumes)
     if "batch" in parts:

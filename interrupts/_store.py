@@ -134,6 +134,15 @@ def _decision_age_ok(decision: dict[str, Any] | None, now: datetime, lease: time
     return datetime.fromisoformat(decision["at"]) + lease <= now
 
 
+# (thread_id, key, decision, audit entry or None): one compare-and-set of a batch
+DecisionItem = tuple[str, str, dict[str, Any], "dict[str, Any] | None"]
+
+
+def _item_kwargs(item: DecisionItem) -> dict[str, Any]:
+    thread_id, key, decision, audit = item
+    return {"thread_id": thread_id, "key": key, "decision": decision, "audit": audit}
+
+
 class Backend:
     """Decisions, claims and the wait index for one saver, sync and async."""
 
@@ -208,6 +217,28 @@ class Backend:
         if audit is not None and stored.get("decision_id") == decision["decision_id"]:
             await self.aappend_audit([audit])
         return stored
+
+    def record_decisions(self, items: Sequence[DecisionItem]) -> list[dict[str, Any]]:
+        """CAS several decisions (each with its audit entry); the stored ones, in order.
+
+        On a saver with ``record_decisions`` one round trip (Postgres: one
+        transaction; Redis: one pipeline of per-thread scripts); elsewhere one
+        :meth:`record_decision` each.
+        """
+        batch = getattr(self.saver, "record_decisions", None) \
+            if self.decisions and self.audit else None
+        if batch is None:
+            return [self.record_decision(*item) for item in items]
+        return list(batch(items=[_item_kwargs(item) for item in items]))
+
+    async def arecord_decisions(self, items: Sequence[DecisionItem]) -> list[dict[str, Any]]:
+        if self.decisions_sync_only:
+            return await asyncio.to_thread(self.record_decisions, items)
+        batch = getattr(self.saver, "arecord_decisions", None) \
+            if self.adecisions and self.aaudit else None
+        if batch is None:
+            return [await self.arecord_decision(*item) for item in items]
+        return list(await batch(items=[_item_kwargs(item) for item in items]))
 
     def get_decisions(self, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         if self.decisions:

@@ -20,6 +20,7 @@ from interrupts._approve import _env, pending_of, resume_config, resume_value, t
 from interrupts._clock import Clock, now_of
 from interrupts._driver import Env, Flow, adrive, drive, op
 from interrupts._records import age_at_least, timeout_record, won
+from interrupts._store import DecisionItem
 
 log = logging.getLogger("interrupts.sweeper")
 
@@ -35,8 +36,12 @@ def sweep_entry_flow(
     lease: timedelta,
     clock: Clock | None,
     native: bool = False,
+    recorded: tuple[dict[str, Any], dict[str, Any]] | None = None,
 ) -> Flow[bool]:
     """Resolve one claimed wait; ``True`` when this call resumed the thread.
+
+    ``recorded``: ``(mine, stored)`` when the timeout decision was already
+    compare-and-set for this entry with its page (:func:`timeout_items`).
 
     ``native``: the claim came from the saver's own index, which drops an entry
     (and its claim) in the same atomic unit as the checkpoint that moves the
@@ -54,10 +59,12 @@ def sweep_entry_flow(
 
         record = yield from batch_timeout_flow(entry, now=now, lease=lease)
     elif entry.info.deadline is not None and entry.info.deadline <= now:
-        mine = timeout_record(entry.value, approval_id, now)
-        audit = timeout_entry(thread_id, mine, entry.info.deadline)
-        record = yield op("record_decision", thread_id=thread_id, key=approval_id, decision=mine,
-                          audit=audit)
+        if recorded is None:
+            (_, _, mine, audit), = timeout_items([entry], now)
+            record = yield op("record_decision", thread_id=thread_id, key=approval_id,
+                              decision=mine, audit=audit)
+        else:
+            mine, record = recorded
         if not won(record, mine) and not age_at_least(record, now, lease):
             return False  # somebody just decided; they are resuming it
     else:
@@ -86,6 +93,38 @@ def sweep_entry_flow(
         yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id,
                  owner=owner, done=True)
     return True
+
+
+def timeout_items(entries: Sequence[WaitEntry], now: datetime) -> list[DecisionItem]:
+    """The timeout decision (and its ``system`` audit entry) of each due approval."""
+    items: list[DecisionItem] = []
+    for entry in entries:
+        mine = timeout_record(entry.value, entry.interrupt_id, now)
+        items.append((entry.thread_id, entry.interrupt_id, mine,
+                      timeout_entry(entry.thread_id, mine, entry.info.deadline)))
+    return items
+
+
+def record_timeouts_flow(
+    entries: Sequence[WaitEntry], now: datetime
+) -> Flow[dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]]]:
+    """Compare-and-set the timeout decisions of a page's due approvals in one operation.
+
+    Returns ``(mine, stored)`` by ``(thread_id, approval_id)``; empty when the
+    batch failed (each entry then records its own decision).
+    """
+    due = [e for e in entries if e.info.kind != "batch"
+           and e.info.deadline is not None and e.info.deadline <= now]
+    if len(due) < 2:
+        return {}
+    items = timeout_items(due, now)
+    try:
+        stored = yield op("record_decisions", items=items)
+    except Exception:
+        log.exception("recording %d timeout decisions together failed; one by one", len(items))
+        return {}
+    return {(tid, key): (mine, got)
+            for (tid, key, mine, _), got in zip(items, stored, strict=True)}
 
 
 class ApprovalSweeper:
@@ -143,11 +182,13 @@ class ApprovalSweeper:
         return op("claim_due_waits", now=now, owner=self.owner, lease=self.lease,
                   limit=self.page_size, kinds=list(self.kinds))
 
-    def _resolve_flow(self, entry: WaitEntry, now: datetime, native: bool) -> Flow[bool]:
+    def _resolve_flow(self, entry: WaitEntry, now: datetime, native: bool,
+                      recorded: tuple[dict[str, Any], dict[str, Any]] | None = None
+                      ) -> Flow[bool]:
         try:
             return (yield from sweep_entry_flow(
                 entry, now=now, owner=self.owner, lease=self.lease, clock=self.clock,
-                native=native,
+                native=native, recorded=recorded,
             ))
         except Exception:
             # keep the claim: it expires after the lease and a later sweep retries
@@ -165,7 +206,11 @@ class ApprovalSweeper:
             if not fresh:
                 return resolved
             seen.update((e.thread_id, e.interrupt_id) for e in fresh)
-            flows = [self._resolve_flow(e, now, native) for e in fresh]
+            # the page's timeout decisions: one compare-and-set round trip for all
+            recorded = yield from record_timeouts_flow(fresh, now)
+            flows = [self._resolve_flow(e, now, native,
+                                        recorded.get((e.thread_id, e.interrupt_id)))
+                     for e in fresh]
             if self.concurrency == 1:
                 for flow in flows:
                     resolved += int((yield from flow))

@@ -39,6 +39,13 @@ class _ApprovalQueries:
         self.counts = render(q.WAIT_COUNTS, schema)
 
 
+def _in_order(order: list[int], results: list[Any]) -> list[dict[str, Any]]:
+    out: list[Any] = [None] * len(order)
+    for result, i in zip(results, order, strict=True):
+        out[i] = result
+    return out
+
+
 def _kinds(kinds: Sequence[str] | None) -> list[str] | None:
     return None if kinds is None else [str(k) for k in kinds]
 
@@ -80,6 +87,15 @@ class ApprovalsCore:
             # the winner committed after this statement's snapshot: read it now
             rows = yield Stmt(self._aq.get_one, {"thread_id": thread_id, "key": key}, fetch=True)
         return rows[0][0] if rows else decision
+
+    def _ops_record_decisions(self, items: Sequence[dict[str, Any]]) -> tuple[list[int], list[Op]]:
+        """One :meth:`_op_record_decision` per item, in (thread, key) order.
+
+        Run together they are one pipeline and one transaction; the fixed
+        order keeps two batches that share rows from waiting on each other.
+        """
+        order = sorted(range(len(items)), key=lambda i: (items[i]["thread_id"], items[i]["key"]))
+        return order, [self._op_record_decision(**items[i]) for i in order]
 
     def _op_get_decisions(self, thread_id: str, keys: Sequence[str]) -> Op:
         rows = yield Stmt(
@@ -152,6 +168,8 @@ class SyncApprovals(ApprovalsCore):
 
         def _run(self, operation: str, op: Op) -> Any: ...
 
+        def _run_together(self, operation: str, ops: list[Op]) -> list[Any]: ...
+
     def record_decision(
         self, *, thread_id: str, key: str, decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
@@ -164,6 +182,18 @@ class SyncApprovals(ApprovalsCore):
         return self._run(  # type: ignore[no-any-return]
             "record_decision", self._op_record_decision(thread_id, key, decision, audit)
         )
+
+    def record_decisions(self, *, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """:meth:`record_decision` of each item (its keyword arguments), in one round trip.
+
+        One pipeline, committed as one transaction; each item is its own
+        compare-and-set with its own audit entry. Returns the stored decisions
+        in the order of ``items``.
+        """
+        if not items:
+            return []
+        order, ops = self._ops_record_decisions(items)
+        return _in_order(order, self._run_together("record_decisions", ops))
 
     def get_decisions(self, *, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The stored decisions among ``keys``."""
@@ -211,6 +241,8 @@ class AsyncApprovals(ApprovalsCore):
 
         async def _run(self, operation: str, op: Op) -> Any: ...
 
+        async def _run_together(self, operation: str, ops: list[Op]) -> list[Any]: ...
+
         def _bridge(self, coro: Any) -> Any: ...
 
     async def arecord_decision(
@@ -221,6 +253,13 @@ class AsyncApprovals(ApprovalsCore):
         return await self._run(  # type: ignore[no-any-return]
             "record_decision", self._op_record_decision(thread_id, key, decision, audit)
         )
+
+    async def arecord_decisions(self, *, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Async twin of ``record_decisions``."""
+        if not items:
+            return []
+        order, ops = self._ops_record_decisions(items)
+        return _in_order(order, await self._run_together("record_decisions", ops))
 
     async def aget_decisions(
         self, *, thread_id: str, keys: Sequence[str]
@@ -270,6 +309,10 @@ class AsyncApprovals(ApprovalsCore):
         return self._bridge(  # type: ignore[no-any-return]
             self.arecord_decision(thread_id=thread_id, key=key, decision=decision, audit=audit)
         )
+
+    def record_decisions(self, *, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Sync bridge to :meth:`arecord_decisions`."""
+        return self._bridge(self.arecord_decisions(items=items))  # type: ignore[no-any-return]
 
     def get_decisions(self, *, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Sync bridge to :meth:`aget_decisions`."""

@@ -41,15 +41,11 @@ def _text(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def record_decision(
+def _decision_cmds(
     core: RedisCore, thread_id: str, key: str, decision: dict[str, Any],
-    audit: dict[str, Any] | None = None,
-) -> Op:
-    """CAS ``decision`` under ``key``; the stored decision comes back.
-
-    ``audit``: an entry appended to the thread's audit stream in the same
-    script, only if this call stored the decision.
-    """
+    audit: dict[str, Any] | None,
+) -> list[Any]:
+    """The commands of one decision's CAS; the first one's reply is the stored decision."""
     thread_id = check_id("thread_id", thread_id)
     key = check_id("key", key)
     at = _ms(decision_claim_time(decision))
@@ -60,13 +56,46 @@ def record_decision(
     if audit is not None:
         keys = [*keys, core.keys.audit(thread_id)[0]]
         args.append(entry_json(audit))
-    cmds = [script(L.RECORD_DECISION, keys, *args)]
+    cmds: list[Any] = [script(L.RECORD_DECISION, keys, *args)]
     if is_wait:
         # a hint for the sweepers, in case the decider dies before resuming
         cmds.append(("ZADD", core.keys.resume_shard(shard_of(thread_id)), "NX", at,
                      thread_id + SEP + key))
-    replies = yield Call(cmds)
+    return cmds
+
+
+def record_decision(
+    core: RedisCore, thread_id: str, key: str, decision: dict[str, Any],
+    audit: dict[str, Any] | None = None,
+) -> Op:
+    """CAS ``decision`` under ``key``; the stored decision comes back.
+
+    ``audit``: an entry appended to the thread's audit stream in the same
+    script, only if this call stored the decision.
+    """
+    replies = yield Call(_decision_cmds(core, thread_id, key, decision, audit))
     return json.loads(replies[0])
+
+
+def record_decisions(core: RedisCore, items: Sequence[dict[str, Any]]) -> Op:
+    """:func:`record_decision` of each item (its keyword arguments), in one pipeline.
+
+    Each item is its own script in its own thread's slot (Redis Cluster
+    works); the stored decisions come back in the order of ``items``.
+    """
+    cmds: list[Any] = []
+    firsts: list[int] = []
+    for item in items:
+        firsts.append(len(cmds))
+        cmds += _decision_cmds(core, item["thread_id"], item["key"], item["decision"],
+                               item.get("audit"))
+    if not cmds:
+        return []
+    replies = yield Call(cmds)
+    for i in firsts:
+        if isinstance(replies[i], Exception):
+            raise replies[i]
+    return [json.loads(replies[i]) for i in firsts]
 
 
 def get_decisions(core: RedisCore, thread_id: str, keys: Sequence[str]) -> Op:
@@ -214,6 +243,10 @@ class SyncApprovals:
             "record_decision", record_decision(self._core, thread_id, key, decision, audit)
         )
 
+    def record_decisions(self, *, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """:meth:`record_decision` of each item (its keyword arguments), in one round trip."""
+        return self._run("record_decisions", record_decisions(self._core, items))  # type: ignore[no-any-return]
+
     def get_decisions(self, *, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The stored decisions among ``keys``."""
         return self._run(  # type: ignore[no-any-return]
@@ -274,6 +307,11 @@ class AsyncApprovals:
             "record_decision", record_decision(self._core, thread_id, key, decision, audit)
         )
 
+    async def arecord_decisions(self, *, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Async twin of ``record_decisions``."""
+        return await self._run(  # type: ignore[no-any-return]
+            "record_decisions", record_decisions(self._core, items))
+
     async def aget_decisions(
         self, *, thread_id: str, keys: Sequence[str]
     ) -> dict[str, dict[str, Any]]:
@@ -318,6 +356,10 @@ class AsyncApprovals:
     def record_decision(self, **kwargs: Any) -> dict[str, Any]:
         """Sync :meth:`arecord_decision` (from another thread than the saver's loop)."""
         return self._sync(self.arecord_decision(**kwargs))  # type: ignore[no-any-return]
+
+    def record_decisions(self, **kwargs: Any) -> list[dict[str, Any]]:
+        """Sync :meth:`arecord_decisions`."""
+        return self._sync(self.arecord_decisions(**kwargs))  # type: ignore[no-any-return]
 
     def get_decisions(self, **kwargs: Any) -> dict[str, dict[str, Any]]:
         """Sync :meth:`aget_decisions`."""
