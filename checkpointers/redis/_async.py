@@ -45,11 +45,8 @@ from checkpointers.redis._base import (
 from checkpointers.redis._core import Call, Cmd, Emit, Sleep
 from checkpointers.redis._leases import AsyncLeases
 from checkpointers.redis._migrate import RedisMigrationAsync
+from checkpointers.redis._wire import DIRECT, AsyncLane, direct_pool
 
-DIRECT = frozenset(
-    {"EVALSHA", "EVAL", "ZADD", "ZREM", "SADD", "SREM", "PEXPIRE", "HMGET", "GET", "INCR"}
-)
-"""Commands :meth:`AsyncRedisSaver._execute_direct` sends (raw replies are what we parse)."""
 MAX_CONNECTIONS = 100
 """Connections of the client ``from_conn_string`` opens (as redis-py's default)."""
 POOL_WAIT = 30.0
@@ -135,11 +132,8 @@ class AsyncRedisSaver(
         )
         self.client = client
         # plain (non-cluster) clients that pool their connections take the direct path
-        self._direct = (
-            isinstance(client, aredis.Redis)
-            and not client.single_connection_client
-            and client.connection is None
-        )
+        pool = direct_pool(client, aredis.Redis)
+        self._lane = AsyncLane(pool) if pool is not None else None
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -188,8 +182,8 @@ class AsyncRedisSaver(
         raise AssertionError("unreachable")
 
     async def _execute_once(self, cmds: list[Cmd]) -> list[Any]:
-        if self._direct and all(c[0] in DIRECT for c in cmds):
-            replies = await self._execute_direct(cmds)
+        if self._lane is not None and all(c[0] in DIRECT for c in cmds):
+            replies = await self._lane.execute(cmds)
             for i in check_replies(cmds, replies):
                 replies[i] = await self.client.execute_command(*as_eval(cmds[i]))
             return replies
@@ -208,33 +202,6 @@ class AsyncRedisSaver(
         replies = list(await pipe.execute(raise_on_error=False))
         for i in check_replies(cmds, replies):
             replies[i] = await self.client.execute_command(*as_eval(cmds[i]))
-        return replies
-
-    async def _execute_direct(self, cmds: list[Cmd]) -> list[Any]:
-        """The hot path's commands on one pooled connection: one write, one read each.
-
-        What ``execute_command`` and a pipeline add per call (a pipeline
-        object, retry and observability wrappers, reply callbacks) is most
-        of the client's cost of a round trip; the commands in :data:`DIRECT`
-        need none of it (no reply callback we rely on; retries are ours).
-        """
-        assert isinstance(self.client, aredis.Redis)
-        pool = self.client.connection_pool
-        conn = await pool.get_connection()  # type: ignore[no-untyped-call]
-        try:
-            await conn.send_packed_command(conn.pack_commands(cmds))
-            replies: list[Any] = []
-            for _ in cmds:
-                try:
-                    replies.append(await conn.read_response())
-                except rx.ResponseError as exc:  # the reply was read whole
-                    replies.append(exc)
-        except BaseException:
-            # replies may be left unread: never hand this connection out again
-            await conn.disconnect(nowait=True)
-            raise
-        finally:
-            await pool.release(conn)
         return replies
 
     async def _run(self, operation: str, gen: Any) -> Any:

@@ -44,6 +44,7 @@ from checkpointers.redis._base import (
 from checkpointers.redis._core import Call, Cmd, Emit, Sleep
 from checkpointers.redis._leases import SyncLeases
 from checkpointers.redis._migrate import RedisMigrationSync
+from checkpointers.redis._wire import DIRECT, SyncLane, direct_pool
 
 
 def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
@@ -112,6 +113,9 @@ class RedisSaver(
     ) -> None:
         check_client(client, (redis.Redis, RedisCluster), "redis.Redis or RedisCluster")
         self.client = client
+        # plain (non-cluster) clients that pool their connections take the direct path
+        pool = direct_pool(client, redis.Redis)
+        self._lane = SyncLane(pool) if pool is not None else None
         self._init_core(
             serde=serde,
             migrations=migrations,
@@ -157,6 +161,11 @@ class RedisSaver(
 
     def _execute_once(self, cmds: list[Cmd]) -> list[Any]:
         execute: Any = self.client.execute_command  # untyped in redis-py's sync client
+        if self._lane is not None and all(c[0] in DIRECT for c in cmds):
+            replies = self._lane.execute(cmds)
+            for i in check_replies(cmds, replies):
+                replies[i] = execute(*as_eval(cmds[i]))
+            return replies
         if len(cmds) == 1:
             try:
                 return [execute(*cmds[0])]

@@ -1,0 +1,106 @@
+"""The savers' direct path (connections held out of the pool) recovers and never mixes replies.
+
+A call cancelled mid-flight leaves its replies unread on its connection: that
+connection must never serve another call. Connections the server closed
+while the saver held them idle are replaced on the next call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import redis
+from langgraph.checkpoint.base import empty_checkpoint
+
+from checkpointers.redis import AsyncRedisSaver, RedisSaver
+
+
+def _cp(saver: Any, tag: str, size: int) -> Any:
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"tag": tag, "blob": uuid.uuid4().hex * (size // 32)}
+    cp["channel_versions"] = {"tag": saver.get_next_version(None, None),
+                              "blob": saver.get_next_version(None, None)}
+    return cp
+
+
+def _kill_named(raw: redis.Redis, name: str) -> int:
+    ids = [c["id"] for c in raw.client_list() if c.get("name") == name]
+    for cid in ids:
+        raw.client_kill_filter(_id=cid)
+    return len(ids)
+
+
+async def test_cancelled_calls_never_hand_their_replies_to_others(
+    redis_prefix: tuple[str, str],
+) -> None:
+    url, prefix = redis_prefix
+    async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
+        await saver.setup()
+        configs = {}
+        for tag in ("a", "b", "c"):
+            config = {"configurable": {"thread_id": f"t-{tag}-{uuid.uuid4()}", "checkpoint_ns": ""}}
+            cp = _cp(saver, tag, 200_000)
+            configs[tag] = await saver.aput(config, cp, {"tag": tag}, cp["channel_versions"])
+        # cancel reads at every stage: before the write, mid-reply, after
+        for delay in [0, 0, 0.0002, 0.0005, 0.001, 0.002] * 5:
+            tasks = [asyncio.ensure_future(saver.aget_tuple(c)) for c in configs.values()]
+            await asyncio.sleep(delay)
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            got = await asyncio.gather(*(saver.aget_tuple(c) for c in configs.values()))
+            for tag, tup in zip(configs, got, strict=True):
+                assert tup is not None
+                assert tup.checkpoint["channel_values"]["tag"] == tag
+                assert tup.metadata["tag"] == tag
+
+
+async def test_async_saver_replaces_connections_the_server_closed(
+    redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    url, prefix = redis_prefix
+    name = f"lgd-test-{uuid.uuid4().hex[:8]}"
+    async with AsyncRedisSaver.from_conn_string(f"{url}?client_name={name}", prefix=prefix) as saver:
+        await saver.setup()
+        config = {"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}
+        for round_ in range(3):
+            # several calls at once: the saver keeps several connections idle
+            cps = [_cp(saver, f"{round_}-{i}", 1000) for i in range(8)]
+            await asyncio.gather(*(
+                saver.aput({"configurable": {"thread_id": f"{config['configurable']['thread_id']}-{i}",
+                                             "checkpoint_ns": ""}},
+                           cp, {"i": i}, cp["channel_versions"])
+                for i, cp in enumerate(cps)
+            ))
+            assert _kill_named(raw, name) >= 2
+            got = await asyncio.gather(*(
+                saver.aget_tuple({"configurable": {
+                    "thread_id": f"{config['configurable']['thread_id']}-{i}", "checkpoint_ns": ""}})
+                for i in range(8)
+            ))
+            assert [t.metadata["i"] for t in got if t is not None] == list(range(8))
+            assert [t.checkpoint["channel_values"]["tag"] for t in got if t is not None] == [
+                f"{round_}-{i}" for i in range(8)
+            ]
+
+
+def test_sync_saver_replaces_connections_the_server_closed(
+    redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    url, prefix = redis_prefix
+    name = f"lgd-test-{uuid.uuid4().hex[:8]}"
+    with RedisSaver.from_conn_string(f"{url}?client_name={name}", prefix=prefix) as saver:
+        saver.setup()
+        base = f"t-{uuid.uuid4()}"
+        for round_ in range(3):
+            for i in range(3):
+                cp = _cp(saver, f"{round_}-{i}", 1000)
+                saver.put({"configurable": {"thread_id": f"{base}-{i}", "checkpoint_ns": ""}},
+                          cp, {"i": i}, cp["channel_versions"])
+            assert _kill_named(raw, name) >= 1
+            for i in range(3):
+                tup = saver.get_tuple({"configurable": {"thread_id": f"{base}-{i}"}})
+                assert tup is not None
+                assert tup.checkpoint["channel_values"]["tag"] == f"{round_}-{i}"
