@@ -119,6 +119,37 @@ def late_decision_flow(
         return
 
 
+def find_pending_flow(
+    config: dict[str, Any], thread_id: str, kind: str, approval_id: str | None, *,
+    by: str, action: str, clock: Clock | None,
+) -> Flow[Interrupt]:
+    """The pending interrupt of ``kind`` meant by a decision attempt.
+
+    An attempt on an approval (or batch) decided before is refused with
+    :class:`AlreadyDecided` and audited, like every refusal; one on nothing
+    known raises :class:`NoPendingApproval` (or :class:`AmbiguousApproval`).
+    """
+    state = yield op("get_state", config=config)
+    pending = pending_of(state, kind)
+    try:
+        if not pending and approval_id is None:
+            yield from late_decision_flow(config, thread_id, kind)
+        intr = pick_pending(thread_id, pending, approval_id)
+        if intr is None:
+            assert approval_id is not None
+            yield from not_pending_flow(thread_id, approval_id)
+            raise AssertionError("unreachable")
+    except AlreadyDecided as late:
+        entry = refusal_entry(
+            thread_id, late.approval_id, by=by, action=action, at=now_of(clock),
+            fingerprint=(late.decision or {}).get("fingerprint"), outcome="already_decided",
+            reason=already_reason(late.decision),
+        )
+        yield op("append_audit", entries=[entry])
+        raise
+    return intr
+
+
 def refusal_entry(
     thread_id: str, approval_id: str, *, by: str, action: str, at: Any,
     fingerprint: str | None, outcome: str, reason: str, item: str | None = None,
@@ -191,24 +222,8 @@ def decide_approval_flow(
     """
     thread_id = thread_of(config)
     action = "approve" if approved else "reject"
-    state = yield op("get_state", config=config)
-    pending = pending_of(state, "approval")
-    try:
-        if not pending and approval_id is None:
-            yield from late_decision_flow(config, thread_id)
-        intr = pick_pending(thread_id, pending, approval_id)
-        if intr is None:
-            assert approval_id is not None
-            yield from not_pending_flow(thread_id, approval_id)
-            raise AssertionError("unreachable")
-    except AlreadyDecided as late:
-        entry = refusal_entry(
-            thread_id, late.approval_id, by=by, action=action, at=now_of(clock),
-            fingerprint=(late.decision or {}).get("fingerprint"), outcome="already_decided",
-            reason=already_reason(late.decision),
-        )
-        yield op("append_audit", entries=[entry])
-        raise
+    intr = yield from find_pending_flow(config, thread_id, "approval", approval_id, by=by,
+                                        action=action, clock=clock)
     fp = section(intr.value).get("fingerprint")
     try:
         check_decider(thread_id, intr, "approval", by=by, roles=roles, authorize=authorize)
@@ -275,7 +290,7 @@ def _env(graph: Any) -> Env:
     return Env(Backend(saver), graph)
 
 
-def _decide_env(target: Any, resume: bool) -> Env:
+def decide_env(target: Any, resume: bool) -> Env:
     """A compiled graph; or, for a decision that does not resume, a saver alone."""
     if isinstance(target, BaseCheckpointSaver):
         if resume:
@@ -332,7 +347,7 @@ def approve(
         config, approved=True, by=by, comment=comment, approval_id=approval_id,
         roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
     )
-    return drive(flow, _decide_env(graph, resume))
+    return drive(flow, decide_env(graph, resume))
 
 
 def reject(
@@ -352,7 +367,7 @@ def reject(
         config, approved=False, by=by, comment=comment, approval_id=approval_id,
         roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
     )
-    return drive(flow, _decide_env(graph, resume))
+    return drive(flow, decide_env(graph, resume))
 
 
 async def aapprove(
@@ -372,7 +387,7 @@ async def aapprove(
         config, approved=True, by=by, comment=comment, approval_id=approval_id,
         roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
     )
-    return await adrive(flow, _decide_env(graph, resume))
+    return await adrive(flow, decide_env(graph, resume))
 
 
 async def areject(
@@ -392,4 +407,4 @@ async def areject(
         config, approved=False, by=by, comment=comment, approval_id=approval_id,
         roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
     )
-    return await adrive(flow, _decide_env(graph, resume))
+    return await adrive(flow, decide_env(graph, resume))

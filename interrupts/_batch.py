@@ -21,12 +21,10 @@ from pydantic import BaseModel, Field
 
 from checkpointers import WAIT_KEY, WaitEntry, wait_marker
 from interrupts._approve import (
-    _env,
     already_reason,
+    decide_env,
     decided_entry,
-    late_decision_flow,
-    pending_of,
-    pick_pending,
+    find_pending_flow,
     refusal_entry,
     resume_config,
     roles_reason,
@@ -44,7 +42,7 @@ from interrupts._authz import (
 )
 from interrupts._clock import Clock, clock_from_config, now_of
 from interrupts._driver import Flow, adrive, drive, op
-from interrupts._errors import AlreadyDecided, NoPendingApproval, StaleApproval, UnknownBatchItem
+from interrupts._errors import AlreadyDecided, StaleApproval, UnknownBatchItem
 from interrupts._records import (
     SYSTEM,
     age_at_least,
@@ -103,6 +101,8 @@ class DecideResult(BaseModel):
         already_decided: Keys somebody else decided first, with who and when.
         completed: Whether this call resumed the run (every item decided).
         result: The resumed run's result, when ``completed``.
+        deferred: With ``resume=False``: this call decided the last open item and
+            recorded the batch's completion; the next sweep resumes the run.
     """
 
     batch_id: str
@@ -110,6 +110,7 @@ class DecideResult(BaseModel):
     already_decided: dict[str, dict[str, Any]] = Field(default_factory=dict)
     completed: bool = False
     result: Any = None
+    deferred: bool = False
 
 
 # -- the node side ---------------------------------------------------------------------
@@ -275,39 +276,37 @@ def record_items_flow(thread_id: str, batch_id: str, mines: Mapping[str, dict[st
 
 
 def complete_flow(thread_id: str, batch_id: str, items: Mapping[str, Any], by: str,
-                  at: datetime, timed_out: bool) -> Flow[dict[str, Any] | None]:
-    """If every item is decided, CAS the completion record; return it if this call won."""
+                  at: datetime, timed_out: bool,
+                  deferred: bool = False) -> Flow[dict[str, Any] | None]:
+    """If every item is decided, CAS the completion record; return it if this call won.
+
+    ``deferred``: the winner does not resume the run (``decide(..., resume=False)``);
+    the record says so, and the next sweep resumes it at once.
+    """
     # a count, not a read: its cost does not follow how many items are decided
     decided = yield op("count_decisions", thread_id=thread_id,
                        keys=[item_key(batch_id, k) for k in items])
     if decided < len(items):
         return None
     mine = new_record(type="batch_complete", approval_id=batch_id, by=by, at=at,
-                      timed_out=timed_out, thread_id=thread_id)
+                      timed_out=timed_out, thread_id=thread_id,
+                      **({"deferred": True} if deferred else {}))  # type: ignore[arg-type]
     stored = yield op("record_decision", thread_id=thread_id, key=batch_id, decision=mine)
     return stored if won(stored, mine) else None
 
 
 def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: str,
                 comment: str | None, batch_id: str | None, roles: Sequence[str],
-                clock: Clock | None, authorize: Authorize | None = None) -> Flow[DecideResult]:
-    """Record each item's decision (CAS per item), resume when the batch is complete."""
+                clock: Clock | None, authorize: Authorize | None = None,
+                resume: bool = True) -> Flow[DecideResult]:
+    """Record each item's decision (CAS per item), resume when the batch is complete.
+
+    With ``resume=False`` a call that completes the batch records the completion
+    as deferred (:attr:`DecideResult.deferred`); the next sweep resumes the run.
+    """
     thread_id = thread_of(config)
-    state = yield op("get_state", config=config)
-    pending = pending_of(state, "batch")
-    if not pending and batch_id is None:
-        try:
-            yield from late_decision_flow(config, thread_id, kind="batch")
-        except AlreadyDecided as late:
-            entry = refusal_entry(thread_id, late.approval_id, by=by, action="decide",
-                                  at=now_of(clock), fingerprint=None, outcome="already_decided",
-                                  reason=already_reason(late.decision))
-            yield op("append_audit", entries=[entry])
-            raise
-        raise NoPendingApproval(thread_id=thread_id)
-    intr = pick_pending(thread_id, pending, batch_id)
-    if intr is None:
-        raise NoPendingApproval(thread_id=thread_id, approval_id=batch_id)
+    intr = yield from find_pending_flow(config, thread_id, "batch", batch_id, by=by,
+                                        action="decide", clock=clock)
     now = now_of(clock)
     try:
         check_decider(thread_id, intr, "batch", by=by, roles=roles, authorize=authorize)
@@ -351,8 +350,11 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
             ))
     if lost:
         yield op("append_audit", entries=lost)
-    completion = yield from complete_flow(thread_id, intr.id, items, by, now, False)
-    if completion is not None:
+    completion = yield from complete_flow(thread_id, intr.id, items, by, now, False,
+                                          deferred=not resume)
+    if completion is not None and not resume:
+        out.deferred = True
+    elif completion is not None:
         answer = yield from batch_resume_value(intr.value, completion)
         command: Command[Any] = Command(resume={intr.id: answer})
         out.result = yield op("invoke", input=command,
@@ -360,7 +362,7 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
         out.completed = True
     # a call that won no item but found the batch complete and resumed it reports
     # that (its result), not AlreadyDecided: the run's result must reach someone
-    if not out.applied and out.already_decided and not out.completed:
+    if not out.applied and out.already_decided and not (out.completed or out.deferred):
         k, rec = next(iter(out.already_decided.items()))
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=rec, item=k)
     return out
@@ -414,23 +416,43 @@ def decide(
     roles: Sequence[str] = (),
     clock: Clock | None = None,
     authorize: Authorize | None = None,
+    resume: bool = True,
 ) -> DecideResult:
     """Decide any subset of a pending batch's items (``{key: approved}``).
 
     Each item is recorded once (compare-and-set per item). When this call decides
     the last open item, it resumes the run and returns its result.
 
+    Args:
+        graph: The compiled graph (with its saver). With ``resume=False`` the saver
+            alone will do (a process that does not host the graph).
+        config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
+        decisions: ``{item key: approved}`` for any subset of the open items.
+        by: Who decides.
+        comment: Free text kept with each item's decision.
+        batch_id: Which batch, when the thread has several pending.
+        roles: Roles the decider holds (for authorization policies).
+        clock: Time source for the decision time and the resumed run.
+        authorize: Policy for this call (see :func:`~interrupts.approve`).
+        resume: ``False`` records the decisions (exactly once, as always) without
+            resuming: a call that decides the last open item records the batch's
+            completion (:attr:`DecideResult.deferred`) and the next
+            :class:`~interrupts.ApprovalSweeper` pass (or the ``worker``/``sweep``
+            command) resumes the run with it, at once, whatever the sweeper's lease.
+
     Raises:
         UnknownBatchItem: a key is not in the batch (nothing is recorded).
         NotAuthorized: the decider may not decide this batch (nothing is recorded).
         AlreadyDecided: every item of the call was already decided by someone else
             (when only some were, or when the call still completed the batch and
-            resumed the run, see :attr:`DecideResult.already_decided`).
-        NoPendingApproval: no batch is waiting on the thread.
+            resumed the run, see :attr:`DecideResult.already_decided`); or
+            ``batch_id`` names a batch completed before. Audited, as refusals are.
+        NoPendingApproval: no batch (with that id) is waiting on the thread.
     """
     flow = decide_flow(config, decisions, by=by, comment=comment, batch_id=batch_id,
-                       roles=roles, clock=clock, authorize=policy_of(graph, authorize))
-    return drive(flow, _env(graph))
+                       roles=roles, clock=clock, authorize=policy_of(graph, authorize),
+                       resume=resume)
+    return drive(flow, decide_env(graph, resume))
 
 
 async def adecide(
@@ -444,8 +466,10 @@ async def adecide(
     roles: Sequence[str] = (),
     clock: Clock | None = None,
     authorize: Authorize | None = None,
+    resume: bool = True,
 ) -> DecideResult:
     """Async twin of :func:`decide`."""
     flow = decide_flow(config, decisions, by=by, comment=comment, batch_id=batch_id,
-                       roles=roles, clock=clock, authorize=policy_of(graph, authorize))
-    return await adrive(flow, _env(graph))
+                       roles=roles, clock=clock, authorize=policy_of(graph, authorize),
+                       resume=resume)
+    return await adrive(flow, decide_env(graph, resume))

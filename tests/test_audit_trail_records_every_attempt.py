@@ -17,6 +17,7 @@ from interrupts import (
     AlreadyDecided,
     ApprovalSweeper,
     Escalate,
+    NoPendingApproval,
     NotAuthorized,
     UnknownBatchItem,
     aapprove,
@@ -143,16 +144,7 @@ def test_the_requester_refusal_is_audited(approval_saver: Any) -> None:
 
 
 def test_batch_attempts_are_audited_per_item(approval_saver: Any) -> None:
-    def review(state: dict[str, Any]) -> dict[str, Any]:
-        res = request_batch_approval([{"id": "a"}, {"id": "b"}], key=lambda o: o["id"],
-                                     approvers=["ops"])
-        return {"approved": [o["id"] for o in res.approved]}
-
-    b = StateGraph(dict)
-    b.add_node("review", review)
-    b.add_edge(START, "review")
-    b.add_edge("review", END)
-    graph = b.compile(checkpointer=approval_saver)
+    graph = g_batch(approval_saver)
     graph.invoke({}, cfg("t3"))
     with pytest.raises(NotAuthorized):
         decide(graph, cfg("t3"), {"a": True}, by="eve")
@@ -175,6 +167,40 @@ def test_batch_attempts_are_audited_per_item(approval_saver: Any) -> None:
         ("oscar", "reject", "b", "recorded"),
     ]
     assert entries[3].fingerprint == fingerprint({"id": "a"})
+
+
+def test_an_attempt_on_a_batch_decided_before_is_audited(approval_saver: Any) -> None:
+    graph = g_batch(approval_saver)
+    graph.invoke({}, cfg("t3b"))
+    done = decide(graph, cfg("t3b"), {"a": True, "b": True}, by="olga", roles=["ops"])
+    assert done.completed
+    # named by its id (a decider's stale page), the batch is no longer pending
+    with pytest.raises(AlreadyDecided) as err:
+        decide(graph, cfg("t3b"), {"a": False}, by="pat", roles=["ops"],
+               batch_id=done.batch_id)
+    assert err.value.decision["by"] == "olga"
+    entries = audit_log(approval_saver, thread_id="t3b")
+    last = entries[-1]
+    assert (last.actor, last.action, last.approval_id, last.item, last.outcome) == (
+        "pat", "decide", done.batch_id, None, "already_decided")
+    assert last.reason is not None and "already decided by olga" in last.reason
+    with pytest.raises(NoPendingApproval):  # an id never seen is no refusal: not audited
+        decide(graph, cfg("t3b"), {"a": False}, by="pat", roles=["ops"], batch_id="nope")
+    assert len(audit_log(approval_saver, thread_id="t3b")) == len(entries)
+
+
+def g_batch(saver: Any) -> Any:
+    """``review`` asks for a batch of two items ``a`` and ``b``, for ``ops``."""
+    def review(state: dict[str, Any]) -> dict[str, Any]:
+        res = request_batch_approval([{"id": "a"}, {"id": "b"}], key=lambda o: o["id"],
+                                     approvers=["ops"])
+        return {"approved": [o["id"] for o in res.approved]}
+
+    b = StateGraph(dict)
+    b.add_node("review", review)
+    b.add_edge(START, "review")
+    b.add_edge("review", END)
+    return b.compile(checkpointer=saver)
 
 
 def test_a_batch_timeout_is_audited_per_open_item(approval_saver: Any) -> None:

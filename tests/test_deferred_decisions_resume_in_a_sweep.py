@@ -20,13 +20,15 @@ from interrupts import (
     Decision,
     NotAuthorized,
     aapprove,
+    adecide,
     approve,
+    decide,
     pending_approvals,
     reject,
     request_approval,
 )
 from tests import _approval_savers
-from tests._approval_graphs import FakeClock, review_graph
+from tests._approval_graphs import FakeClock, order_graph, orders, review_graph
 
 approval_saver = _approval_savers.approval_saver
 async_approval_saver = _approval_savers.async_approval_saver
@@ -174,3 +176,57 @@ def test_a_policy_set_on_the_saver_applies_to_saver_alone_decisions(
     assert approve(approval_saver, cfg("t-pol"), by="zed", resume=False).by == "zed"
     assert ApprovalSweeper(graph).run_once() == 1
     assert graph.get_state(cfg("t-pol")).values["by"] == "zed"
+
+
+def test_a_deferred_batch_is_resumed_by_the_next_sweep(approval_saver: Any) -> None:
+    clock = FakeClock()
+    graph = order_graph(approval_saver)
+    graph.invoke({"orders": orders(3)}, cfg("t-bat", clock))
+
+    # the saver alone records item decisions; the batch stays open meanwhile
+    first = decide(approval_saver, cfg("t-bat"), {"o1": True}, by="alice", clock=clock,
+                   resume=False)
+    assert (first.applied, first.deferred, first.completed) == (["o1"], False, False)
+    assert ApprovalSweeper(graph, clock=clock, lease=timedelta(hours=1)).run_once() == 0
+    last = decide(approval_saver, cfg("t-bat"), {"o2": True, "o3": False}, by="bob",
+                  clock=clock, resume=False)
+    assert sorted(last.applied) == ["o2", "o3"]
+    assert (last.deferred, last.completed, last.result) == (True, False, None)
+
+    # recorded, not resumed: the thread still waits, and the batch is decided
+    assert graph.get_state(cfg("t-bat")).next == ("review_orders",)
+    with pytest.raises(AlreadyDecided):
+        decide(approval_saver, cfg("t-bat"), {"o3": True}, by="carl", resume=False)
+
+    # the next sweep resumes it at once, long before the deadline and the lease
+    sweeper = ApprovalSweeper(graph, clock=clock, lease=timedelta(hours=1))
+    assert sweeper.run_once() == 1
+    state = graph.get_state(cfg("t-bat"))
+    assert state.next == ()
+    assert [o["id"] for o in state.values["to_ship"]] == ["o1", "o2"]
+    assert [o["id"] for o in state.values["to_refund"]] == ["o3"]
+    assert state.values["deciders"]["o1"][0] == "alice"
+    assert state.values["deciders"]["o3"][0] == "bob"
+    assert pending_approvals(approval_saver) == []
+    assert sweeper.run_once() == 0
+
+
+async def test_a_deferred_batch_async(async_approval_saver: Any) -> None:
+    graph = order_graph(async_approval_saver)
+    await graph.ainvoke({"orders": orders(2)}, cfg("t-abat"))
+    out = await adecide(async_approval_saver, cfg("t-abat"), {"o1": True, "o2": True},
+                        by="dora", resume=False)
+    assert out.deferred and not out.completed
+    assert (await graph.aget_state(cfg("t-abat"))).next == ("review_orders",)
+    assert await ApprovalSweeper(graph, lease=timedelta(hours=1)).arun_once() == 1
+    state = await graph.aget_state(cfg("t-abat"))
+    assert state.next == ()
+    assert [o["id"] for o in state.values["to_ship"]] == ["o1", "o2"]
+
+
+def test_a_batch_needs_the_graph_to_resume(approval_saver: Any) -> None:
+    graph = order_graph(approval_saver)
+    graph.invoke({"orders": orders(1)}, cfg("t-bgr"))
+    with pytest.raises(ValueError, match="resume=False"):
+        decide(approval_saver, cfg("t-bgr"), {"o1": True}, by="alice")
+    assert decide(graph, cfg("t-bgr"), {"o1": True}, by="alice").completed
