@@ -117,7 +117,7 @@ class Backend:
         finally:
             client.close()
         return [
-            "delta" if v.startswith(b"delta\x00") else "whole"
+            "delta" if v.startswith((b"delta\x00", b"delta2\x00")) else "whole"
             for k, v in sorted(blobs.items())
             if b"\x00messages\x00" in k
         ]

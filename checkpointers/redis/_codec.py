@@ -7,6 +7,7 @@ alike); records, refs, writes and waits around it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,9 @@ from checkpointers._delta import (
     ChainCache,
     DeltaPolicy,
     Link,
+    WriteCache,
+    WriteRef,
+    WriteRows,
     decode_value,
     encode_value,
     snapshot_link,
@@ -36,7 +40,8 @@ from checkpointers._delta import (
 from checkpointers._errors import CorruptCheckpointError
 from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitEntry, extract_wait
-from migrations import is_migrated_version
+from checkpointers.redis._delta_lua import WREF
+from migrations import SCHEMA_VERSION_KEY, is_migrated_version
 
 SEP = "\x00"
 RECORD_FORMAT = 1
@@ -67,7 +72,15 @@ def canonical(value: Any) -> str | None:
 
 
 def index_prefix(key: str, value: Any) -> str | None:
-    """The metadata-index member prefix for ``key == value``, or ``None``."""
+    """The metadata-index member prefix for ``key == value``, or ``None``.
+
+    ``schema_version`` (our own key, on every checkpoint) is not indexed since
+    layout step 5: one sorted-set entry per checkpoint (~0.15x the payload of
+    a growing thread) for a filter nobody uses; a list filtering on it checks
+    the metadata instead, as for any key the index does not answer.
+    """
+    if key == SCHEMA_VERSION_KEY:
+        return None
     text = canonical(value)
     if text is None:
         return None
@@ -94,11 +107,14 @@ class Codec:
         serde: SerializerProtocol,
         chains: ChainCache | None = None,
         policy: DeltaPolicy | None = None,
+        writes: WriteCache | None = None,
     ) -> None:
         self.serde = serde
         # issue 12: what a put may extend, per (thread, namespace, channel)
         self.chains = chains if chains is not None else ChainCache()
         self.policy = policy if policy is not None else DeltaPolicy()
+        # and the pending writes its deltas may refer to instead of copying them
+        self.writes = writes if writes is not None else WriteCache()
 
     # -- one channel value --------------------------------------------------
     def encode_value(self, value: Any) -> bytes:
@@ -115,30 +131,83 @@ class Codec:
 
     EMPTY = b"empty\x00"
     DELTA = b"delta\x00"
+    """A delta of layout steps 1-4: ``delta\\0<base>\\0<blob>`` (read, no longer written)."""
+    DELTA2 = b"delta2\x00"
+    """A delta since layout step 5: ``delta2\\0<blob>`` (see ``_delta_lua``)."""
+
+    @classmethod
+    def is_delta(cls, raw: bytes | None) -> bool:
+        """Whether stored value bytes are a delta (either form)."""
+        return raw is not None and (raw.startswith(cls.DELTA) or raw.startswith(cls.DELTA2))
 
     # -- growing channel values (issue 12) --------------------------------------
     def encode_channel_value(
-        self, thread_id: str, ns: str, channel: str, version: str, value: Any, *, deltas: bool
+        self,
+        thread_id: str,
+        ns: str,
+        channel: str,
+        version: str,
+        value: Any,
+        *,
+        deltas: bool,
+        writes_of: str | None = None,
+        checks: list[Any] | None = None,
     ) -> tuple[bytes, Link | None]:
-        """Stored bytes of a channel value: whole, or ``delta\0<base>\0<delta>``."""
+        """Stored bytes of a channel value: whole, or ``delta2\\0<delta blob>``.
+
+        ``writes_of`` is the parent checkpoint: the delta refers to its pending
+        writes to the channel (those this saver stored) instead of copying
+        their items; ``(member, tail length, tail sha1)`` of each goes to
+        ``checks`` for the put script to verify.
+        """
         type_, data = dumps_exact(self.serde, value, field="channel value")
         on = deltas and self.policy.enabled
         prev = self.chains.get(thread_id, ns, channel) if on else None
         # bases are older than what extends them; an upgraded value is stored whole
         if prev is not None and (not prev.version < version or is_migrated_version(version)):
             prev = None
-        stored, link = encode_value(prev, version, type_, data, self.policy)
-        if stored.type == DELTA_TYPE:
-            assert stored.base is not None
-            return self.DELTA + stored.base.encode() + b"\x00" + stored.blob, link
-        return type_.encode() + b"\x00" + data, link
+        pending = (
+            self.writes.get(thread_id, ns, writes_of, channel)
+            if prev is not None and checks is not None
+            else []
+        )
+        stored, link = encode_value(
+            prev, version, type_, data, self.policy,
+            writes=pending, writes_of=writes_of if pending else None,
+        )
+        if stored.type != DELTA_TYPE:
+            return type_.encode() + b"\x00" + data, link
+        if stored.refs:
+            assert checks is not None and stored.writes_of is not None
+            types = {(w.task_id, w.idx): w.type for w in pending}
+            for task_id, idx, blob in stored.refs:
+                tail = types[(task_id, idx)].encode() + b"\x00" + blob
+                checks += [
+                    SEP.join((ns, stored.writes_of, task_id, str(idx))),
+                    len(tail),
+                    hashlib.sha1(tail, usedforsecurity=False).hexdigest(),
+                ]
+        return self.DELTA2 + stored.blob, link
 
-    @staticmethod
-    def _row(raw: bytes) -> tuple[str, bytes]:
+    @classmethod
+    def _row(cls, raw: bytes) -> tuple[str, bytes]:
+        if raw.startswith(cls.DELTA2):
+            return DELTA_TYPE, raw[len(cls.DELTA2) :]
         type_, _, data = raw.partition(b"\x00")
         if type_ == b"delta":
             data = data.partition(b"\x00")[2]
         return type_.decode(), data
+
+    @staticmethod
+    def _write_rows(chain: Mapping[str, bytes]) -> WriteRows:
+        """The pending writes a reply's deltas refer to, by (checkpoint, task, idx)."""
+        out: dict[tuple[str, str, int], tuple[str, bytes | None]] = {}
+        for fld, raw in chain.items():
+            if fld.startswith(WREF):
+                _ns, cid, task_id, idx = fld[len(WREF) :].split(SEP)
+                parts = raw.split(b"\x00", 5)
+                out[(cid, task_id, int(idx))] = (parts[4].decode(), parts[5])
+        return out
 
     def decode_channel_value(
         self,
@@ -151,12 +220,14 @@ class Codec:
         """A channel value from its stored bytes (and, for a delta, its chain's)."""
         channel, version = field[len(ns) + 1 :].rsplit(SEP, 1)
         rows = {version: self._row(raw)}
-        if raw.startswith(self.DELTA):
+        if self.is_delta(raw):
             head = field[: len(field) - len(version)]
             for fld, value in chain.items():
-                if fld.startswith(head):
+                if fld.startswith(head) and not fld.startswith(WREF):
                     rows[fld[len(head) :]] = self._row(value)
-            type_, data, link = decode_value(version, rows, self.policy)
+            type_, data, link = decode_value(
+                version, rows, self.policy, self._write_rows(chain)
+            )
         else:
             type_, data = rows[version]
             link = snapshot_link(version, type_, data, self.policy)
@@ -184,10 +255,13 @@ class Codec:
         *,
         thread_id: str = "",
         deltas: bool = True,
+        checks: list[Any] | None = None,
     ) -> tuple[bytes, bytes, list[bytes], list[str], list[tuple[str, Link | None]]]:
         """``(record, refs, blob field/value pairs, index members, chain states)`` of a put.
 
-        The chain states go to :meth:`remember` once the put is stored.
+        The chain states go to :meth:`remember` once the put is stored. With
+        ``checks`` (a list), deltas may refer to the parent's pending writes
+        and the put script's checks of them are appended to it.
         """
         values = checkpoint["channel_values"]
         inline = {k: v for k, v in values.items() if _is_inline(v)}
@@ -206,7 +280,8 @@ class Codec:
             blobs.append(self.blob_field(ns, ch, ver).encode())
             if ch in values:
                 raw, link = self.encode_channel_value(
-                    thread_id, ns, ch, str(ver), values[ch], deltas=deltas
+                    thread_id, ns, ch, str(ver), values[ch], deltas=deltas,
+                    writes_of=parent_id, checks=checks,
                 )
                 blobs.append(raw)
                 links.append((ch, link))
@@ -218,15 +293,14 @@ class Codec:
             if ch not in inline
         ]
         cid = checkpoint["id"]
-        members = []
-        for key, value in metadata.items():
-            prefix = index_prefix(key, value)
-            if prefix is not None:
-                members.append(prefix + cid + SEP + ns)
+        prefixes = [p for p in (index_prefix(k, v) for k, v in metadata.items()) if p is not None]
+        members = [p + cid + SEP + ns for p in prefixes]
         counters = metadata.get("counters_since_delta_snapshot") or {}
         delta = [str(ch) for ch in counters] if isinstance(counters, dict) else []
+        # the index members' prefixes only: the scripts append cid\0ns (a 1 last
+        # says so; refs of layout steps 1-4 hold whole members)
         refs = ormsgpack.packb(
-            [parent_id or "", fields, members, [str(k) for k in values], delta]
+            [parent_id or "", fields, prefixes, [str(k) for k in values], delta, 1]
         )
         return record, refs, blobs, members, links
 
@@ -312,8 +386,15 @@ class Codec:
         self, task_id: str, idx: int, channel: str, task_path: str, value: Any
     ) -> bytes:
         """``task\\0idx\\0channel\\0path\\0value``: the Lua side reads the channel."""
-        head = SEP.join((task_id, str(idx), channel, task_path)) + SEP
-        return head.encode() + self.encode_value(value)
+        return self.encode_write_ref(task_id, idx, channel, task_path, value)[0]
+
+    def encode_write_ref(
+        self, task_id: str, idx: int, channel: str, task_path: str, value: Any
+    ) -> tuple[bytes, WriteRef]:
+        """:meth:`encode_write`, and the write as a delta may refer to it (issue 12)."""
+        type_, data = dumps_exact(self.serde, value, field="channel value")
+        head = SEP.join((task_id, str(idx), channel, task_path, type_)) + SEP
+        return head.encode() + data, WriteRef(task_id, idx, type_, data)
 
     def decode_writes(self, raws: Sequence[Any], where: dict[str, str]) -> list[PendingWrite]:
         """Pending writes in ``writes_sort_key`` order."""

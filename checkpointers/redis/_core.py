@@ -44,6 +44,8 @@ from migrations import SCHEMA_VERSION_KEY, code_version, finish_read, versions_t
 Cmd = tuple[Any, ...]
 BASE_MISSING = b"\xffbase-missing"
 """What the put script answers when a delta's base is gone (nothing written)."""
+WRITES_MISSING = b"\xffwrites-missing"
+"""What it answers when a write a delta refers to is not stored as cached (nothing written)."""
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ class RedisCore:
     def with_serde(self, serde: SerializerProtocol) -> RedisCore:
         """A copy using ``serde`` (``with_allowlist`` clones)."""
         clone = copy.copy(self)
-        clone.codec = Codec(serde, self.codec.chains, self.codec.policy)
+        clone.codec = Codec(serde, self.codec.chains, self.codec.policy, self.codec.writes)
         return clone
 
     # -- the read hook agreed with the migrations engineer -----------------------
@@ -318,7 +320,7 @@ class RedisCore:
         (values,) = yield Call([("HMGET", keys[4], *unique)])
         found = dict(zip(unique, values, strict=True))
         # deltas (issue 12) need the versions they build on: one more script
-        deltas = [f for f, v in found.items() if v is not None and v.startswith(Codec.DELTA)]
+        deltas = [f for f, v in found.items() if Codec.is_delta(v)]
         chain: list[Any] = []
         if deltas:
             (chain,) = yield Call([script(S.CHAIN, keys, *deltas)])
@@ -347,9 +349,10 @@ class RedisCore:
         md = _merge_metadata(config, metadata, self.schema_version)
         # values a read upgraded in memory (migrated versions) are stored too
         to_store = versions_to_store(checkpoint, new_versions)
+        checks: list[Any] = []  # the pending writes the deltas refer to (issue 12)
         record, refs, blobs, members, links = self.codec.encode_put(
             ns, checkpoint, md, to_store, parent_id, self.schema_version,  # type: ignore[arg-type]
-            thread_id=thread_id,
+            thread_id=thread_id, checks=checks,
         )
         keys = self.keys.thread(thread_id)
         registrations = self._put_registrations(thread_id, md.get("run_id"))
@@ -357,7 +360,7 @@ class RedisCore:
         cmds.append(
             script(
                 S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
-                len(blobs) // 2, *blobs, *members,
+                len(blobs) // 2, *blobs, len(checks) // 3, *checks, *members,
             )
         )
         replies = yield Call(cmds)
@@ -366,6 +369,19 @@ class RedisCore:
             if len(again) > len(registrations):  # some were skipped: send them now
                 yield Call(again)
         gone = replies[-1] or []
+        if gone == [WRITES_MISSING]:
+            # a write a delta refers to is not stored (yet) with the cached
+            # bytes (issue 12): nothing was written; copy the items instead
+            record, refs, blobs, members, links = self.codec.encode_put(
+                ns, checkpoint, md, to_store, parent_id, self.schema_version,  # type: ignore[arg-type]
+                thread_id=thread_id,
+            )
+            cmds[-1] = script(
+                S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
+                len(blobs) // 2, *blobs, 0, *members,
+            )
+            replies = yield Call(cmds[-1:])
+            gone = replies[-1] or []
         if gone == [BASE_MISSING]:
             # a delta's base was deleted by another client since we cached it
             # (issue 12): nothing was written; store the values whole
@@ -376,7 +392,7 @@ class RedisCore:
             )
             cmds[-1] = script(
                 S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
-                len(blobs) // 2, *blobs, *members,
+                len(blobs) // 2, *blobs, 0, *members,
             )
             replies = yield Call(cmds[-1:])
             gone = replies[-1] or []
@@ -401,11 +417,14 @@ class RedisCore:
         args: list[Any] = []
         waits: list[Any] = []
         replace: list[str] = []
+        refs: list[tuple[str, Any]] = []
         for idx, (channel, value) in enumerate(writes):
             i = WRITES_IDX_MAP.get(channel, idx)
             member = SEP.join((ns, cid, task_id, str(i)))
-            args += [member, self.codec.encode_write(task_id, i, channel, task_path, value)]
+            raw, ref = self.codec.encode_write_ref(task_id, i, channel, task_path, value)
+            args += [member, raw]
             args.append("1" if i < 0 else "0")
+            refs.append((channel, ref))
             if channel == INTERRUPT:
                 replace.append(SEP.join((ns, cid, task_id)) + SEP)
                 items = value if isinstance(value, (list, tuple)) else [value]
@@ -418,6 +437,11 @@ class RedisCore:
         args += replace
         for fld, entry, deadline in waits:
             args += [fld, entry, deadline]
+        if self.codec.policy.enabled:
+            # a later put's delta may refer to these instead of copying them
+            # (issue 12). Remembered before they are stored: LangGraph may send
+            # that put before this call's reply; the put script checks them
+            self.codec.writes.add(thread_id, ns, cid, refs)
         keys = self.keys.thread(thread_id)
         cmds = [script(S.PUT_WRITES, keys, *self._ttl_args(), n, len(replace), *args)]
         shard = self.keys.wait_shard(shard_of(thread_id))
@@ -442,6 +466,7 @@ class RedisCore:
         registry = self.keys.registry(shard_of(thread_id))
         self._registered.pop((registry, thread_id), None)
         self.codec.chains.forget(thread_id)
+        self.codec.writes.forget(thread_id)
         replies = yield Call(
             [
                 ("INCR", self.keys.registry_generation()),

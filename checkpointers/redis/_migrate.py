@@ -65,7 +65,7 @@ def _read_threads(core: RedisCore, threads: list[str]) -> Gen:
             found = dict(zip(fields, vals, strict=True))
             for e in entries[t]:
                 e[4] = [found[f] for f in core.codec.blob_fields(e[3])]
-            deltas = [f for f, v in found.items() if v is not None and v.startswith(Codec.DELTA)]
+            deltas = [f for f, v in found.items() if Codec.is_delta(v)]
             if deltas:
                 chains.append((t, deltas))
         if chains:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from checkpointers.redis._delta_lua import DELTA_LUA
+
 
 @dataclass(frozen=True)
 class Script:
@@ -25,7 +27,8 @@ class Script:
         object.__setattr__(self, "sha", hashlib.sha1(self.source.encode()).hexdigest())
 
 
-_COMMON = r"""
+_COMMON = (
+    r"""
 local Z, ZA, C, R, B, X = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local W, WI, WT, WL, WD = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local SEP = '\0'
@@ -66,42 +69,9 @@ local function refresh(ttl, now, grace)
   for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ms) end
 end
 
--- Issue 12: a channel value that extends a stored version is kept as a delta,
--- 'delta\0<base version>\0<bytes>'; its chain is the versions it builds on,
--- down to a whole value. Bases live in the same hash, same namespace and channel.
-local DELTA = 'delta' .. SEP
-local function field_prefix(f)
-  local last, pos = 0, 1
-  while true do
-    local i = string.find(f, SEP, pos, true)
-    if not i then break end
-    last, pos = i, i + 1
-  end
-  return string.sub(f, 1, last)
-end
-
-local function delta_base(v)
-  return string.sub(v, 7, string.find(v, SEP, 7, true) - 1)
-end
-
--- field/value pairs of the chains of the deltas among (fields, values); links
--- in seen (shared by the entries of one listing) are not sent again
-local function chains(fields, values, seen)
-  local out = {}
-  seen = seen or {}
-  for i = 1, #fields do
-    local f, v = fields[i], values[i]
-    while v and string.sub(v, 1, 6) == DELTA do
-      f = field_prefix(f) .. delta_base(v)
-      if seen[f] then break end
-      seen[f] = true
-      v = redis.call('HGET', B, f)
-      if v then out[#out + 1] = f; out[#out + 1] = v end
-    end
-  end
-  return out
-end
-
+"""
+    + DELTA_LUA
+    + r"""
 -- one checkpoint: {ns, cid, record, refs, blob values, write values, chains}; without
 -- blobs (list) the shell reads them with one HMGET instead: large values
 -- copied through Lua strings cost more than a second round trip
@@ -155,15 +125,28 @@ local function split2(s)
   return string.sub(s, 1, i - 1), string.sub(s, i + 1)
 end
 
--- delete one checkpoint (f = ns\0cid) with its writes and waits; returns the
--- blob fields it referenced (garbage candidates) and appends removed waits
-local function del_checkpoint(f, removed)
+-- the metadata-index members of a checkpoint (f = ns\0cid) from its unpacked
+-- refs t: since layout step 5 they hold the members' key\0value\0 prefixes
+-- only (t[6] = 1), the checkpoint's cid\0ns being known
+local function index_members(t, f)
+  if t[6] ~= 1 then return t[3] end
+  local ns, cid = split2(f)
+  local out = {}
+  for k, p in ipairs(t[3]) do out[k] = p .. cid .. SEP .. ns end
+  return out
+end
+
+-- delete one checkpoint (f = ns\0cid) with its waits; returns the blob fields
+-- it referenced (garbage candidates), appends removed waits, and appends its
+-- writes to wcand (a kept delta may refer to them: gc decides)
+local function del_checkpoint(f, removed, wcand)
   local refs = redis.call('HGET', R, f)
   local fields = {}
   if refs then
     local t = cmsgpack.unpack(refs)
     fields = t[2]
-    if #t[3] > 0 then chunked('ZREM', X, t[3]) end
+    local xm = index_members(t, f)
+    if #xm > 0 then chunked('ZREM', X, xm) end
   end
   local ns, cid = split2(f)
   redis.call('HDEL', C, f)
@@ -171,7 +154,7 @@ local function del_checkpoint(f, removed)
   redis.call('ZREM', Z, f)
   redis.call('ZREM', ZA, cid .. SEP .. ns)
   local wm = lexrange(WI, f .. SEP)
-  if #wm > 0 then chunked('HDEL', W, wm); chunked('ZREM', WI, wm) end
+  for _, m in ipairs(wm) do wcand[#wcand + 1] = m end
   local wl = lexrange(WL, f .. SEP)
   if #wl > 0 then
     chunked('HDEL', WT, wl); chunked('ZREM', WL, wl); chunked('ZREM', WD, wl)
@@ -180,32 +163,8 @@ local function del_checkpoint(f, removed)
   return fields
 end
 
--- drop the blobs among candidates that no remaining checkpoint references
-local function gc_blobs(candidates)
-  if #candidates == 0 then return end
-  local used = {}
-  for _, refs in ipairs(redis.call('HVALS', R)) do
-    for _, fld in ipairs(cmsgpack.unpack(refs)[2]) do used[fld] = true end
-  end
-  -- and the versions the kept deltas build on (issue 12)
-  local walk = {}
-  for fld in pairs(used) do walk[#walk + 1] = fld end
-  for _, fld in ipairs(walk) do
-    local f, v = fld, redis.call('HGET', B, fld)
-    while v and string.sub(v, 1, 6) == DELTA do
-      f = field_prefix(f) .. delta_base(v)
-      if used[f] then break end
-      used[f] = true
-      v = redis.call('HGET', B, f)
-    end
-  end
-  local drop = {}
-  for _, fld in ipairs(candidates) do
-    if not used[fld] then used[fld] = true; drop[#drop + 1] = fld end
-  end
-  if #drop > 0 then chunked('HDEL', B, drop) end
-end
 """
+)
 
 # ARGV: ns, cid ('' = latest), ttl, now, grace
 GET = Script(
@@ -225,7 +184,8 @@ return res
 """,
 )
 
-# ARGV: ns, cid, record, refs, ttl, now, grace, nblobs, (field, value)*nblobs, member*
+# ARGV: ns, cid, record, refs, ttl, now, grace, nblobs, (field, value)*nblobs,
+# nrefs, (write member, tail length, tail sha1)*nrefs, member*
 PUT = Script(
     "put",
     _COMMON
@@ -236,15 +196,25 @@ local nb = tonumber(ARGV[8])
 -- a delta is stored only with its base (issue 12): if another client deleted
 -- it since this saver cached it, write nothing; the saver retries whole
 for j = 9, 8 + 2 * nb, 2 do
-  local v = ARGV[j + 1]
-  if string.sub(v, 1, 6) == DELTA
-    and redis.call('HEXISTS', B, field_prefix(ARGV[j]) .. delta_base(v)) == 0 then
+  local base = delta_link(ARGV[j + 1])
+  if base and redis.call('HEXISTS', B, field_prefix(ARGV[j]) .. base) == 0 then
     return {'\255base-missing'}
+  end
+end
+-- and with the pending writes it refers to, stored with the bytes it was cut
+-- from (a retried task keeps its first write; the write may not have landed
+-- yet): else write nothing; the saver retries with deltas that copy the items
+local nr = tonumber(ARGV[9 + 2 * nb])
+local at = 10 + 2 * nb
+for j = at, at + 3 * nr - 1, 3 do
+  local w = redis.call('HGET', W, ARGV[j])
+  if not w or redis.sha1hex(string.sub(w, -tonumber(ARGV[j + 1]))) ~= ARGV[j + 2] then
+    return {'\255writes-missing'}
   end
 end
 local old = redis.call('HGET', R, f)
 if old then
-  local xm = cmsgpack.unpack(old)[3]
+  local xm = index_members(cmsgpack.unpack(old), f)
   if #xm > 0 then chunked('ZREM', X, xm) end
 end
 redis.call('HSET', C, f, ARGV[3])
@@ -258,6 +228,7 @@ if nb > 0 then
   chunked('HSET', B, pairs_)
   i = i + 2 * nb
 end
+i = i + 1 + 3 * nr
 local zargs = {}
 for j = i, #ARGV do zargs[#zargs + 1] = 0; zargs[#zargs + 1] = ARGV[j] end
 if #zargs > 0 then chunked('ZADD', X, zargs) end
@@ -449,11 +420,11 @@ for _, m in ipairs(lexrange(X, p)) do
   local c, n = split2(string.sub(m, #p + 1))
   targets[#targets + 1] = n .. SEP .. c
 end
-local removed, cand = {}, {}
+local removed, cand, wcand = {}, {}, {}
 for _, f in ipairs(targets) do
-  for _, fld in ipairs(del_checkpoint(f, removed)) do cand[#cand + 1] = fld end
+  for _, fld in ipairs(del_checkpoint(f, removed, wcand)) do cand[#cand + 1] = fld end
 end
-gc_blobs(cand)
+gc(cand, wcand)
 return removed
 """,
 )
@@ -491,13 +462,13 @@ for _, n in ipairs(order) do
     cur = pt[1]
   end
 end
-local removed, cand = {}, {}
+local removed, cand, wcand = {}, {}, {}
 for _, m in ipairs(all) do
   if not keep[m] then
-    for _, fld in ipairs(del_checkpoint(m, removed)) do cand[#cand + 1] = fld end
+    for _, fld in ipairs(del_checkpoint(m, removed, wcand)) do cand[#cand + 1] = fld end
   end
 end
-gc_blobs(cand)
+gc(cand, wcand)
 -- a kept checkpoint whose parent is gone is left with no parent
 for m in pairs(keep) do
   local refs = redis.call('HGET', R, m)
@@ -652,7 +623,7 @@ local f = ns .. SEP .. cid
 if redis.call('HGET', C, f) ~= ARGV[3] then return 0 end
 local old = redis.call('HGET', R, f)
 if old then
-  local xm = cmsgpack.unpack(old)[3]
+  local xm = index_members(cmsgpack.unpack(old), f)
   if #xm > 0 then chunked('ZREM', X, xm) end
 end
 redis.call('HSET', C, f, ARGV[4])

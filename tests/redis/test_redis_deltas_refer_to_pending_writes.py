@@ -1,0 +1,233 @@
+"""On Redis a delta refers to the pending writes that hold its new items (issue 12).
+
+The writes are stored once; the delta names them. Reads rebuild the exact
+value, prune/delete_for_runs keep the writes a kept delta needs (and drop them
+with the last delta that does), a write stored with other bytes than the ones
+the delta was cut from makes the put copy the items instead, and deltas of the
+older form (``delta\\0<base>\\0<blob>``, layout steps 1-4) stay readable.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import Annotated, Any, TypedDict
+
+import redis
+from langchain_core.messages import AIMessage, AnyMessage
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+
+from checkpointers import DeltaPolicy
+from checkpointers._delta import DELTA_TYPE, delta_base, delta_writes
+from checkpointers.redis import RedisSaver
+from checkpointers.redis._keys import Keys
+
+
+class State(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    target: int
+
+
+def _append(state: State) -> dict[str, Any]:
+    text = base64.b64encode(os.urandom(300)).decode()
+    return {"messages": [AIMessage(content=text, id=f"m{len(state['messages'])}")]}
+
+
+def _more(state: State) -> str:
+    return "append" if len(state["messages"]) < state["target"] else END
+
+
+def _graph(saver: Any) -> Any:
+    b = StateGraph(State)
+    b.add_node("append", _append)
+    b.add_edge(START, "append")
+    b.add_conditional_edges("append", _more, ["append", END])
+    return b.compile(checkpointer=saver)
+
+
+def _keys(prefix: str, thread: str = "t") -> list[str]:
+    return Keys(prefix).thread(thread)
+
+
+def _values(raw: redis.Redis, prefix: str) -> dict[bytes, bytes]:
+    return {k: v for k, v in raw.hgetall(_keys(prefix)[4]).items() if b"\x00messages\x00" in k}
+
+
+def _history(url: str, prefix: str, config: dict[str, Any]) -> list[Any]:
+    """Every checkpoint's messages, read by a fresh saver (no cache)."""
+    with RedisSaver.from_conn_string(url, prefix=prefix) as fresh:
+        return [
+            (s.config["configurable"]["checkpoint_id"], s.values.get("messages"))
+            for s in _graph(fresh).get_state_history(config)
+        ]
+
+
+def test_deltas_name_writes_and_read_back_exactly(
+    sync_saver: RedisSaver, redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 999}
+    graph = _graph(sync_saver)
+    graph.invoke({"target": 60}, config)
+    deltas = [v for v in _values(raw, redis_prefix[1]).values() if v.startswith(b"delta2\x00")]
+    assert len(deltas) > 40
+    # no delta holds a message's text: each names the write that holds it
+    # (but the rare put that LangGraph sends before the step's writes landed)
+    texts = [m.content.encode() for m in graph.get_state(config).values["messages"]]
+    assert len([d for d in deltas if any(t in d for t in texts)]) <= len(deltas) // 10
+    history = _history(*redis_prefix, config)
+    assert [len(m or []) for _, m in history] == list(range(60, -1, -1)) + [0]
+    assert history[0][1] == graph.get_state(config).values["messages"]
+
+
+def test_prune_keeps_the_writes_kept_deltas_refer_to(
+    redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    url, prefix = redis_prefix
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 999}
+    # a snapshot at least every 8 versions, so a later prune can drop old writes
+    with RedisSaver.from_conn_string(url, prefix=prefix, deltas=DeltaPolicy(max_depth=7)) as s:
+        s.setup()
+        graph = _graph(s)
+        graph.invoke({"target": 30}, config)
+        before = graph.get_state(config).values["messages"]
+        s.prune(["t"], strategy="keep_latest")
+        assert raw.hlen(_keys(prefix)[2]) == 1  # one checkpoint left
+        # its value is a delta whose writes belonged to pruned checkpoints
+        kept_writes = raw.hlen(_keys(prefix)[6])
+        assert kept_writes > 1
+        assert _history(url, prefix, config)[0][1] == before
+        # the thread goes on; once no kept delta needs them the old writes go
+        graph.invoke({"target": 50}, config)
+        after = graph.get_state(config).values["messages"]
+        s.prune(["t"], strategy="keep_latest")
+        assert _history(url, prefix, config)[0][1] == after
+        assert after[:30] == before
+        members = [m.split(b"\x00") for m in raw.zrange(_keys(prefix)[7], 0, -1)]
+        assert raw.hlen(_keys(prefix)[6]) == len(members) <= 10
+        # a write kept for a delta is gone with the last delta that needs it
+        checkpoints = {k.split(b"\x00")[1].decode() for k in raw.hkeys(_keys(prefix)[2])}
+        values = _values(raw, prefix)
+        assert len(values) <= 8  # the latest's chain: a snapshot and at most 7 deltas
+        referenced = set()
+        for v in values.values():
+            if v.startswith(b"delta2\x00"):
+                refs = delta_writes(DELTA_TYPE, v[len(b"delta2\x00") :])
+                referenced |= {(refs[0], t, str(i)) for t, i in refs[1]} if refs else set()
+        for m in members:
+            cid, task, idx = (p.decode() for p in m[1:])
+            assert cid in checkpoints or (cid, task, idx) in referenced
+
+
+def test_delete_for_runs_keeps_writes_other_runs_need(
+    sync_saver: RedisSaver, redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    graph = _graph(sync_saver)
+    first = {"configurable": {"thread_id": "t", "run_id": "run-a"}, "recursion_limit": 999}
+    graph.invoke({"target": 20}, first)
+    second = {"configurable": {"thread_id": "t", "run_id": "run-b"}, "recursion_limit": 999}
+    graph.invoke({"target": 40}, second)
+    config = {"configurable": {"thread_id": "t"}}
+    expected = _history(*redis_prefix, config)
+    runs = [s.metadata.get("run_id") for s in graph.get_state_history(config)]
+    assert runs.count("run-a") > 10 and runs.count("run-b") > 10
+    # run-b's deltas build on run-a's values and refer to run-a's writes
+    sync_saver.delete_for_runs(["run-a"])
+    left = _history(*redis_prefix, config)
+    assert left and len(left) < len(expected)
+    assert left == [h for h in expected if h[0] in {c for c, _ in left}]
+    assert left[0][1] is not None and len(left[0][1]) == 40
+
+
+def test_copy_thread_copies_the_referenced_writes(
+    sync_saver: RedisSaver, redis_prefix: tuple[str, str]
+) -> None:
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 999}
+    _graph(sync_saver).invoke({"target": 25}, config)
+    sync_saver.prune(["t"], strategy="keep_latest")
+    sync_saver.copy_thread("t", "u")
+    sync_saver.delete_thread("t")
+    got = _history(*redis_prefix, {"configurable": {"thread_id": "u"}})
+    assert [m.id for m in got[0][1]] == [f"m{i}" for i in range(25)]
+
+
+def _item(i: int, fill: str = "x") -> dict[str, Any]:
+    return {"i": i, "text": fill * 200}
+
+
+def _put(saver: RedisSaver, parent: str | None, items: list[Any], version: str) -> str:
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"items": items}
+    cp["channel_versions"] = {"items": version}
+    conf: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    if parent:
+        conf["configurable"]["checkpoint_id"] = parent
+    saver.put(conf, cp, {"step": len(items)}, {"items": version})
+    return cp["id"]
+
+
+def test_a_write_stored_with_other_bytes_is_copied_not_referred_to(
+    sync_saver: RedisSaver, redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    prefix = redis_prefix[1]
+    items = [_item(i) for i in range(5)]
+    parent = _put(sync_saver, None, items, "0001")
+    conf = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": parent}}
+    sync_saver.put_writes(conf, [("items", [_item(5, "y")])], "task-1")
+    # another process's retry of the task stored first, with another item
+    member = f"\x00{parent}\x00task-1\x000".encode()
+    stored = raw.hget(_keys(prefix)[6], member)
+    assert stored is not None
+    raw.hset(_keys(prefix)[6], member, stored.replace(b"y" * 200, b"z" * 200))
+    items = [*items, _item(5, "y")]
+    cid = _put(sync_saver, parent, items, "0002")
+    value = raw.hget(_keys(prefix)[4], b"\x00items\x000002")
+    # the put did not refer to the write: its delta copies the item
+    assert value is not None and value.startswith(b"delta2\x00") and b"y" * 200 in value
+    got = sync_saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_id": cid}})
+    assert got is not None and got.checkpoint["channel_values"]["items"] == items
+    # with the writes as the saver stored them, the next put refers to them;
+    # an item no write holds is copied into the delta
+    conf["configurable"]["checkpoint_id"] = cid
+    sync_saver.put_writes(conf, [("items", [_item(6, "w")])], "task-2")
+    items = [*items, _item(6, "w"), _item(7, "u")]
+    cid2 = _put(sync_saver, cid, items, "0003")
+    value = raw.hget(_keys(prefix)[4], b"\x00items\x000003")
+    assert value is not None and value.startswith(b"delta2\x00")
+    assert b"w" * 200 not in value and b"u" * 200 in value
+    with RedisSaver.from_conn_string(redis_prefix[0], prefix=prefix) as fresh:
+        again = fresh.get_tuple({"configurable": {"thread_id": "t", "checkpoint_id": cid2}})
+    assert again is not None and again.checkpoint["channel_values"]["items"] == items
+
+
+def test_deltas_of_the_older_form_stay_readable(
+    sync_saver: RedisSaver, redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    url, prefix = redis_prefix
+    parent = None
+    for n in range(1, 12):
+        items = [_item(i) for i in range(n)]
+        parent = _put(sync_saver, parent, items, f"{n:04}")
+    # rewrite every delta as layout steps 1-4 stored it: delta\0<base>\0<blob>
+    key = _keys(prefix)[4]
+    converted = 0
+    for fld, v in raw.hgetall(key).items():
+        if v.startswith(b"delta2\x00"):
+            blob = v[len(b"delta2\x00") :]
+            base = delta_base(DELTA_TYPE, blob)
+            assert base is not None
+            raw.hset(key, fld, b"delta\x00" + base.encode() + b"\x00" + blob)
+            converted += 1
+    assert converted >= 5
+    with RedisSaver.from_conn_string(url, prefix=prefix) as fresh:
+        got = fresh.get_tuple({"configurable": {"thread_id": "t"}})
+        assert got is not None and got.checkpoint["channel_values"]["items"] == items
+        # a chain of both forms: extended, pruned, read back
+        items = [*items, _item(11)]
+        parent = _put(fresh, parent, items, "0012")
+        assert raw.hget(key, b"\x00items\x000012").startswith(b"delta2\x00")
+        fresh.prune(["t"], strategy="keep_latest")
+    with RedisSaver.from_conn_string(url, prefix=prefix) as fresh:
+        got = fresh.get_tuple({"configurable": {"thread_id": "t"}})
+        assert got is not None and got.checkpoint["channel_values"]["items"] == items
