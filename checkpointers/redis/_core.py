@@ -369,26 +369,16 @@ class RedisCore:
             if len(again) > len(registrations):  # some were skipped: send them now
                 yield Call(again)
         gone = replies[-1] or []
-        if gone == [WRITES_MISSING]:
-            # a write a delta refers to is not stored (yet) with the cached
-            # bytes (issue 12): nothing was written; copy the items instead
+        while gone in ([WRITES_MISSING], [BASE_MISSING]):
+            # nothing was written (issue 12). A write a delta refers to is not
+            # stored (yet) with the bytes we cached: copy the items instead. A
+            # delta's base was deleted by another client: store the values whole
+            whole = gone == [BASE_MISSING]
+            if whole:
+                self.codec.chains.forget(thread_id, ns)
             record, refs, blobs, members, links = self.codec.encode_put(
                 ns, checkpoint, md, to_store, parent_id, self.schema_version,  # type: ignore[arg-type]
-                thread_id=thread_id,
-            )
-            cmds[-1] = script(
-                S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
-                len(blobs) // 2, *blobs, 0, *members,
-            )
-            replies = yield Call(cmds[-1:])
-            gone = replies[-1] or []
-        if gone == [BASE_MISSING]:
-            # a delta's base was deleted by another client since we cached it
-            # (issue 12): nothing was written; store the values whole
-            self.codec.chains.forget(thread_id, ns)
-            record, refs, blobs, members, links = self.codec.encode_put(
-                ns, checkpoint, md, to_store, parent_id, self.schema_version,  # type: ignore[arg-type]
-                thread_id=thread_id, deltas=False,
+                thread_id=thread_id, deltas=not whole,
             )
             cmds[-1] = script(
                 S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
