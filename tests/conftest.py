@@ -58,18 +58,23 @@ def redis_server_url() -> str:
     return redis_url()
 
 
-@pytest.fixture
-def redis_prefix(redis_server_url: str) -> Iterator[tuple[str, str]]:
-    """``(url, prefix)``: a key prefix of its own for this test; its keys are deleted afterwards."""
+def _own_prefix(url: str) -> Iterator[tuple[str, str]]:
+    """``(url, prefix)``: a key prefix of its own; its keys are deleted afterwards."""
     prefix = f"t{uuid.uuid4().hex[:12]}"
-    yield redis_server_url, prefix
-    client = redis.Redis.from_url(redis_server_url)
+    yield url, prefix
+    client = redis.Redis.from_url(url)
     try:
         keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
         for i in range(0, len(keys), 500):
             client.delete(*keys[i : i + 500])
     finally:
         client.close()
+
+
+@pytest.fixture
+def redis_prefix(redis_server_url: str) -> Iterator[tuple[str, str]]:
+    """``(url, prefix)``: a key prefix of its own for this test; its keys are deleted afterwards."""
+    yield from _own_prefix(redis_server_url)
 
 
 @pytest.fixture(scope="session")
@@ -84,15 +89,7 @@ def valkey_server_url() -> Iterator[str]:
 @pytest.fixture
 def valkey_prefix(valkey_server_url: str) -> Iterator[tuple[str, str]]:
     """``(url, prefix)`` on the session's Valkey server; the prefix's keys are deleted after."""
-    prefix = f"t{uuid.uuid4().hex[:12]}"
-    yield valkey_server_url, prefix
-    client = redis.Redis.from_url(valkey_server_url)
-    try:
-        keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
-        for i in range(0, len(keys), 500):
-            client.delete(*keys[i : i + 500])
-    finally:
-        client.close()
+    yield from _own_prefix(valkey_server_url)
 
 
 @pytest.fixture(scope="session")

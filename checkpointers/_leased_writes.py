@@ -1,0 +1,108 @@
+"""The class decorators that put run leases around a saver's own writes."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+
+if TYPE_CHECKING:
+    from checkpointers._run_leases import AsyncRunLeases, RunLeases
+
+S = TypeVar("S", bound="type[Any]")
+
+
+def sync_run_leases(cls: S) -> S:
+    """Class decorator: run leases around a sync saver's own ``put``/``put_writes``.
+
+    The saver sets ``self.run_leases`` (a :class:`RunLeases`, or ``None`` to turn
+    leases off). A decorator rather than a mixin, because the savers define
+    ``put`` in their own class body.
+    """
+    put = cls.put
+    put_writes = cls.put_writes
+
+    @functools.wraps(put)
+    def leased_put(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
+                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+        leases: RunLeases | None = self.run_leases
+        if leases is None:
+            return put(self, config, checkpoint, metadata, new_versions)
+        before, after = leases.book.on_put(config, checkpoint, metadata)
+        if before.start or after.end is not None:
+            return leases.around(self, "put", self._lease_put_op(
+                config, checkpoint, metadata, new_versions), before, after)
+        result = put(self, config, checkpoint, metadata, new_versions)
+        leases.after(after)
+        return result
+
+    @functools.wraps(put_writes)
+    def leased_put_writes(self: Any, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                          task_id: str, task_path: str = "") -> None:
+        leases: RunLeases | None = self.run_leases
+        if leases is None:
+            put_writes(self, config, writes, task_id, task_path)
+            return
+        before, after = leases.book.on_writes(config, writes)
+        if before.start or after.end is not None:
+            leases.around(self, "put_writes", self._lease_writes_op(
+                config, writes, task_id, task_path), before, after)
+            return
+        put_writes(self, config, writes, task_id, task_path)
+        leases.after(after)
+
+    cls.put = leased_put
+    cls.put_writes = leased_put_writes
+    return cls
+
+
+def async_run_leases(cls: S) -> S:
+    """Class decorator: run leases around an async saver's own ``aput``/``aput_writes``.
+
+    The saver sets ``self.arun_leases`` (an :class:`AsyncRunLeases`, or ``None``)
+    and has :class:`~checkpointers._audit.DeferredAuditMixin`: entries handed
+    over with ``defer_audit`` are written before either write, whatever path
+    the write then takes.
+    """
+    aput = cls.aput
+    aput_writes = cls.aput_writes
+
+    @functools.wraps(aput)
+    async def leased_aput(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
+                          metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+        await self._write_deferred_audit()  # entries a sync helper handed over first
+        leases: AsyncRunLeases | None = self.arun_leases
+        if leases is None:
+            return await aput(self, config, checkpoint, metadata, new_versions)
+        before, after = leases.book.on_put(config, checkpoint, metadata)
+        if before.start or after.end is not None:
+            return await leases.around(self, "put", self._lease_put_op(
+                config, checkpoint, metadata, new_versions), before, after)
+        result = await aput(self, config, checkpoint, metadata, new_versions)
+        await leases.after(after)
+        return result
+
+    @functools.wraps(aput_writes)
+    async def leased_aput_writes(self: Any, config: RunnableConfig,
+                                 writes: Sequence[tuple[str, Any]], task_id: str,
+                                 task_path: str = "") -> None:
+        # before the interrupt they audit (see checkpointers.DeferredAudit)
+        await self._write_deferred_audit()
+        leases: AsyncRunLeases | None = self.arun_leases
+        if leases is None:
+            await aput_writes(self, config, writes, task_id, task_path)
+            return
+        before, after = leases.book.on_writes(config, writes)
+        if before.start or after.end is not None:
+            await leases.around(self, "put_writes", self._lease_writes_op(
+                config, writes, task_id, task_path), before, after)
+            return
+        await aput_writes(self, config, writes, task_id, task_path)
+        await leases.after(after)
+
+    cls.aput = leased_aput
+    cls.aput_writes = leased_aput_writes
+    return cls
