@@ -8,8 +8,12 @@
    areas (5 rounds), so machine load hits both alike. Median and ratio.
 2. ``throughput``: N real paused threads, all due; 2 sweeper processes (each
    ``concurrency`` resumes in flight) started together resolve them;
-   approvals/s = resolved / the slower sweeper's ``run_once`` wall time
-   (process start-up excluded). Each sweeper also reports its CPU time, and the
+   approvals/s = resolved / the slower sweeper's sweep wall time (process
+   start-up excluded). ``--mode``: ``async`` (``arun_once`` on an async saver:
+   ``graph.ainvoke``, resumes as tasks of one event loop) and/or ``sync``
+   (``run_once``: ``graph.invoke``, a thread per resume in flight), alternating
+   ``--rounds`` times; ``--durability exit`` sweeps with
+   ``ApprovalSweeper(durability="exit")``. Each sweeper also reports its CPU time, and the
    server's: on Postgres the CPU time of the sweepers' own backends (``/proc``,
    local server only), on Redis the whole server's (``INFO cpu``: an upper
    bound when others use it too): CPU ms per approval, and the rate that much
@@ -196,15 +200,15 @@ def bench_find(backend: str, due: int, sizes: list[int], rounds: int = 5) -> lis
             area.drop()
 
 
-def bench_throughput(backend: str, n: int, concurrency: int,
-                     mode: str = "async") -> dict[str, Any]:
+def bench_throughput(backend: str, n: int, concurrency: int, mode: str = "async",
+                     durability: str | None = None) -> dict[str, Any]:
     area = Area(backend)
     try:
         with open_sync(backend, area.url, area.options) as saver:
             pause_threads(saver, n, "t", FakeClock())
         args = {"backend": backend, "url": area.url, "options": area.options,
                 "now": (T0 + timedelta(hours=1)).isoformat(), "concurrency": concurrency,
-                "mode": mode}
+                "mode": mode, "durability": durability}
         procs = [subprocess.Popen([sys.executable, __file__, "--sweeper", json.dumps(args)],
                                   cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -226,7 +230,8 @@ def bench_throughput(backend: str, n: int, concurrency: int,
         client = sum(r["cpu_s"] for r in results) / resolved * 1000
         out: dict[str, Any] = {
             "backend": backend, "approvals": n, "resolved": resolved, "sweepers": 2,
-            "mode": mode, "concurrency": concurrency, "seconds": round(wall, 2),
+            "mode": mode, "durability": durability or "default", "concurrency": concurrency,
+            "seconds": round(wall, 2),
             "approvals_per_s": round(resolved / wall, 1),
             "sweeper_cpu_ms_per_approval": round(client, 2)}
         if all(r.get("server_cpu_s") is not None for r in results):
@@ -307,7 +312,8 @@ def sweeper_process(args: dict[str, Any]) -> None:
 
     def sweeper_of(saver: Any) -> ApprovalSweeper:
         return ApprovalSweeper(review_graph(saver), clock=lambda: now,
-                               concurrency=args["concurrency"], page_size=50)
+                               concurrency=args["concurrency"], page_size=50,
+                               durability=args["durability"])
 
     if args["mode"] == "sync":  # run_once: graph.invoke, a thread per resume in flight
         from contextlib import ExitStack
@@ -532,6 +538,10 @@ def main() -> None:
                    help="throughput: the sweepers' arun_once (async) and/or run_once (sync); "
                         "both alternate, --rounds times")
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--durability", default="default",
+                   help="throughput: the sweepers' resume durability, comma-separated to "
+                        "alternate (default = the graph's own; exit = ApprovalSweeper(durability="
+                        "'exit'))")
     p.add_argument("--resumes", type=int, default=200)
     a = p.parse_args()
     parts = a.parts.split(",")
@@ -540,7 +550,9 @@ def main() -> None:
     if "throughput" in parts:
         for _ in range(a.rounds):
             for mode in a.mode.split(","):
-                bench_throughput(a.backend, a.approvals, a.concurrency, mode)
+                for durability in a.durability.split(","):
+                    bench_throughput(a.backend, a.approvals, a.concurrency, mode,
+                                     None if durability == "default" else durability)
     if "resume" in parts:
         bench_resume(a.backend, a.resumes)
     if "batch" in parts:

@@ -50,8 +50,16 @@ from interrupts.cli import main
     type=click.IntRange(min=1),
     help="Resumes in flight at once (each waits on storage round trips).",
 )
+@click.option(
+    "--durability",
+    type=click.Choice(["sync", "async", "exit"]),
+    default=None,
+    help="LangGraph durability of the resumes (default: the graph's own). 'exit' writes a "
+    "resumed run once, when it pauses or ends: fewer round trips, but a sweeper that dies "
+    "mid-run has the steps after the approval re-run by another one lease later.",
+)
 def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_size: int,
-          concurrency: int) -> None:
+          concurrency: int, durability: str | None) -> None:
     """Apply on_timeout to approvals past their deadline and resume their threads.
 
     Safe to run in several processes at once: each approval is resolved once.
@@ -63,7 +71,7 @@ def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_s
     with open_saver(url) as saver:
         graph = bind_graph(obj, saver, spec)
         sweeper = ApprovalSweeper(graph, lease=timedelta(seconds=lease), page_size=page_size,
-                                  concurrency=concurrency)
+                                  concurrency=concurrency, durability=durability)
         if once:
             click.echo(f"resolved {sweeper.run_once()} approval(s)")
             return

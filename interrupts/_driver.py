@@ -70,11 +70,16 @@ class Env:
             return await asaver_history(self.backend.saver, config, limit)
         return [s async for s in self.graph.aget_state_history(config, limit=limit)]
 
-    def invoke(self, input: Any, config: dict[str, Any]) -> Any:
-        return self.graph.invoke(input, config)
+    def invoke(self, input: Any, config: dict[str, Any], durability: str | None = None) -> Any:
+        if durability is None:
+            return self.graph.invoke(input, config)
+        return self.graph.invoke(input, config, durability=durability)
 
-    async def ainvoke(self, input: Any, config: dict[str, Any]) -> Any:
-        return await self.graph.ainvoke(input, config)
+    async def ainvoke(self, input: Any, config: dict[str, Any],
+                      durability: str | None = None) -> Any:
+        if durability is None:
+            return await self.graph.ainvoke(input, config)
+        return await self.graph.ainvoke(input, config, durability=durability)
 
     # several flows at once (the sweeper's resumes of one page)
     def run_all(self, flows: list[Flow[Any]], concurrency: int) -> list[Any]:

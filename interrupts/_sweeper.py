@@ -26,6 +26,7 @@ log = logging.getLogger("interrupts.sweeper")
 
 DEFAULT_LEASE = timedelta(minutes=5)
 SWEPT_KINDS = ("approval", "batch")
+DURABILITIES = (None, "sync", "async", "exit")
 
 
 def sweep_entry_flow(
@@ -37,6 +38,7 @@ def sweep_entry_flow(
     clock: Clock | None,
     native: bool = False,
     recorded: tuple[dict[str, Any], dict[str, Any]] | None = None,
+    durability: str | None = None,
 ) -> Flow[bool]:
     """Resolve one claimed wait; ``True`` when this call resumed the thread.
 
@@ -87,8 +89,11 @@ def sweep_entry_flow(
         answer = yield from batch_resume_value(entry, record)
     else:
         answer = resume_value(record, entry.value)
-    yield op("invoke", input=Command(resume={approval_id: answer}),
-             config=resume_config(config, clock, entry.value))
+    resume = op("invoke", input=Command(resume={approval_id: answer}),
+                config=resume_config(config, clock, entry.value))
+    if durability is not None:
+        resume.kwargs["durability"] = durability
+    yield resume
     if not native:
         yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id,
                  owner=owner, done=True)
@@ -146,6 +151,14 @@ class ApprovalSweeper:
         concurrency: How many threads of one page are resumed at once (threads
             for :meth:`run_once`, tasks for :meth:`arun_once`); resumes wait on
             storage round trips, so a few in flight raise throughput.
+        durability: LangGraph's ``durability`` for the resumes (``None``: the
+            graph's own, ``"async"`` by default). ``"exit"`` writes a resumed
+            run's state once, when it pauses or finishes: about 2 storage round
+            trips per resume instead of 5 on our savers, but a sweeper that dies
+            mid-run leaves the thread at its approval (the decision stays
+            recorded; another sweeper re-runs the steps after it, one lease
+            later) and the run holds no run lease while it runs. For short
+            graphs after the approval.
 
     Example:
         ``ApprovalSweeper(graph).run_forever(interval=5)``
@@ -161,7 +174,10 @@ class ApprovalSweeper:
         owner: str | None = None,
         kinds: Sequence[str] = SWEPT_KINDS,
         concurrency: int = 1,
+        durability: str | None = None,
     ) -> None:
+        if durability not in DURABILITIES:
+            raise ValueError(f"durability must be one of {DURABILITIES}, not {durability!r}")
         self.graph = graph
         self.clock = clock
         self.lease = lease
@@ -169,6 +185,7 @@ class ApprovalSweeper:
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.kinds = tuple(kinds)
         self.concurrency = max(1, int(concurrency))
+        self.durability = durability
         self._env: Env | None = None
         self._stop = threading.Event()
 
@@ -188,7 +205,7 @@ class ApprovalSweeper:
         try:
             return (yield from sweep_entry_flow(
                 entry, now=now, owner=self.owner, lease=self.lease, clock=self.clock,
-                native=native, recorded=recorded,
+                native=native, recorded=recorded, durability=self.durability,
             ))
         except Exception:
             # keep the claim: it expires after the lease and a later sweep retries

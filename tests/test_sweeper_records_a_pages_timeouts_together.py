@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 
-from interrupts import CLOCK_CONFIG_KEY, ApprovalSweeper, aaudit_log, approve, audit_log
+from interrupts import (
+    CLOCK_CONFIG_KEY,
+    ApprovalSweeper,
+    aaudit_log,
+    approve,
+    audit_log,
+    pending_approvals,
+)
 from tests._approval_graphs import FakeClock, review_graph
 from tests._approval_savers import (  # noqa: F401 - fixtures
     approval_saver,
@@ -158,3 +165,40 @@ def test_concurrent_batches_over_the_same_rows_store_one_decision_each(
         assert a["decision_id"] == b["decision_id"], t
         actors = [e["actor"] for e in native_saver.read_audit(thread_id=t)]
         assert actors == [a["by"]], t
+
+
+def test_resumes_with_exit_durability_write_the_run_once(approval_saver: Any) -> None:
+    from tests._approval_graphs import two_level_escalation
+
+    clock = FakeClock()
+    plain = review_graph(approval_saver)
+    chain = review_graph(approval_saver, on_timeout=two_level_escalation())
+    plain.invoke({"amount": 1}, cfg("d1", clock))
+    chain.invoke({"amount": 2}, cfg("d2", clock))
+    before = {t: len(list(approval_saver.list(cfg(t)))) for t in ("d1", "d2")}
+    clock.advance(timedelta(minutes=16))
+    assert ApprovalSweeper(plain, clock=clock, durability="exit").run_once() == 2
+    values = plain.get_state(cfg("d1")).values
+    assert (values["by"], values["timed_out"], values["done"]) == ("system", True, ["act"])
+    # the resumed run wrote one checkpoint (the default writes one per step: 2 here)
+    assert len(list(approval_saver.list(cfg("d1")))) == before["d1"] + 1
+    # an escalation re-asks: the new wait is indexed and swept like any other
+    (item,) = pending_approvals(approval_saver)
+    assert (item.thread_id, item.escalation_level) == ("d2", 1)
+    assert system_entries(audit_log(approval_saver, thread_id="d2")) == [
+        ("escalate", "recorded")]
+    clock.advance(timedelta(hours=3))
+    sweeper = ApprovalSweeper(chain, clock=clock, durability="exit")
+    assert sweeper.run_once() == 1  # level 2 (director) asked
+    assert sweeper.run_once() == 0
+    clock.advance(timedelta(hours=3))
+    assert sweeper.run_once() == 1  # the last level's then="reject"
+    values = chain.get_state(cfg("d2")).values
+    assert (values["approved"], values["escalations"], values["done"]) == (False, 2, ["act"])
+    assert pending_approvals(approval_saver) == []
+
+
+def test_an_unknown_durability_is_refused(approval_saver: Any) -> None:
+    graph = review_graph(approval_saver)
+    with pytest.raises(ValueError, match=r"durability must be one of .*'never'"):
+        ApprovalSweeper(graph, durability="never")
