@@ -13,6 +13,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from interrupts._saver_state import SaverView
 from interrupts._store import Backend
 
 T = TypeVar("T")
@@ -40,35 +41,20 @@ class Env:
     def __init__(self, backend: Backend, graph: Any = None) -> None:
         self.backend = backend
         self.graph = graph
+        self.states: Any = graph if graph is not None else SaverView(backend.saver)
 
-    # graph (without one, the pending interrupts are read from the saver alone)
+    # state reads: the graph's, or without one the saver's (the pending interrupts)
     def get_state(self, config: dict[str, Any]) -> Any:
-        if self.graph is None:
-            from interrupts._saver_state import saver_state
-
-            return saver_state(self.backend.saver, config)
-        return self.graph.get_state(config)
+        return self.states.get_state(config)
 
     async def aget_state(self, config: dict[str, Any]) -> Any:
-        if self.graph is None:
-            from interrupts._saver_state import asaver_state
-
-            return await asaver_state(self.backend.saver, config)
-        return await self.graph.aget_state(config)
+        return await self.states.aget_state(config)
 
     def recent_states(self, config: dict[str, Any], limit: int) -> list[Any]:
-        if self.graph is None:
-            from interrupts._saver_state import saver_history
-
-            return saver_history(self.backend.saver, config, limit)
-        return list(self.graph.get_state_history(config, limit=limit))
+        return list(self.states.get_state_history(config, limit=limit))
 
     async def arecent_states(self, config: dict[str, Any], limit: int) -> list[Any]:
-        if self.graph is None:
-            from interrupts._saver_state import asaver_history
-
-            return await asaver_history(self.backend.saver, config, limit)
-        return [s async for s in self.graph.aget_state_history(config, limit=limit)]
+        return [s async for s in self.states.aget_state_history(config, limit=limit)]
 
     def invoke(self, input: Any, config: dict[str, Any], durability: str | None = None) -> Any:
         if durability is None:

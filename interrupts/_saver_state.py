@@ -10,6 +10,7 @@ thread's latest checkpoint.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -89,3 +90,34 @@ async def asaver_history(
     if _sync_only(saver, "alist"):
         return await asyncio.to_thread(saver_history, saver, config, limit)
     return [state_of(t) async for t in saver.alist(cast(RunnableConfig, config), limit=limit)]
+
+
+class SaverView:
+    """A graph's state reads, answered from the saver alone (for graph-less flows).
+
+    Has the ``get_state`` / ``get_state_history`` methods (and async twins)
+    that :class:`~interrupts._driver.Env` calls on a graph, so a flow runs the
+    same with a compiled graph or with its saver only.
+    """
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        self.saver = saver
+
+    def get_state(self, config: dict[str, Any]) -> SavedState:
+        """See :func:`saver_state`."""
+        return saver_state(self.saver, config)
+
+    async def aget_state(self, config: dict[str, Any]) -> SavedState:
+        """See :func:`asaver_state`."""
+        return await asaver_state(self.saver, config)
+
+    def get_state_history(self, config: dict[str, Any], *, limit: int) -> list[SavedState]:
+        """See :func:`saver_history`."""
+        return saver_history(self.saver, config, limit)
+
+    async def aget_state_history(
+        self, config: dict[str, Any], *, limit: int
+    ) -> AsyncIterator[SavedState]:
+        """See :func:`asaver_history`."""
+        for state in await asaver_history(self.saver, config, limit):
+            yield state

@@ -10,8 +10,10 @@ deleted it and whichever writes it next.
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterator
 from typing import Annotated, Any, TypedDict
 
+import pytest
 from langgraph.graph import END, START, StateGraph
 
 from checkpointers.redis import RedisSaver
@@ -39,46 +41,50 @@ def listed(url: str, prefix: str) -> set[str]:
         return {c.config["configurable"]["thread_id"] for c in reader.list(None)}
 
 
-def test_a_thread_deleted_by_another_saver_and_written_again_is_listed(
-    redis_prefix: tuple[str, str],
-) -> None:
+@pytest.fixture
+def two_savers(redis_prefix: tuple[str, str]) -> Iterator[tuple[RedisSaver, RedisSaver]]:
+    """Two savers on one prefix, each with its own registration cache (as two processes)."""
     url, prefix = redis_prefix
     with (
         RedisSaver.from_conn_string(url, prefix=prefix) as a,
         RedisSaver.from_conn_string(url, prefix=prefix) as b,
     ):
         a.setup()
-        graph_a, graph_b = graph_on(a), graph_on(b)
-        graph_a.invoke({"steps": []}, cfg("t1"))
-        graph_b.invoke({"steps": []}, cfg("t2"))
-        assert listed(url, prefix) == {"t1", "t2"}
+        yield a, b
 
-        b.delete_thread("t1")  # a wrote it, b deletes it, a writes it again
-        assert listed(url, prefix) == {"t2"}
-        graph_a.invoke({"steps": []}, cfg("t1"))
-        assert listed(url, prefix) == {"t1", "t2"}
 
-        a.delete_thread("t2")  # the reverse: b wrote it, a deletes it
-        graph_b.invoke({"steps": []}, cfg("t2"))
-        assert listed(url, prefix) == {"t1", "t2"}
-        assert graph_b.get_state(cfg("t2")).values == {"steps": ["step"]}
+def test_a_thread_deleted_by_another_saver_and_written_again_is_listed(
+    redis_prefix: tuple[str, str], two_savers: tuple[RedisSaver, RedisSaver]
+) -> None:
+    url, prefix = redis_prefix
+    a, b = two_savers
+    graph_a, graph_b = graph_on(a), graph_on(b)
+    graph_a.invoke({"steps": []}, cfg("t1"))
+    graph_b.invoke({"steps": []}, cfg("t2"))
+    assert listed(url, prefix) == {"t1", "t2"}
+
+    b.delete_thread("t1")  # a wrote it, b deletes it, a writes it again
+    assert listed(url, prefix) == {"t2"}
+    graph_a.invoke({"steps": []}, cfg("t1"))
+    assert listed(url, prefix) == {"t1", "t2"}
+
+    a.delete_thread("t2")  # the reverse: b wrote it, a deletes it
+    graph_b.invoke({"steps": []}, cfg("t2"))
+    assert listed(url, prefix) == {"t1", "t2"}
+    assert graph_b.get_state(cfg("t2")).values == {"steps": ["step"]}
 
 
 def test_a_run_deleted_by_another_saver_keeps_finding_its_new_checkpoints(
-    redis_prefix: tuple[str, str],
+    redis_prefix: tuple[str, str], two_savers: tuple[RedisSaver, RedisSaver]
 ) -> None:
     url, prefix = redis_prefix
-    with (
-        RedisSaver.from_conn_string(url, prefix=prefix) as a,
-        RedisSaver.from_conn_string(url, prefix=prefix) as b,
-    ):
-        a.setup()
-        graph_a = graph_on(a)
-        run_id = "00000000-0000-4000-8000-000000000001"
-        graph_a.invoke({"steps": []}, {"configurable": {"thread_id": "t1", "run_id": run_id}})
-        b.delete_for_runs([run_id])
-        assert listed(url, prefix) == set()
-        graph_a.invoke({"steps": []}, {"configurable": {"thread_id": "t1", "run_id": run_id}})
-        assert listed(url, prefix) == {"t1"}
-        b.delete_for_runs([run_id])  # the run's new checkpoints are found too
-        assert listed(url, prefix) == set()
+    a, b = two_savers
+    graph_a = graph_on(a)
+    run_id = "00000000-0000-4000-8000-000000000001"
+    graph_a.invoke({"steps": []}, {"configurable": {"thread_id": "t1", "run_id": run_id}})
+    b.delete_for_runs([run_id])
+    assert listed(url, prefix) == set()
+    graph_a.invoke({"steps": []}, {"configurable": {"thread_id": "t1", "run_id": run_id}})
+    assert listed(url, prefix) == {"t1"}
+    b.delete_for_runs([run_id])  # the run's new checkpoints are found too
+    assert listed(url, prefix) == set()
