@@ -41,10 +41,16 @@ def listed(url: str, prefix: str) -> set[str]:
         return {c.config["configurable"]["thread_id"] for c in reader.list(None)}
 
 
+@pytest.fixture(params=["redis_prefix", "cluster_prefix"])
+def area(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """``(url, prefix)`` on the shared server, or on the test cluster."""
+    return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
+
+
 @pytest.fixture
-def two_savers(redis_prefix: tuple[str, str]) -> Iterator[tuple[RedisSaver, RedisSaver]]:
+def two_savers(area: tuple[str, str]) -> Iterator[tuple[RedisSaver, RedisSaver]]:
     """Two savers on one prefix, each with its own registration cache (as two processes)."""
-    url, prefix = redis_prefix
+    url, prefix = area
     with (
         RedisSaver.from_conn_string(url, prefix=prefix) as a,
         RedisSaver.from_conn_string(url, prefix=prefix) as b,
@@ -54,9 +60,9 @@ def two_savers(redis_prefix: tuple[str, str]) -> Iterator[tuple[RedisSaver, Redi
 
 
 def test_a_thread_deleted_by_another_saver_and_written_again_is_listed(
-    redis_prefix: tuple[str, str], two_savers: tuple[RedisSaver, RedisSaver]
+    area: tuple[str, str], two_savers: tuple[RedisSaver, RedisSaver]
 ) -> None:
-    url, prefix = redis_prefix
+    url, prefix = area
     a, b = two_savers
     graph_a, graph_b = graph_on(a), graph_on(b)
     graph_a.invoke({"steps": []}, cfg("t1"))
@@ -75,9 +81,9 @@ def test_a_thread_deleted_by_another_saver_and_written_again_is_listed(
 
 
 def test_a_run_deleted_by_another_saver_keeps_finding_its_new_checkpoints(
-    redis_prefix: tuple[str, str], two_savers: tuple[RedisSaver, RedisSaver]
+    area: tuple[str, str], two_savers: tuple[RedisSaver, RedisSaver]
 ) -> None:
-    url, prefix = redis_prefix
+    url, prefix = area
     a, b = two_savers
     graph_a = graph_on(a)
     run_id = "00000000-0000-4000-8000-000000000001"
