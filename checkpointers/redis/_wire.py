@@ -4,20 +4,25 @@ A graph run is round trips (an invoke of the benchmark graph is 10), and the
 client's cost of one through redis-py is mostly its machinery: the pool's
 locks, condition, timeout contexts and observability hooks on every checkout
 and release, a per-argument encoder in Python, a timeout task per send and
-per reply. A :class:`AsyncLane` / :class:`SyncLane` keeps a few connections
-checked out of the client's own pool (connected, authenticated, ``SELECT``-ed
-by redis-py: TLS, unix sockets, credential providers all stay redis-py's) and
-drives them directly: a batch is packed in C (``hiredis.pack_command``),
-written once, and its replies parsed by one hiredis reader per connection.
+per reply. The lanes take connections from the client's own pool (connected,
+authenticated and ``SELECT``-ed by redis-py: TLS, unix sockets, credential
+providers all stay redis-py's) and drive them directly: a batch is packed in
+C (``hiredis.pack_command``) and its replies parsed by a hiredis reader.
+
+* :class:`AsyncLane` shares one connection among the calls of the event
+  loop: what they queue in one turn of the loop goes out in one write, and a
+  reader task hands the replies back in order (20 concurrent graph runs make
+  a fraction of the socket writes and reads they would make one by one).
+* :class:`SyncLane` keeps a few connections checked out, one per call at a
+  time (threads).
 
 Only commands whose raw replies are what the core parses go this way
-(:data:`DIRECT`): no redis-py reply callback is skipped that matters.
-A connection that met any error, or a cancellation mid-call, is disconnected
-and handed back to the pool (its replies may be half read); a dropped
-connection also drops the idle ones (a restarted server closed them all), so
-the shells' retry gets a fresh connection. Push messages (RESP3) are skipped.
+(:data:`DIRECT`): no redis-py reply callback is skipped that matters. A
+connection that met an error is disconnected and handed back to the pool,
+and the calls waiting on it fail with ``ConnectionError``/``TimeoutError``,
+which the shells retry on a fresh one. Push messages (RESP3) are skipped.
 The connections stay in the pool's books as in use, so closing the client
-closes them too; a lane holds at most ``keep`` idle ones.
+closes them too.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import asyncio
 import os
 import socket
 import sys
+from collections import deque
 from typing import Any
 
 import hiredis
@@ -97,61 +103,131 @@ def keep_for(pool: Any) -> int:
 
 
 class AsyncLane:
-    """Direct execution on connections of a ``redis.asyncio`` client's pool."""
+    """Direct execution on one connection of a ``redis.asyncio`` client's pool, shared.
+
+    Calls of every task on the loop share the connection: a call queues its
+    packed commands and a future; what was queued in one turn of the event
+    loop goes out in one write, and a reader task hands replies to the
+    futures in order (replies of a cancelled call are read and dropped, so
+    the connection stays in step). Each call's commands stay together, each
+    script is atomic on its own: sharing a connection changes no outcome.
+    Any error on the connection (closed, a protocol error, a reply later than
+    the connection's ``socket_timeout``) fails every call waiting on it with
+    ``ConnectionError`` / ``TimeoutError`` (the shells retry) and hands it back
+    to the pool; the next call opens another.
+    """
 
     def __init__(self, pool: Any) -> None:
         self.pool = pool
-        self.keep = keep_for(pool)
-        self.idle: list[tuple[Any, Any]] = []
+        self._mux: _Mux | None = None
+        self._opening: asyncio.Future[_Mux] | None = None
 
     async def execute(self, cmds: list[Cmd]) -> list[Any]:
-        """Send ``cmds`` in one write; their replies in order (errors as exceptions)."""
-        data = pack(cmds)
-        conn, reader = await self._checkout()
-        replies: list[Any] = []
+        """Send ``cmds`` together; their replies in order (errors as exceptions)."""
+        mux = self._mux
+        if mux is None or mux.dead or mux.loop is not asyncio.get_running_loop():
+            mux = await self._open()
+        fut = mux.send(pack(cmds), len(cmds))
+        timeout = mux.timeout
+        if not timeout:
+            return await fut  # type: ignore[no-any-return]
         try:
-            stream = conn._reader
-            conn._writer.write(data)
-            n = len(cmds)
-            timeout = conn.socket_timeout
-            async with _timeout(timeout if timeout else None):
-                while not take(reader, replies, n):
-                    chunk = await stream.read(READ_SIZE)
-                    if not chunk:
-                        raise rx.ConnectionError(CLOSED)
-                    reader.feed(chunk)
+            async with _timeout(timeout):
+                return await fut  # type: ignore[no-any-return]
+        except asyncio.TimeoutError as exc:
+            mux.kill()
+            raise rx.TimeoutError("Timeout reading from socket") from exc
+
+    async def _open(self) -> _Mux:
+        loop = asyncio.get_running_loop()
+        opening = self._opening
+        if opening is not None and opening.get_loop() is loop and not opening.done():
+            return await asyncio.shield(opening)
+        self._opening = opening = loop.create_future()
+        try:
+            conn = await self.pool.get_connection()
         except BaseException as exc:
-            await self._discard(conn, dropped=isinstance(exc, (rx.ConnectionError, OSError)))
-            if isinstance(exc, asyncio.TimeoutError):
-                raise rx.TimeoutError("Timeout reading from socket") from exc
-            if isinstance(exc, OSError):
-                raise rx.ConnectionError(f"Error while talking to Redis: {exc}") from exc
+            opening.set_exception(exc)
+            opening.exception()  # retrieved: waiters, if any, get it too
+            self._opening = None
             raise
-        if len(self.idle) < self.keep:
-            self.idle.append((conn, reader))
-        else:
-            await self.pool.release(conn)
-        return replies
+        self._mux = mux = _Mux(self.pool, conn, loop)
+        opening.set_result(mux)
+        self._opening = None
+        return mux
 
-    async def _checkout(self) -> tuple[Any, Any]:
-        while self.idle:
-            conn, reader = self.idle.pop()
-            stream = conn._reader
-            if stream is not None and not stream.at_eof() and stream.exception() is None:
-                return conn, reader
-            await self._discard(conn, dropped=False)
-        conn = await self.pool.get_connection()
-        return conn, new_reader()
 
-    async def _discard(self, conn: Any, *, dropped: bool) -> None:
-        stale = [c for c, _ in self.idle] if dropped else []
-        if dropped:
-            self.idle.clear()
-        for c in (conn, *stale):
+class _Mux:
+    """One connection shared by the calls of an :class:`AsyncLane` (see there)."""
+
+    def __init__(self, pool: Any, conn: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self.pool = pool
+        self.conn = conn
+        self.loop = loop
+        self.timeout = conn.socket_timeout
+        self.dead = False
+        self.reader = new_reader()
+        self.waiting: deque[tuple[int, list[Any], asyncio.Future[list[Any]]]] = deque()
+        self.out: list[bytes] = []
+        self.task = loop.create_task(self._read(), name="redis-saver-reader")
+
+    def send(self, data: bytes, n: int) -> asyncio.Future[list[Any]]:
+        fut = self.loop.create_future()
+        self.waiting.append((n, [], fut))
+        if not self.out:
+            self.loop.call_soon(self._flush)
+        self.out.append(data)
+        return fut
+
+    def _flush(self) -> None:
+        data = b"".join(self.out)
+        self.out.clear()
+        if not self.dead:
+            self.conn._writer.write(data)
+
+    def kill(self) -> None:
+        """Close the connection: the reader fails every waiting call and hands it back."""
+        if not self.dead:
+            self.dead = True
+            writer = self.conn._writer
+            if writer is not None:
+                writer.close()
+
+    async def _read(self) -> None:
+        stream, reader, waiting = self.conn._reader, self.reader, self.waiting
+        try:
+            while True:
+                chunk = await stream.read(READ_SIZE)
+                if not chunk:
+                    raise rx.ConnectionError(CLOSED)
+                reader.feed(chunk)
+                while waiting:
+                    n, replies, fut = waiting[0]
+                    if not take(reader, replies, n):
+                        break
+                    waiting.popleft()
+                    if not fut.done():
+                        fut.set_result(replies)
+                if not waiting and take(reader, [], 1):
+                    raise rx.InvalidResponse("a reply nobody asked for")
+        except BaseException as exc:
+            self.dead = True
+            error = exc if isinstance(exc, rx.RedisError) else rx.ConnectionError(
+                f"Error while reading from Redis: {exc!r}")
+            while waiting:
+                fut = waiting.popleft()[2]
+                if not fut.done():
+                    fut.set_exception(error)
+            self.out.clear()
+            if isinstance(exc, asyncio.CancelledError):  # the loop is shutting down
+                writer = self.conn._writer
+                if writer is not None:
+                    writer.close()
+                raise
             try:
-                await c.disconnect(nowait=True)
+                await self.conn.disconnect(nowait=True)
             finally:
-                await self.pool.release(c)
+                await self.pool.release(self.conn)
 
 
 class SyncLane:

@@ -66,7 +66,7 @@ async def test_async_saver_replaces_connections_the_server_closed(
         await saver.setup()
         config = {"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}
         for round_ in range(3):
-            # several calls at once: the saver keeps several connections idle
+            # several calls at once (on the connection the saver holds)
             cps = [_cp(saver, f"{round_}-{i}", 1000) for i in range(8)]
             await asyncio.gather(*(
                 saver.aput({"configurable": {"thread_id": f"{config['configurable']['thread_id']}-{i}",
@@ -74,7 +74,7 @@ async def test_async_saver_replaces_connections_the_server_closed(
                            cp, {"i": i}, cp["channel_versions"])
                 for i, cp in enumerate(cps)
             ))
-            assert _kill_named(raw, name) >= 2
+            assert _kill_named(raw, name) >= 1
             got = await asyncio.gather(*(
                 saver.aget_tuple({"configurable": {
                     "thread_id": f"{config['configurable']['thread_id']}-{i}", "checkpoint_ns": ""}})
