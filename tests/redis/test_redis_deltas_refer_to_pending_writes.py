@@ -231,3 +231,36 @@ def test_deltas_of_the_older_form_stay_readable(
     with RedisSaver.from_conn_string(url, prefix=prefix) as fresh:
         got = fresh.get_tuple({"configurable": {"thread_id": "t"}})
         assert got is not None and got.checkpoint["channel_values"]["items"] == items
+
+
+class _LongVersions(RedisSaver):
+    """Versions as this saver wrote them before layout step 5 (32-digit counter)."""
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        n = 0 if current is None else int(str(current).split(".")[0])
+        return f"{n + 1:032}.{0.5 + n / 1e6:016}"
+
+
+def test_a_thread_of_long_versions_goes_on_with_short_ones(
+    redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    url, prefix = redis_prefix
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 999}
+    with _LongVersions.from_conn_string(url, prefix=prefix) as old:
+        old.setup()
+        _graph(old).invoke({"target": 6}, config)
+    with RedisSaver.from_conn_string(url, prefix=prefix) as new:
+        graph = _graph(new)
+        graph.invoke({"target": 12}, config)
+        state = graph.get_state(config)
+        assert [m.id for m in state.values["messages"]] == [f"m{i}" for i in range(12)]
+        versions = state.config and new.get_tuple(config).checkpoint["channel_versions"]
+        assert len(versions["messages"]) == 23
+        # every checkpoint reads back, the old ones with their long versions
+        history = _history(url, prefix, config)
+        final = state.values["messages"]
+        lengths = [len(m or []) for _, m in history]
+        assert lengths == sorted(lengths, reverse=True) and set(lengths) == set(range(13))
+        assert all(m is None or m == final[: len(m)] for _, m in history)
+    fields = [f for f in raw.hkeys(_keys(prefix)[4]) if b"\x00messages\x00" in f]
+    assert {len(f.split(b"\x00")[2]) for f in fields} == {23, 49}
