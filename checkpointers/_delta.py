@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import uuid
 import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -90,7 +91,32 @@ _FORMAT = 1
 # of the suffix, and the segments: [task_id, idx] for a write's body, or an
 # int n for the next n bytes stored after the meta.
 _FORMAT_REFS = 2
+# Format 3 (compact): the meta is [header, depth, body length, crc, segments];
+# the base version and the checkpoint whose writes the segments name are
+# stored beside the blob (Postgres columns), and a task id that is a canonical
+# UUID is 16 bytes instead of 36 characters.
+_FORMAT_COMPACT = 3
 _PREFIX = struct.Struct(">BI")
+
+
+def _pack_task(task_id: str) -> str | bytes:
+    """A task id as stored in a compact delta: 16 bytes when that reads back the same."""
+    if len(task_id) == 36:
+        try:
+            packed = uuid.UUID(task_id)
+        except ValueError:
+            return task_id
+        if str(packed) == task_id:
+            return packed.bytes
+    return task_id
+
+
+def unpack_task(stored: object) -> object:
+    """The task id a compact delta names (the inverse of :func:`_pack_task`)."""
+    if isinstance(stored, bytes) and len(stored) == 16:
+        h = stored.hex()  # str(uuid.UUID(bytes=...)), without the object
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return stored
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +369,7 @@ def encode_value(
     *,
     writes: Iterable[WriteRef] = (),
     writes_of: str | None = None,
+    compact: bool = False,
 ) -> tuple[Stored, Link | None]:
     """Decide how to store ``(type_, data)`` (the serde's output) as ``version``.
 
@@ -358,6 +385,9 @@ def encode_value(
             ``writes_of`` (the step that produced the value): a delta refers
             to those whose items it appends instead of copying them.
         writes_of: The checkpoint ``writes`` belong to.
+        compact: Write the compact format, whose bytes leave out the base
+            version and ``writes_of``: for backends that store both beside
+            the blob (columns) and hand them back to the reader.
 
     Returns:
         What to store, and the new version's chain state for the cache (None
@@ -387,18 +417,27 @@ def encode_value(
     refs: tuple[tuple[str, int, bytes], ...] = ()
     if covered is not None:
         segs, tail = covered
+        by_key = {(w.task_id, w.idx): w.blob for w in writes}
+        refs = tuple((t, i, by_key[(t, i)]) for t, i in (g for g in segs if isinstance(g, list)))
+    else:
+        segs, tail = ([len(suffix)] if suffix else []), suffix
+    if compact:
+        # base and writes_of live beside the blob (the backend's columns)
+        meta = ormsgpack.packb(
+            [header, prev.depth + 1, body_len, crc,
+             [[_pack_task(g[0]), g[1]] if isinstance(g, list) else g for g in segs]]
+        )
+        blob = _PREFIX.pack(_FORMAT_COMPACT, len(meta)) + meta + tail
+    elif refs:
         meta = ormsgpack.packb(
             [prev.version, header, prev.depth + 1, body_len, crc, writes_of, segs]
         )
         blob = _PREFIX.pack(_FORMAT_REFS, len(meta)) + meta + tail
-        by_key = {(w.task_id, w.idx): w.blob for w in writes}
-        refs = tuple((t, i, by_key[(t, i)]) for t, i in (g for g in segs if isinstance(g, list)))
-        # a read fetches each referenced write too: charge it like a row
-        cost = len(blob) + policy.row_cost * (1 + len(refs))
     else:
         meta = ormsgpack.packb([prev.version, header, prev.depth + 1, body_len, crc, root])
         blob = _PREFIX.pack(_FORMAT, len(meta)) + meta + suffix
-        cost = len(blob) + policy.row_cost
+    # a read fetches each referenced write too: charge it like a row
+    cost = len(blob) + policy.row_cost * (1 + len(refs))
     if prev.delta_bytes + cost > policy.ratio * prev.snapshot_bytes:
         return full, snapshot_link(version, type_, data, policy)
     link = Link(
@@ -471,27 +510,6 @@ WriteRows = Mapping[tuple[str, str, int], tuple[str, bytes | None]]
 """Stored pending writes by ``(checkpoint id, task id, idx)``: ``(type, blob)``."""
 
 
-def _suffix(d: _Delta, version: str, writes: WriteRows) -> bytes | memoryview:
-    if d.segs is None:
-        return d.tail
-    parts: list[bytes | memoryview] = []
-    off = 0
-    for g in d.segs:
-        if isinstance(g, int):
-            parts.append(d.tail[off : off + g])
-            off += g
-            continue
-        row = writes.get((d.writes_of or "", g[0], g[1]))
-        body = write_body(*row) if row is not None else None
-        if body is None:
-            raise BrokenChainError(
-                f"the pending write ({d.writes_of!r}, {g[0]!r}, {g[1]!r}) that delta "
-                f"{version!r} refers to is missing"
-            )
-        parts.append(body)
-    return b"".join(parts)
-
-
 def decode_value(
     version: str,
     rows: Mapping[str, tuple[str, bytes | None]],
@@ -499,6 +517,9 @@ def decode_value(
     writes: WriteRows | None = None,
 ) -> tuple[str, bytes, Link | None]:
     """Rebuild the serialized value of ``version`` from its stored chain.
+
+    One read of :class:`checkpointers._delta_read.ChainReader` (use a reader
+    to rebuild several versions of a channel sharing the work).
 
     Args:
         version: The version to read.
@@ -517,44 +538,10 @@ def decode_value(
     Raises:
         BrokenChainError: A version of the chain is missing or malformed.
     """
-    suffixes: list[bytes | memoryview] = []
-    costs = 0
-    header: bytes | None = None
-    depth = 0
-    want = (0, 0)
-    cur = version
-    for _ in range(len(rows) + 1):
-        row = rows.get(cur)
-        if row is None:
-            raise BrokenChainError(f"version {cur!r} of the chain of {version!r} is missing")
-        type_, blob = row
-        if type_ != DELTA_TYPE:
-            break
-        if blob is None:
-            raise BrokenChainError(f"delta {cur!r} has no bytes")
-        d = _parse_delta(blob)
-        if header is None:
-            header, depth, want = d.header, d.depth, (d.body_len, d.crc)
-        suffixes.append(_suffix(d, cur, writes or {}))
-        n_refs = sum(isinstance(g, list) for g in d.segs or ())
-        costs += len(blob) + policy.row_cost * (1 + n_refs)
-        cur = d.base
-    else:
-        raise BrokenChainError(f"the chain of {version!r} loops")
-    if blob is None:
-        raise BrokenChainError(f"snapshot {cur!r} has no bytes")
-    if header is None:
-        return type_, blob, snapshot_link(version, type_, blob, policy)
-    hl = _header_len(blob)
-    if hl is None or type_ not in _MSGPACK_TYPES:
-        raise BrokenChainError(f"snapshot {cur!r} of {version!r} is not a container")
-    suffixes.append(memoryview(blob)[hl:])
-    suffixes.reverse()
-    body = b"".join(suffixes)
-    if (len(body), zlib.crc32(body)) != want:
-        raise BrokenChainError(f"the chain of {version!r} does not add up (a row was rewritten)")
-    link = Link(version, type_, header, body, depth, costs, len(blob) + policy.row_cost, cur)
-    return type_, header + body, link
+    # imported here: the reader builds on this module's format
+    from checkpointers._delta_read import ChainReader
+
+    return ChainReader(rows, writes, policy).read(version)
 
 
 def needed_versions(targets: Iterable[str], bases: Mapping[str, str | None]) -> set[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import operator
 import os
+import uuid
 from typing import Any
 
 import pytest
@@ -36,6 +37,7 @@ from checkpointers._delta import (
     encode_value,
     needed_versions,
 )
+from checkpointers._delta_read import ChainReader
 from checkpointers._serde import default_serde
 
 SERDE = default_serde()
@@ -363,10 +365,15 @@ def test_a_base_rewritten_in_place_is_detected_not_mixed_in() -> None:
 # -- deltas that refer to pending writes (format 2) --------------------------
 
 
-def _writes(step: int, items: list[Any], task: str = "task") -> list[WriteRef]:
+def _writes(
+    step: int, items: list[Any], task: str = "task", *, uuid_ids: bool = False
+) -> list[WriteRef]:
     """Pending writes as put_writes stores them: one list per task."""
     type_, blob = SERDE.dumps_typed(items)
-    return [WriteRef(f"{task}-{step}", 0, type_, blob)]
+    task_id = f"{task}-{step}"
+    if uuid_ids:
+        task_id = str(uuid.uuid5(uuid.NAMESPACE_URL, task_id))
+    return [WriteRef(task_id, 0, type_, blob)]
 
 
 @given(values=message_history(), data=st.data())
@@ -374,8 +381,15 @@ def _writes(step: int, items: list[Any], task: str = "task") -> list[WriteRef]:
 def test_deltas_that_refer_to_pending_writes_read_back_exactly(
     values: list[list[Any]], data: st.DataObject
 ) -> None:
-    """Random histories whose steps' writes hold the new items, or other bytes, or nothing."""
+    """Random histories whose steps' writes hold the new items, or other bytes, or nothing.
+
+    Half of them in the compact format (base and writes_of beside the blob, task
+    ids that are UUIDs packed to 16 bytes, as Postgres stores them).
+    """
     store = Store()
+    compact = data.draw(st.booleans())
+    uuid_ids = compact and data.draw(st.booleans())
+    rows4: dict[str, tuple[str, bytes | None, str | None, str | None]] = {}
     writes: dict[tuple[str, str, int], tuple[str, bytes | None]] = {}
     link = None
     prev: list[Any] = []
@@ -383,11 +397,13 @@ def test_deltas_that_refer_to_pending_writes_read_back_exactly(
         new = value[len(prev) :] if value[: len(prev)] == prev else value
         kind = data.draw(st.sampled_from(["exact", "exact", "split", "other", "none"]))
         if kind == "exact":
-            refs = _writes(step, new)
+            refs = _writes(step, new, uuid_ids=uuid_ids)
         elif kind == "split" and len(new) > 1:
-            refs = _writes(step, new[:1], "a") + _writes(step, new[1:], "b")
+            refs = _writes(step, new[:1], "a", uuid_ids=uuid_ids) + _writes(
+                step, new[1:], "b", uuid_ids=uuid_ids
+            )
         elif kind == "other":
-            refs = _writes(step, [_message(data.draw, 9000 + step)])
+            refs = _writes(step, [_message(data.draw, 9000 + step)], uuid_ids=uuid_ids)
         else:
             refs = []
         for w in refs:
@@ -396,23 +412,34 @@ def test_deltas_that_refer_to_pending_writes_read_back_exactly(
         version = f"{store.n:032}.{store.n % 7:016}"
         type_, raw = SERDE.dumps_typed(value)
         stored, link = encode_value(
-            link, version, type_, raw, store.policy, writes=refs, writes_of=f"cp-{step}"
+            link, version, type_, raw, store.policy, writes=refs, writes_of=f"cp-{step}",
+            compact=compact,
         )
         if stored.refs:
             STATS["refs"] = STATS.get("refs", 0) + 1
+            key = "compact refs" if compact else "format 2 refs"
+            STATS[key] = STATS.get(key, 0) + 1
             # the referenced items' bytes are not copied into the delta
             assert len(stored.blob) < len(raw) - sum(len(b) - 1 for _, _, b in stored.refs) + 64
-            assert delta_writes(stored.type, stored.blob) == (
-                f"cp-{step}",
-                [(t, i) for t, i, _ in stored.refs],
-            )
+            if not compact:
+                assert delta_writes(stored.type, stored.blob) == (
+                    f"cp-{step}",
+                    [(t, i) for t, i, _ in stored.refs],
+                )
         store.rows[version] = (stored.type, stored.blob)
+        rows4[version] = (stored.type, stored.blob, stored.base, stored.writes_of)
         store.expected[version] = (copy.deepcopy(value), (type_, raw))
         prev = value
+    rows: Any = rows4 if compact else store.rows
     for version, (value, (type_, raw)) in store.expected.items():
-        got = decode_value(version, store.rows, store.policy, writes)
+        got = decode_value(version, rows, store.policy, writes)
         assert got[:2] == (type_, raw)
         assert SERDE.loads_typed(got[:2]) == value
+    # one reader for every version (as a history read shares chains), in both orders
+    for order in (list(store.expected), list(reversed(store.expected))):
+        reader = ChainReader(rows, writes, store.policy)
+        for version in order:
+            assert reader.read(version)[:2] == store.expected[version][1]
 
 
 def test_a_delta_refers_to_the_write_instead_of_copying_it() -> None:
@@ -461,3 +488,4 @@ def test_randomized_histories_did_refer_to_writes() -> None:
     STATS.clear()
     test_deltas_that_refer_to_pending_writes_read_back_exactly()
     assert STATS.get("refs", 0) > 50, STATS
+    assert STATS.get("compact refs", 0) > 5, STATS

@@ -39,10 +39,10 @@ from checkpointers._delta import (
     WriteCache,
     WriteRef,
     WriteRows,
-    decode_value,
     encode_value,
     snapshot_link,
 )
+from checkpointers._delta_read import ChainReader
 from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
@@ -154,9 +154,10 @@ class PostgresCore(ThreadOpsCore):
                 if prev is not None
                 else []
             )
+            # compact deltas: their base and writes_of are the row's columns
             stored, link = encode_value(
                 prev, version, type_, data, policy, writes=pending,
-                writes_of=writes_of if pending else None,
+                writes_of=writes_of if pending else None, compact=True,
             )
             rows.append((channel, version, stored))
             links.append((channel, link))
@@ -176,16 +177,23 @@ class PostgresCore(ThreadOpsCore):
         self,
         channel: str,
         version: str,
-        rows: Mapping[str, tuple[str, bytes | None]],
+        rows: Mapping[str, tuple[Any, ...]],
         *,
         where: tuple[str, str, str],
         writes: WriteRows | None = None,
+        reader: ChainReader | None = None,
     ) -> Any:
-        """The value of ``channel`` at ``version`` from its row (and chain, for a delta)."""
-        type_, blob = rows[version]
+        """The value of ``channel`` at ``version`` from its row (and chain, for a delta).
+
+        ``reader`` shares the rebuilding of one chain between the checkpoints
+        of a read (made from ``rows`` and ``writes`` if not given).
+        """
+        type_, blob = rows[version][:2]
         if type_ == DELTA_TYPE:
             try:
-                type_, blob, link = decode_value(version, rows, self.delta_policy, writes)
+                if reader is None:
+                    reader = ChainReader(rows, writes, self.delta_policy)
+                type_, blob, link = reader.read(version)
             except BrokenChainError as exc:
                 raise CorruptCheckpointError(
                     thread_id=where[0],
@@ -270,7 +278,7 @@ class PostgresCore(ThreadOpsCore):
         rows = yield Stmt(query, params, fetch=True)
         if not rows:
             return None
-        return self._parse_tuple(rows[0])
+        return self._parse_tuple(rows[0], self._values(rows))
 
     def _op_list(
         self,
@@ -325,8 +333,9 @@ class PostgresCore(ThreadOpsCore):
     ) -> list[CheckpointTuple] | None:
         out: list[CheckpointTuple] = []
         dropped = False
+        values = self._values(rows)
         for row in rows:
-            tup = self._parse_tuple(row)
+            tup = self._parse_tuple(row, values)
             # rows with exact metadata (row[6]) may have matched on their lossy copy
             if filter and (exact_check or row[6] is not None) and not _contains(
                 tup.metadata, filter
@@ -340,34 +349,54 @@ class PostgresCore(ThreadOpsCore):
             return None
         return out
 
-    def _parse_tuple(self, row: tuple[Any, ...]) -> CheckpointTuple:
-        return self._finish_read(self._parse_raw(row), int(row[7] or 0))
+    def _parse_tuple(self, row: tuple[Any, ...], values: _Values) -> CheckpointTuple:
+        return self._finish_read(self._parse_raw(row, values), int(row[7] or 0))
 
-    def _parse_raw(self, row: tuple[Any, ...]) -> CheckpointTuple:
-        """The tuple of a ``SELECT_TUPLES`` row exactly as stored (no upgrade)."""
+    def _values(self, rows: Sequence[tuple[Any, ...]]) -> _Values:
+        """The value rows a ``SELECT_TUPLES`` statement fetched once for all its checkpoints."""
+        out = _Values(self.delta_policy)
+        for row in rows:
+            if row[8]:
+                for thread_id, ns, channel, version, type_, blob, base, writes_of in zip(
+                    row[20], row[21], row[8], row[19], row[9], row[10], row[29], row[30],
+                    strict=True,
+                ):
+                    out.blobs.setdefault((thread_id, ns, channel), {})[version] = (
+                        type_, blob, base, writes_of,
+                    )
+            if row[24]:
+                for thread_id, ns, cid, task_id, idx, type_, blob in zip(
+                    *row[22:29], strict=True
+                ):
+                    out.writes.setdefault((thread_id, ns), {})[(cid, task_id, idx)] = (
+                        type_, blob,
+                    )
+        return out
+
+    def _parse_raw(self, row: tuple[Any, ...], fetched: _Values) -> CheckpointTuple:
+        """The tuple of a ``SELECT_TUPLES`` row exactly as stored (no upgrade).
+
+        ``fetched`` holds the value rows of the whole statement (:meth:`_values`).
+        """
         (
             thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, metadata,
-            metadata_exact, _schema_version, b_channels, b_types, b_blobs,
+            metadata_exact, _schema_version, _b_channels, _b_types, _b_blobs,
             w_tasks, w_channels, w_types, w_blobs, w_paths, w_idxs, s_types, s_blobs,
-            b_versions, r_cids, r_tasks, r_idxs, r_types, r_blobs,
-        ) = row
+        ) = row[:19]
         where = (thread_id, checkpoint_ns, checkpoint_id)
-        values = dict(checkpoint.get("channel_values") or {})
-        if b_channels:
-            # a channel's row at its version, plus the chain of a delta (issue 12)
-            by_channel: dict[str, dict[str, tuple[str, bytes | None]]] = {}
-            for channel, version, type_, blob in zip(
-                b_channels, b_versions, b_types, b_blobs, strict=True
-            ):
-                by_channel.setdefault(channel, {})[version] = (type_, blob)
-            versions = checkpoint.get("channel_versions") or {}
-            for channel, chain in by_channel.items():
-                version = str(versions.get(channel))
-                if version in chain and chain[version][0] != "empty":
-                    values[channel] = self._decode_channel(
-                        channel, version, chain, where=where,
-                        writes=_write_rows(r_cids, r_tasks, r_idxs, r_types, r_blobs),
-                    )
+        inline = checkpoint.get("channel_values") or {}
+        values = dict(inline)
+        for channel, version in (checkpoint.get("channel_versions") or {}).items():
+            if channel in inline and inline[channel] is not True:
+                continue  # stored in the row (the `true` marker: a DeltaChannel snapshot)
+            key = (thread_id, checkpoint_ns, channel)
+            chain = fetched.blobs.get(key)
+            version = str(version)
+            if chain is None or version not in chain or chain[version][0] == "empty":
+                continue
+            values[channel] = self._decode_channel(
+                channel, version, chain, where=where, reader=fetched.reader(key, chain),
+            )
         if s_types and checkpoint.get("v", 4) < 4:
             # checkpoint format < 4: pending sends lived in the parent's writes
             values[TASKS] = [
@@ -616,21 +645,29 @@ class PostgresCore(ThreadOpsCore):
         return f"{current_v + 1:032}.{random.random():016}"
 
 
-def _write_rows(
-    cids: Sequence[str] | None,
-    tasks: Sequence[str] | None,
-    idxs: Sequence[int] | None,
-    types: Sequence[str] | None,
-    blobs: Sequence[bytes | None] | None,
-) -> WriteRows:
-    """The pending writes a read fetched for its deltas, by (checkpoint, task, idx)."""
-    if not cids:
-        return {}
-    return {
-        (c, t, i): (ty, b)
-        for c, t, i, ty, b in zip(cids, tasks or (), idxs or (), types or (), blobs or (),
-                                  strict=True)
-    }
+class _Values:
+    """The value rows one read fetched for all its checkpoints, and a reader per chain."""
+
+    __slots__ = ("blobs", "policy", "readers", "writes")
+
+    def __init__(self, policy: DeltaPolicy) -> None:
+        self.policy = policy
+        # (thread, ns, channel) -> {version: (type, blob, base version, writes_of)}
+        self.blobs: dict[tuple[str, str, str], dict[str, tuple[Any, ...]]] = {}
+        # (thread, ns) -> {(checkpoint id, task id, idx): (type, blob)}
+        self.writes: dict[tuple[str, str], dict[tuple[str, str, int], tuple[str, bytes | None]]]
+        self.writes = {}
+        self.readers: dict[tuple[str, str, str], ChainReader] = {}
+
+    def reader(
+        self, key: tuple[str, str, str], chain: Mapping[str, tuple[Any, ...]]
+    ) -> ChainReader:
+        reader = self.readers.get(key)
+        if reader is None:
+            reader = self.readers[key] = ChainReader(
+                chain, self.writes.get((key[0], key[1]), {}), self.policy
+            )
+        return reader
 
 
 def _ref_params(rows: Sequence[tuple[str, str, Stored]]) -> dict[str, list[Any]]:

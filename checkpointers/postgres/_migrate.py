@@ -178,7 +178,8 @@ class PostgresMigrationCore:
         rows = yield _sql_stmt(
             self._mq.sample[all_history], {"version": version, "limit": limit}, fetch=True
         )
-        return [self._parse_raw(row) for row in rows or ()]  # type: ignore[attr-defined]
+        values = self._values(rows or ())  # type: ignore[attr-defined]
+        return [self._parse_raw(row, values) for row in rows or ()]  # type: ignore[attr-defined]
 
     def _op_migration_status(self) -> Any:
         rows = yield _sql_stmt(self._mq.status, None, fetch=True)
@@ -215,10 +216,11 @@ class PostgresMigrationCore:
             k: [] for k in ("b_threads", "b_ns", "b_channels", "b_versions", "b_types", "b_blobs")
         }
         writes = _WriteRows()
+        values = self._values(rows)  # type: ignore[attr-defined]
         for row in rows:
             ref = CheckpointRef(row[0], row[1], row[2], int(row[7] or 0))
             try:
-                raw = self._parse_raw(row)  # type: ignore[attr-defined]
+                raw = self._parse_raw(row, values)  # type: ignore[attr-defined]
                 up = upgrade(raw, ref.schema_version)
                 new = up.tuple
                 stored, blob_parts = self._split_values(  # type: ignore[attr-defined]

@@ -35,58 +35,88 @@ LAYOUT_VERSION = "SELECT max(version) FROM {s}.{layout}"
 # The checkpoint rows are chosen (and limited) first, then each one's blobs and
 # writes are gathered by primary-key lookups: a lateral join placed before the
 # ORDER BY/LIMIT would run for every candidate row.
+#
+# Values (issue 12) are fetched once for all the checkpoints of the statement,
+# not per checkpoint: the consecutive checkpoints of a history share their
+# chains. For each (thread, namespace, channel, root) the statement reads one
+# range of the primary key, from the root (the snapshot the chains start from)
+# up to the newest version any listed checkpoint uses, and the pending writes
+# those deltas refer to with one range of checkpoint_writes' primary key. Those
+# rows come back once, in the arrays of the statement's first row (NULL in the
+# others); rows of other branches in a range are ignored when decoding.
 SELECT_TUPLES = """
+WITH c AS MATERIALIZED (
+    SELECT c0.*, row_number() OVER () AS rn FROM ({inner}) AS c0
+), heads AS (
+    -- values kept inline have no blob, except behind the `true` marker of a
+    -- DeltaChannel snapshot: probe only for the others
+    SELECT c.thread_id, c.checkpoint_ns, v.key AS channel, v.value AS version
+    FROM c CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
+    WHERE coalesce(c.checkpoint -> 'channel_values' -> v.key, 'true'::jsonb) = 'true'::jsonb
+), spans AS (
+    SELECT h.thread_id, h.checkpoint_ns, h.channel,
+           coalesce(head.root_version, h.version) AS lo, max(h.version) AS hi
+    FROM heads AS h
+    CROSS JOIN LATERAL (
+        -- LATERAL ... OFFSET 0 keeps these parameterized index scans whatever
+        -- the table statistics say
+        SELECT b.root_version FROM {s}.checkpoint_blobs AS b
+        WHERE b.thread_id = h.thread_id AND b.checkpoint_ns = h.checkpoint_ns
+          AND b.channel = h.channel AND b.version = h.version
+        OFFSET 0
+    ) AS head
+    GROUP BY 1, 2, 3, 4
+), vals AS (
+    SELECT sp.thread_id, sp.checkpoint_ns, sp.lo, bl.channel, bl.version, bl.type, bl.blob,
+           bl.base_version, bl.writes_of
+    FROM spans AS sp
+    CROSS JOIN LATERAL (
+        SELECT b.channel, b.version, b.type, b.blob, b.base_version, b.writes_of
+        FROM {s}.checkpoint_blobs AS b
+        WHERE b.thread_id = sp.thread_id AND b.checkpoint_ns = sp.checkpoint_ns
+          AND b.channel = sp.channel AND b.version >= sp.lo AND b.version <= sp.hi
+        OFFSET 0
+    ) AS bl
+), wspans AS (
+    SELECT thread_id, checkpoint_ns, channel, min(writes_of) AS lo, max(writes_of) AS hi
+    FROM vals WHERE writes_of IS NOT NULL
+    GROUP BY thread_id, checkpoint_ns, channel, vals.lo
+), rws AS (
+    SELECT ws.thread_id, ws.checkpoint_ns, x.checkpoint_id, x.task_id, x.idx, x.type, x.blob
+    FROM wspans AS ws
+    CROSS JOIN LATERAL (
+        SELECT cw.checkpoint_id, cw.task_id, cw.idx, cw.type, cw.blob
+        FROM {s}.checkpoint_writes AS cw
+        WHERE cw.thread_id = ws.thread_id AND cw.checkpoint_ns = ws.checkpoint_ns
+          AND cw.checkpoint_id >= ws.lo AND cw.checkpoint_id <= ws.hi
+          AND cw.channel = ws.channel AND cw.idx >= 0
+        OFFSET 0
+    ) AS x
+)
 SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
        c.checkpoint, c.metadata, c.metadata_exact, c.schema_version,
        b.channels, b.types, b.blobs,
        w.task_ids, w.channels, w.types, w.blobs, w.paths, w.idxs,
        ps.types, ps.blobs,
        -- last, so the positions above stay as other readers index them
-       b.versions,
-       rw.cids, rw.task_ids, rw.idxs, rw.types, rw.blobs
-FROM ({inner}) AS c
+       b.versions, b.threads, b.nss,
+       rw.threads, rw.nss, rw.cids, rw.task_ids, rw.idxs, rw.types, rw.blobs,
+       b.bases, b.writes_ofs
+-- ordered before the wide columns join (nested loops keep the order, so the
+-- final ORDER BY sorts nothing)
+FROM (SELECT * FROM c ORDER BY c.checkpoint_id DESC) AS c
 LEFT JOIN LATERAL (
-    -- each value's row and, for a delta (issue 12), the rest of its chain: the
-    -- versions from its root up, one range scan of the primary key (LATERAL
-    -- ... OFFSET 0 keeps it a parameterized index scan whatever the table
-    -- statistics say; rows of other branches in the range are ignored)
-    SELECT array_agg(bl.channel) AS channels, array_agg(bl.version) AS versions,
-           array_agg(bl.type) AS types, array_agg(bl.blob) AS blobs,
-           array_agg(bl.writes_of) AS writes_of
-    FROM jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
-    CROSS JOIN LATERAL (
-        SELECT b.root_version FROM {s}.checkpoint_blobs AS b
-        WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-          AND b.channel = v.key AND b.version = v.value
-        OFFSET 0
-    ) AS head
-    CROSS JOIN LATERAL (
-        SELECT b.channel, b.version, b.type, b.blob, b.writes_of
-        FROM {s}.checkpoint_blobs AS b
-        WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-          AND b.channel = v.key AND b.version <= v.value
-          AND b.version >= coalesce(head.root_version, v.value)
-        OFFSET 0
-    ) AS bl
-    -- values kept inline have no blob, except behind the `true` marker of a
-    -- DeltaChannel snapshot: probe only for the others
-    WHERE coalesce(c.checkpoint -> 'channel_values' -> v.key, 'true'::jsonb) = 'true'::jsonb
+    SELECT array_agg(channel) AS channels, array_agg(version) AS versions,
+           array_agg(type) AS types, array_agg(blob) AS blobs,
+           array_agg(thread_id) AS threads, array_agg(checkpoint_ns) AS nss,
+           array_agg(base_version) AS bases, array_agg(writes_of) AS writes_ofs
+    FROM vals WHERE c.rn = 1
 ) AS b ON true
 LEFT JOIN LATERAL (
-    -- the pending writes the chains' deltas refer to (issue 12): a primary-key
-    -- prefix scan per referenced checkpoint
-    SELECT array_agg(x.checkpoint_id) AS cids, array_agg(x.task_id) AS task_ids,
-           array_agg(x.idx) AS idxs, array_agg(x.type) AS types, array_agg(x.blob) AS blobs
-    FROM (SELECT DISTINCT r.cid, r.channel
-          FROM unnest(b.writes_of, b.channels) AS r(cid, channel)
-          WHERE r.cid IS NOT NULL) AS r
-    CROSS JOIN LATERAL (
-        SELECT cw.checkpoint_id, cw.task_id, cw.idx, cw.type, cw.blob
-        FROM {s}.checkpoint_writes AS cw
-        WHERE cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
-          AND cw.checkpoint_id = r.cid AND cw.channel = r.channel AND cw.idx >= 0
-        OFFSET 0
-    ) AS x
+    SELECT array_agg(thread_id) AS threads, array_agg(checkpoint_ns) AS nss,
+           array_agg(checkpoint_id) AS cids, array_agg(task_id) AS task_ids,
+           array_agg(idx) AS idxs, array_agg(type) AS types, array_agg(blob) AS blobs
+    FROM rws WHERE c.rn = 1
 ) AS rw ON true
 LEFT JOIN LATERAL (
     SELECT array_agg(cw.task_id) AS task_ids, array_agg(cw.channel) AS channels,
@@ -546,7 +576,7 @@ LEFT JOIN {s}.checkpoint_blobs AS bl
 # versions from its root up. For the rare reads that did not fetch it already.
 VALUE_CHAIN = """
 SELECT bl.version, bl.type, bl.blob, bl.writes_of,
-       rw.task_ids, rw.idxs, rw.types, rw.blobs
+       rw.task_ids, rw.idxs, rw.types, rw.blobs, bl.base_version
 FROM {s}.checkpoint_blobs AS head
 JOIN {s}.checkpoint_blobs AS bl
   ON bl.thread_id = head.thread_id AND bl.checkpoint_ns = head.checkpoint_ns

@@ -40,7 +40,7 @@ class ThreadOpsCore:
         self,
         channel: str,
         version: str,
-        rows: Mapping[str, tuple[str, bytes | None]],
+        rows: Mapping[str, tuple[Any, ...]],
         *,
         where: tuple[str, str, str],
         writes: Mapping[tuple[str, str, int], tuple[str, bytes | None]] | None = None,
@@ -155,12 +155,12 @@ class ThreadOpsCore:
                     fetch=True,
                 )
                 refs: dict[tuple[str, str, int], tuple[str, bytes | None]] = {}
-                for _, _, _, of, tasks, idxs, types, blobs in chain or ():
+                for _, _, _, of, tasks, idxs, types, blobs, _ in chain or ():
                     for w in zip(tasks or (), idxs or (), types or (), blobs or (), strict=True):
                         refs[(of, w[0], w[1])] = (w[2], w[3])
                 seeds[channel] = self._decode_channel(
-                    channel, task_id, {r[0]: (r[1], r[2]) for r in chain or ()}, where=where,
-                    writes=refs,
+                    channel, task_id, {r[0]: (r[1], r[2], r[8], r[3]) for r in chain or ()},
+                    where=where, writes=refs,
                 )
             elif type_ is not None:
                 seeds[channel] = self._decode_value(type_, blob, where=where, channel=channel)

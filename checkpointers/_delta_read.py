@@ -1,0 +1,246 @@
+"""Reading stored delta chains back (I/O-free, backend-agnostic; see :mod:`._delta`).
+
+A backend fetches the rows of a channel's chain (and the pending writes its
+deltas refer to) and hands them to a :class:`ChainReader`, which rebuilds the
+serialized value of any version among them. One reader serves every version a
+read needs: the checkpoints of a history share their chains, so the reader
+walks a chain once and rebuilds the older versions on it as prefixes of the
+newer one (each checked against its own CRC), instead of walking the chain
+again per checkpoint.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import ormsgpack
+
+from checkpointers._delta import (
+    _FORMAT,
+    _FORMAT_COMPACT,
+    _FORMAT_REFS,
+    _MSGPACK_TYPES,
+    _PREFIX,
+    DEFAULT_POLICY,
+    DELTA_TYPE,
+    BrokenChainError,
+    DeltaPolicy,
+    Link,
+    WriteRows,
+    _header_len,
+    snapshot_link,
+    unpack_task,
+    write_body,
+)
+
+__all__ = ["ChainReader"]
+
+_NO_WRITES: WriteRows = {}
+
+
+class _Known:
+    """A version whose whole body is known, as the start of another's rebuild."""
+
+    __slots__ = ("body", "costs", "depth", "header", "root", "snapshot_bytes", "type")
+
+    def __init__(
+        self,
+        type_: str,
+        header: bytes,
+        body: bytes,
+        depth: int,
+        costs: int,
+        snapshot_bytes: int,
+        root: str,
+    ) -> None:
+        self.type = type_
+        self.header = header
+        self.body = body
+        self.depth = depth
+        self.costs = costs
+        self.snapshot_bytes = snapshot_bytes
+        self.root = root
+
+
+_META_LEN = {_FORMAT: 6, _FORMAT_REFS: 7, _FORMAT_COMPACT: 5}
+
+
+def _meta(blob: bytes, version: str) -> tuple[list[Any], memoryview, int]:
+    """A delta row's meta list, its inline bytes, and its format."""
+    try:
+        fmt, n = _PREFIX.unpack_from(blob)
+        if fmt not in _META_LEN:
+            raise BrokenChainError(f"unknown delta format {fmt} in {version!r}")
+        view = memoryview(blob)
+        meta = ormsgpack.unpackb(view[_PREFIX.size : _PREFIX.size + n])
+        if not isinstance(meta, list) or len(meta) < _META_LEN[fmt]:
+            raise BrokenChainError(f"malformed delta {version!r}")
+        return meta, view[_PREFIX.size + n :], fmt
+    except BrokenChainError:
+        raise
+    except Exception as exc:
+        raise BrokenChainError(f"malformed delta {version!r}: {exc}") from exc
+
+
+class ChainReader:
+    """Rebuilds versions of one channel from its stored rows, sharing work between reads.
+
+    Args:
+        rows: Stored ``(type, blob)`` by version for one thread, namespace and
+            channel: each version to read and its chain back to a snapshot
+            (rows of other branches are ignored). Rows of compact deltas
+            (format 3) are ``(type, blob, base version, writes_of)``: those
+            two are stored beside the blob.
+        writes: The pending writes the deltas refer to, by ``(checkpoint id,
+            task id, idx)`` (see :func:`~checkpointers._delta.delta_writes`).
+        policy: The saver's policy (for the costs in the returned chain state).
+    """
+
+    def __init__(
+        self,
+        rows: Mapping[str, tuple[Any, ...]],
+        writes: WriteRows | None = None,
+        policy: DeltaPolicy = DEFAULT_POLICY,
+    ) -> None:
+        self._rows = rows
+        self._writes = writes if writes is not None else _NO_WRITES
+        self._policy = policy
+        # versions rebuilt whole, and versions on their chains: (source, header,
+        # body length, crc), so an ancestor is a checked slice of the source
+        self._known: dict[str, _Known] = {}
+        self._prefixes: dict[str, tuple[str, bytes, int, int]] = {}
+        # chains walked but not indexed yet (most reads never need the index)
+        self._walked: list[tuple[str, list[tuple[str, bytes, int, int]]]] = []
+
+    def read(self, version: str) -> tuple[str, bytes, Link | None]:
+        """``(type, data, link)`` of ``version``: exactly the bytes a whole write stored.
+
+        ``link`` is the chain state for the saver's cache (None for a version
+        rebuilt as a prefix of another: the cache wants the newest anyway).
+
+        Raises:
+            BrokenChainError: A version of the chain is missing or malformed,
+                or the rebuilt bytes do not match the checksum written with them.
+        """
+        row = self._rows.get(version)
+        if row is None:
+            raise BrokenChainError(f"version {version!r} is missing")
+        if row[0] != DELTA_TYPE:
+            if row[1] is None:
+                raise BrokenChainError(f"snapshot {version!r} has no bytes")
+            return row[0], row[1], snapshot_link(version, row[0], row[1], self._policy)
+        known = self._known.get(version)
+        if known is not None:
+            return known.type, known.header + known.body, None
+        if self._walked:
+            for source, visited in self._walked:
+                for v, h, n, c in visited[1:]:
+                    self._prefixes.setdefault(v, (source, h, n, c))
+            self._walked.clear()
+        pre = self._prefixes.get(version)
+        if pre is not None:
+            source, header, body_len, crc = pre
+            src = self._known[source]
+            body = src.body[:body_len]
+            if len(body) == body_len and zlib.crc32(body) == crc:
+                return src.type, header + body, None
+            # not a prefix after all (a row of another branch): walk its own chain
+        return self._walk(version)
+
+    def _walk(self, version: str) -> tuple[str, bytes, Link | None]:
+        rows, writes, row_cost = self._rows, self._writes, self._policy.row_cost
+        chunks: list[list[bytes | memoryview]] = []  # each delta's suffix parts, newest first
+        visited: list[tuple[str, bytes, int, int]] = []
+        costs = 0
+        cur = version
+        base: _Known | None = None
+        for _ in range(len(rows) + 1):
+            row = rows.get(cur)
+            if row is None:
+                raise BrokenChainError(f"version {cur!r} of the chain of {version!r} is missing")
+            type_, blob = row[0], row[1]
+            if type_ != DELTA_TYPE:
+                if blob is None:
+                    raise BrokenChainError(f"snapshot {cur!r} has no bytes")
+                hl = _header_len(blob)
+                if hl is None or type_ not in _MSGPACK_TYPES:
+                    raise BrokenChainError(f"snapshot {cur!r} of {version!r} is not a container")
+                base = _Known(type_, blob[:hl], blob[hl:], 0, 0, len(blob) + row_cost, cur)
+                break
+            if cur != version and cur in self._known:
+                base = self._known[cur]
+                break
+            if blob is None:
+                raise BrokenChainError(f"delta {cur!r} has no bytes")
+            meta, tail, fmt = _meta(blob, cur)
+            if fmt == _FORMAT_COMPACT:
+                header, body_len, crc, segs = meta[0], meta[2], meta[3], meta[4]
+                base_version, writes_of = (row[2], row[3]) if len(row) >= 4 else (None, None)
+                if not isinstance(base_version, str):
+                    raise BrokenChainError(f"delta {cur!r} has no base version beside it")
+            else:
+                header, body_len, crc = meta[1], meta[3], meta[4]
+                base_version = meta[0]
+                segs = meta[6] if fmt == _FORMAT_REFS else None
+                writes_of = meta[5] if fmt == _FORMAT_REFS else None
+            visited.append((cur, header, body_len, crc))
+            if segs is None:
+                chunks.append([tail])
+                costs += len(blob) + row_cost
+            else:
+                parts: list[bytes | memoryview] = []
+                off = refs = 0
+                for g in segs:
+                    if isinstance(g, int):
+                        parts.append(tail[off : off + g])
+                        off += g
+                        continue
+                    task_id = unpack_task(g[0]) if fmt == _FORMAT_COMPACT else g[0]
+                    w = writes.get((writes_of, task_id, g[1]))  # type: ignore[arg-type]
+                    items = write_body(*w) if w is not None else None
+                    if items is None:
+                        raise BrokenChainError(
+                            f"the pending write ({writes_of!r}, {task_id!r}, {g[1]!r}) that "
+                            f"delta {cur!r} refers to is missing"
+                        )
+                    parts.append(items)
+                    refs += 1
+                chunks.append(parts)
+                costs += len(blob) + row_cost * (1 + refs)
+            cur = base_version
+        else:
+            raise BrokenChainError(f"the chain of {version!r} loops")
+        if base is None:  # pragma: no cover - the loop either breaks or raises
+            raise BrokenChainError(f"the chain of {version!r} has no snapshot")
+        if not visited:
+            data = base.header + base.body
+            link = snapshot_link(version, base.type, data, self._policy)
+            return base.type, data, link
+        pieces: list[bytes | memoryview] = [base.body]
+        for parts in reversed(chunks):
+            pieces.extend(parts)
+        body = b"".join(pieces)
+        _, header, body_len, crc = visited[0]
+        if len(body) != body_len or zlib.crc32(body) != crc:
+            raise BrokenChainError(
+                f"the chain of {version!r} does not add up (a row was rewritten)"
+            )
+        depth = base.depth + len(visited)
+        known = _Known(
+            base.type, header, body, depth, base.costs + costs, base.snapshot_bytes, base.root
+        )
+        self._known[version] = known
+        self._walked.append((version, visited))
+        link = Link(
+            version,
+            base.type,
+            header,
+            body,
+            depth,
+            known.costs,
+            known.snapshot_bytes,
+            base.root,
+        )
+        return base.type, header + body, link
