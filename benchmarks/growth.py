@@ -10,9 +10,10 @@ them) and loops until the list holds ``steps`` messages: one run of
   ``pg_total_relation_size`` over the saver's tables (heap, TOAST and
   indexes) in a schema of its own, plus the sum of ``pg_column_size`` of the
   rows; Redis: ``MEMORY USAGE`` summed over the saver's keys (own prefix).
-* the graph run's wall time;
+* the graph run's wall time (the savers' runs one after the other);
 * ``get_state`` of the latest checkpoint and a 10-item ``get_state_history``
-  (median of repeated calls).
+  (median of repeated calls, the savers' calls in turns once every thread
+  is built, so machine load falls on all of them alike).
 
     python benchmarks/growth.py --steps 300 --savers pg ours-pg redis ours-redis
 """
@@ -191,38 +192,66 @@ SAVERS = {"pg": official_pg, "ours-pg": ours_pg, "redis": plain_redis, "ours-red
 # ---------------------------------------------------------------- measure
 
 
-def _median_ms(fn: Callable[[], Any], repeat: int) -> float:
-    fn()  # warm caches and prepared statements
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1000
+def _interleaved_ms(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """Median time of each function, called in turns (order alternating per round)."""
+    names = list(fns)
+    for name in names:
+        fns[name]()  # warm caches and prepared statements
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(repeat):
+        for name in names if i % 2 == 0 else reversed(names):
+            t = time.perf_counter()
+            fns[name]()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) * 1000 for name, ts in times.items()}
 
 
-def run(name: str, steps: int, repeat: int) -> dict[str, Any]:
-    with SAVERS[name]() as (saver, measure):
-        graph = build_graph(steps, saver)
-        config = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
-        t = time.perf_counter()
-        graph.invoke({"messages": []}, {**config, "recursion_limit": steps + 10})
-        run_s = time.perf_counter() - t
-        state = graph.get_state(config)
-        assert len(state.values["messages"]) == steps
-        get_ms = _median_ms(lambda: graph.get_state(config), repeat)
-        hist_ms = _median_ms(lambda: list(graph.get_state_history(config, limit=10)), repeat)
-        sizes = measure()
-        payload = steps * PAYLOAD
-        return {
-            "saver": name,
-            "steps": steps,
-            "run_s": run_s,
-            "get_state_ms": get_ms,
-            "history10_ms": hist_ms,
-            **{f"{k}_x": v / payload for k, v in sizes.items()},
-            **{f"{k}_mib": v / 2**20 for k, v in sizes.items()},
-        }
+def run_all(names: list[str], steps: int, repeat: int) -> list[dict[str, Any]]:
+    """One thread per saver (runs one after the other), then their reads timed in turns."""
+    results: dict[str, dict[str, Any]] = {}
+    gets: dict[str, Callable[[], Any]] = {}
+    hists: dict[str, Callable[[], Any]] = {}
+    with contextlib.ExitStack() as stack:
+        runs: dict[str, Any] = {}
+        configs: dict[str, Any] = {}
+        graphs: dict[str, Any] = {}
+        measures: dict[str, Callable[[], dict[str, int]]] = {}
+        for name in names:
+            saver, measures[name] = stack.enter_context(SAVERS[name]())
+            graphs[name] = build_graph(steps, saver)
+            configs[name] = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
+            runs[name] = graphs[name].stream(
+                {"messages": []}, {**configs[name], "recursion_limit": steps + 10}
+            )
+        # whole runs one after the other: LangGraph writes checkpoints in the
+        # background while the next step runs, so turns of single steps would
+        # charge one saver's writes to another's turn
+        run_s = {}
+        for name in names:
+            t = time.perf_counter()
+            for _ in runs[name]:
+                pass
+            run_s[name] = time.perf_counter() - t
+        for name in names:
+            graph, config = graphs[name], configs[name]
+            state = graph.get_state(config)
+            assert len(state.values["messages"]) == steps
+            sizes = measures[name]()
+            payload = steps * PAYLOAD
+            results[name] = {
+                "saver": name,
+                "steps": steps,
+                "run_s": run_s[name],
+                **{f"{k}_x": v / payload for k, v in sizes.items()},
+                **{f"{k}_mib": v / 2**20 for k, v in sizes.items()},
+            }
+            gets[name] = lambda g=graph, c=config: g.get_state(c)
+            hists[name] = lambda g=graph, c=config: list(g.get_state_history(c, limit=10))
+        for name, ms in _interleaved_ms(gets, repeat).items():
+            results[name]["get_state_ms"] = ms
+        for name, ms in _interleaved_ms(hists, repeat).items():
+            results[name]["history10_ms"] = ms
+    return [results[name] for name in names]
 
 
 def main() -> None:
@@ -232,8 +261,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
     for steps in args.steps:
-        for name in args.savers:
-            r = run(name, steps, args.repeat)
+        for r in run_all(args.savers, steps, args.repeat):
             print(
                 " ".join(
                     f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()
