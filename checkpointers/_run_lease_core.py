@@ -55,7 +55,7 @@ class _Write:
     ending: Any
 
 
-class _Target:
+class StepTarget:
     """Where an :meth:`RunLeasesCore._around` flow's steps go: the write to the
     saver, the lease statements to the lease store."""
 
@@ -153,7 +153,7 @@ class RunLeasesCore:
                 after: Decision) -> flows.Flow[tuple[Any, bool, bool]]:
         """The saver's write with its lease statements, then the booking of the outcome.
 
-        Driven (sync or async) against a :class:`_Target`. Returns ``(result,
+        Driven (sync or async) against a :class:`StepTarget`. Returns ``(result,
         heartbeat wanted, after() wanted)``.
         """
         thread_id = write.thread_id

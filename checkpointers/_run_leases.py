@@ -40,7 +40,7 @@ from checkpointers._run_book import Decision, Plan
 from checkpointers._run_lease_core import (
     Clock,
     RunLeasesCore,
-    _Target,
+    StepTarget,
     lease_settings,
     log,
 )
@@ -120,8 +120,8 @@ class RunLeases(RunLeasesCore):
         with self._io_lock:
             write = self._prepare(before, after)
             try:
-                result, beat, settle = flows.drive(
-                    _Target(saver, self.store), self._around(write, operation, op, before, after))
+                flow = self._around(write, operation, op, before, after)
+                result, beat, settle = flows.drive(StepTarget(saver, self.store), flow)
             except BaseException:
                 self._failed(write)
                 raise
@@ -277,8 +277,8 @@ class AsyncRunLeases(RunLeasesCore):
         async with self._io_lock(before.thread_id or after.thread_id or ""):
             write = self._prepare(before, after)
             try:
-                result, beat, settle = await flows.adrive(
-                    _Target(saver, self.store), self._around(write, operation, op, before, after))
+                flow = self._around(write, operation, op, before, after)
+                result, beat, settle = await flows.adrive(StepTarget(saver, self.store), flow)
             except BaseException:
                 self._failed(write)
                 raise
