@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -108,9 +108,43 @@ def open_saver(url: str, **options: Any) -> Iterator[Any]:
     except CliError:
         raise
     except Exception as exc:  # driver errors: one line, never a traceback
-        if _is_connection_error(exc):
-            raise CliError(f"cannot reach {redact_url(url)}: {_first_line(exc)}") from None
+        _raise_unreachable(url, exc)
         raise
+
+
+@asynccontextmanager
+async def open_async_saver(url: str, **options: Any) -> AsyncIterator[Any]:
+    """Async twin of :func:`open_saver`.
+
+    Yields:
+        An ``AsyncPostgresSaver`` or ``AsyncRedisSaver``.
+    """
+    backend = backend_of(url)
+    url, found = split_saver_options(url)
+    options = {**found, **options}
+    try:
+        if backend == "postgres":
+            from checkpointers.postgres import AsyncPostgresSaver
+
+            cm: Any = AsyncPostgresSaver.from_conn_string(url, **options)
+        else:
+            from checkpointers.redis import AsyncRedisSaver
+
+            options.pop("pool_size", None)  # the Redis client pools on its own
+            cm = AsyncRedisSaver.from_conn_string(url, **options)
+        async with cm as saver:
+            yield saver
+    except CliError:
+        raise
+    except Exception as exc:
+        _raise_unreachable(url, exc)
+        raise
+
+
+def _raise_unreachable(url: str, exc: Exception) -> None:
+    """A connection failure as one line (:class:`CliError`); other errors pass."""
+    if _is_connection_error(exc):
+        raise CliError(f"cannot reach {redact_url(url)}: {_first_line(exc)}") from None
 
 
 def _is_connection_error(exc: BaseException) -> bool:

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from datetime import timedelta
 from typing import Any
 
 import click
 
-from interrupts._cli_common import bind_graph, load_object, open_saver, url_option
+from interrupts._cli_common import (
+    backend_of,
+    bind_graph,
+    load_object,
+    open_async_saver,
+    open_saver,
+    url_option,
+)
 from interrupts.cli import main
 
 
@@ -58,8 +67,15 @@ from interrupts.cli import main
     "resumed run once, when it pauses or ends: fewer round trips, but a sweeper that dies "
     "mid-run has the steps after the approval re-run by another one lease later.",
 )
+@click.option(
+    "--async",
+    "use_async",
+    is_flag=True,
+    help="Resume on an event loop with the async saver (graph.ainvoke; --concurrency resumes "
+    "as tasks, each with its own connection on Postgres) instead of a thread per resume.",
+)
 def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_size: int,
-          concurrency: int, durability: str | None) -> None:
+          concurrency: int, durability: str | None, use_async: bool) -> None:
     """Apply on_timeout to approvals past their deadline and resume their threads.
 
     Safe to run in several processes at once: each approval is resolved once.
@@ -68,10 +84,20 @@ def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_s
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     obj = load_object(spec, what="--graph")
-    with open_saver(url) as saver:
-        graph = bind_graph(obj, saver, spec)
-        sweeper = ApprovalSweeper(graph, lease=timedelta(seconds=lease), page_size=page_size,
-                                  concurrency=concurrency, durability=durability)
+    # Postgres: a connection per resume in flight (the saver's default is one, shared)
+    pool = {"pool_size": concurrency + 1} if concurrency > 1 else {}
+
+    def sweeper_of(saver: Any) -> ApprovalSweeper:
+        return ApprovalSweeper(bind_graph(obj, saver, spec), lease=timedelta(seconds=lease),
+                               page_size=page_size, concurrency=concurrency,
+                               durability=durability)
+
+    if use_async:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(_asweep(url, pool, sweeper_of, interval, once))
+        return
+    with open_saver(url, **(pool if backend_of(url) == "postgres" else {})) as saver:
+        sweeper = sweeper_of(saver)
         if once:
             click.echo(f"resolved {sweeper.run_once()} approval(s)")
             return
@@ -80,6 +106,17 @@ def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_s
             sweeper.run_forever(interval)
         except KeyboardInterrupt:
             sweeper.stop()
+
+
+async def _asweep(url: str, pool: dict[str, Any], sweeper_of: Any, interval: float,
+                  once: bool) -> None:
+    async with open_async_saver(url, **pool) as saver:
+        sweeper = sweeper_of(saver)
+        if once:
+            click.echo(f"resolved {await sweeper.arun_once()} approval(s)")
+            return
+        click.echo(f"sweeping every {interval}s as {sweeper.owner} (Ctrl-C to stop)")
+        await sweeper.arun_forever(interval)
 
 
 def health_line(saver: Any) -> str:

@@ -104,8 +104,9 @@ def test_approve_without_graph_records_and_the_sweep_resumes(storage_url: str) -
     late = _cli("reject", "cli-4", "--url", storage_url, "--by", "bob", "--roles", "ops")
     assert late.returncode == 1 and "alice" in late.stderr
     # the worker's sweep resumes it at once (long before the deadline)
+    # on an event loop (the async saver), the resumed run written once (durability "exit")
     swept = _cli("sweep", "--url", storage_url, "--graph", graph, "--once", "--concurrency", "2",
-                 "--durability", "exit")
+                 "--durability", "exit", "--async")
     assert swept.returncode == 0, swept.stderr
     assert "resolved 1 approval(s)" in swept.stdout
     shown = _cli("inspect", "cli-4", "--url", storage_url)
