@@ -30,18 +30,12 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
-import sys
 from collections import deque
 from typing import Any
 
 import hiredis
 from redis import exceptions as rx
 from redis._parsers.base import BaseParser
-
-if sys.version_info >= (3, 11):
-    from asyncio import timeout as _timeout
-else:  # pragma: no cover - redis-py depends on async-timeout there
-    from async_timeout import timeout as _timeout
 
 Cmd = tuple[Any, ...]
 DIRECT = frozenset(
@@ -92,9 +86,10 @@ def direct_pool(client: Any, kind: type) -> Any:
     """The pool a lane can use: a plain ``kind`` client that pools its connections."""
     if not isinstance(client, kind):
         return None
-    if getattr(client, "single_connection_client", False) or client.connection is not None:
+    plain: Any = client
+    if getattr(plain, "single_connection_client", False) or plain.connection is not None:
         return None
-    return client.connection_pool
+    return plain.connection_pool
 
 
 def keep_for(pool: Any) -> int:
@@ -111,8 +106,9 @@ class AsyncLane:
     futures in order (replies of a cancelled call are read and dropped, so
     the connection stays in step). Each call's commands stay together, each
     script is atomic on its own: sharing a connection changes no outcome.
-    Any error on the connection (closed, a protocol error, a reply later than
-    the connection's ``socket_timeout``) fails every call waiting on it with
+    Any error on the connection (closed, a protocol error, no reply for as
+    long as the connection's ``socket_timeout`` while calls wait: one timer
+    per connection, not one per call) fails every call waiting on it with
     ``ConnectionError`` / ``TimeoutError`` (the shells retry) and hands it back
     to the pool; the next call opens another.
     """
@@ -127,16 +123,7 @@ class AsyncLane:
         mux = self._mux
         if mux is None or mux.dead or mux.loop is not asyncio.get_running_loop():
             mux = await self._open()
-        fut = mux.send(pack(cmds), len(cmds))
-        timeout = mux.timeout
-        if not timeout:
-            return await fut  # type: ignore[no-any-return]
-        try:
-            async with _timeout(timeout):
-                return await fut  # type: ignore[no-any-return]
-        except asyncio.TimeoutError as exc:
-            mux.kill()
-            raise rx.TimeoutError("Timeout reading from socket") from exc
+        return await mux.send(pack(cmds), len(cmds))
 
     async def _open(self) -> _Mux:
         loop = asyncio.get_running_loop()
@@ -169,11 +156,17 @@ class _Mux:
         self.reader = new_reader()
         self.waiting: deque[tuple[int, list[Any], asyncio.Future[list[Any]]]] = deque()
         self.out: list[bytes] = []
+        self.answered = 0  # calls answered so far (the watchdog's measure of progress)
+        self.watched = -1  # ``answered`` when the watchdog last looked; -1: not watching
+        self.timed_out = False
         self.task = loop.create_task(self._read(), name="redis-saver-reader")
 
     def send(self, data: bytes, n: int) -> asyncio.Future[list[Any]]:
         fut = self.loop.create_future()
         self.waiting.append((n, [], fut))
+        if self.watched < 0 and self.timeout:
+            self.watched = self.answered
+            self.loop.call_later(self.timeout, self._watch)
         if not self.out:
             self.loop.call_soon(self._flush)
         self.out.append(data)
@@ -184,6 +177,16 @@ class _Mux:
         self.out.clear()
         if not self.dead:
             self.conn._writer.write(data)
+
+    def _watch(self) -> None:
+        if not self.waiting or self.dead:
+            self.watched = -1
+        elif self.answered == self.watched:  # calls waited a whole timeout for nothing
+            self.timed_out = True
+            self.kill()
+        else:
+            self.watched = self.answered
+            self.loop.call_later(self.timeout, self._watch)
 
     def kill(self) -> None:
         """Close the connection: the reader fails every waiting call and hands it back."""
@@ -206,14 +209,19 @@ class _Mux:
                     if not take(reader, replies, n):
                         break
                     waiting.popleft()
+                    self.answered += 1
                     if not fut.done():
                         fut.set_result(replies)
                 if not waiting and take(reader, [], 1):
                     raise rx.InvalidResponse("a reply nobody asked for")
         except BaseException as exc:
             self.dead = True
-            error = exc if isinstance(exc, rx.RedisError) else rx.ConnectionError(
-                f"Error while reading from Redis: {exc!r}")
+            if self.timed_out:
+                error: rx.RedisError = rx.TimeoutError("Timeout reading from socket")
+            elif isinstance(exc, rx.RedisError):
+                error = exc
+            else:
+                error = rx.ConnectionError(f"Error while reading from Redis: {exc!r}")
             while waiting:
                 fut = waiting.popleft()[2]
                 if not fut.done():

@@ -2,7 +2,8 @@
 
 A call cancelled mid-flight leaves its replies unread on its connection: that
 connection must never serve another call. Connections the server closed
-while the saver held them idle are replaced on the next call.
+while the saver held them are replaced on the next call; a server that stops
+answering fails the waiting calls after the client's socket timeout.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import asyncio
 import uuid
 from typing import Any
 
+import pytest
 import redis
 from langgraph.checkpoint.base import empty_checkpoint
 
+from checkpointers import StorageUnavailableError
 from checkpointers.redis import AsyncRedisSaver, RedisSaver
+from tests.redis._own_server import OwnRedis
 
 
 def _cp(saver: Any, tag: str, size: int) -> Any:
@@ -40,7 +44,8 @@ async def test_cancelled_calls_never_hand_their_replies_to_others(
         await saver.setup()
         configs = {}
         for tag in ("a", "b", "c"):
-            config = {"configurable": {"thread_id": f"t-{tag}-{uuid.uuid4()}", "checkpoint_ns": ""}}
+            config = {"configurable": {"thread_id": f"t-{tag}-{uuid.uuid4()}",
+                                       "checkpoint_ns": ""}}
             cp = _cp(saver, tag, 200_000)
             configs[tag] = await saver.aput(config, cp, {"tag": tag}, cp["channel_versions"])
         # cancel reads at every stage: before the write, mid-reply, after
@@ -62,24 +67,21 @@ async def test_async_saver_replaces_connections_the_server_closed(
 ) -> None:
     url, prefix = redis_prefix
     name = f"lgd-test-{uuid.uuid4().hex[:8]}"
-    async with AsyncRedisSaver.from_conn_string(f"{url}?client_name={name}", prefix=prefix) as saver:
+    base = f"t-{uuid.uuid4()}"
+    configs = [{"configurable": {"thread_id": f"{base}-{i}", "checkpoint_ns": ""}}
+               for i in range(8)]
+    async with AsyncRedisSaver.from_conn_string(f"{url}?client_name={name}",
+                                                prefix=prefix) as saver:
         await saver.setup()
-        config = {"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}
         for round_ in range(3):
             # several calls at once (on the connection the saver holds)
             cps = [_cp(saver, f"{round_}-{i}", 1000) for i in range(8)]
             await asyncio.gather(*(
-                saver.aput({"configurable": {"thread_id": f"{config['configurable']['thread_id']}-{i}",
-                                             "checkpoint_ns": ""}},
-                           cp, {"i": i}, cp["channel_versions"])
-                for i, cp in enumerate(cps)
+                saver.aput(c, cp, {"i": i}, cp["channel_versions"])
+                for i, (c, cp) in enumerate(zip(configs, cps, strict=True))
             ))
             assert _kill_named(raw, name) >= 1
-            got = await asyncio.gather(*(
-                saver.aget_tuple({"configurable": {
-                    "thread_id": f"{config['configurable']['thread_id']}-{i}", "checkpoint_ns": ""}})
-                for i in range(8)
-            ))
+            got = await asyncio.gather(*(saver.aget_tuple(c) for c in configs))
             assert [t.metadata["i"] for t in got if t is not None] == list(range(8))
             assert [t.checkpoint["channel_values"]["tag"] for t in got if t is not None] == [
                 f"{round_}-{i}" for i in range(8)
@@ -104,3 +106,27 @@ def test_sync_saver_replaces_connections_the_server_closed(
                 tup = saver.get_tuple({"configurable": {"thread_id": f"{base}-{i}"}})
                 assert tup is not None
                 assert tup.checkpoint["channel_values"]["tag"] == f"{round_}-{i}"
+
+
+async def test_a_server_that_stops_answering_fails_the_call_then_recovers(
+    own_redis: OwnRedis,
+) -> None:
+    # replies later than the client's socket_timeout: the shared connection
+    # is dropped and the calls fail (after the saver's retries), not hang
+    config = {"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}
+    async with AsyncRedisSaver.from_conn_string(f"{own_redis.url}?socket_timeout=0.2",
+                                                prefix="p") as saver:
+        await saver.setup()
+        cp = _cp(saver, "x", 100)
+        config = await saver.aput(config, cp, {"i": 1}, cp["channel_versions"])
+        pauser = redis.Redis.from_url(own_redis.url)
+        pauser.execute_command("CLIENT", "PAUSE", 4000, "ALL")
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        with pytest.raises(StorageUnavailableError):
+            await saver.aget_tuple(config)
+        assert loop.time() - t0 < 3.5
+        pauser.execute_command("CLIENT", "UNPAUSE")
+        pauser.close()
+        tup = await saver.aget_tuple(config)
+        assert tup is not None and tup.metadata["i"] == 1
