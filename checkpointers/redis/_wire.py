@@ -134,7 +134,12 @@ class AsyncLane:
         try:
             conn = await self.pool.get_connection()
         except BaseException as exc:
-            opening.set_exception(exc)
+            # the others waiting for this connection were not cancelled: they retry
+            cancelled = isinstance(exc, asyncio.CancelledError)
+            opening.set_exception(
+                rx.ConnectionError("the call opening the connection was cancelled")
+                if cancelled else exc
+            )
             opening.exception()  # retrieved: waiters, if any, get it too
             self._opening = None
             raise
