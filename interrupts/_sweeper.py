@@ -37,13 +37,15 @@ def sweep_entry_flow(
     lease: timedelta,
     clock: Clock | None,
     native: bool = False,
-    recorded: tuple[dict[str, Any], dict[str, Any]] | None = None,
+    recorded: tuple[dict[str, Any], dict[str, Any] | None] | None = None,
     durability: str | None = None,
 ) -> Flow[bool]:
     """Resolve one claimed wait; ``True`` when this call resumed the thread.
 
     ``recorded``: ``(mine, stored)`` when the timeout decision was already
-    compare-and-set for this entry with its page (:func:`timeout_items`).
+    compare-and-set for this entry with its page (:func:`timeout_items`);
+    ``(mine, None)`` when the page's batch failed: ``mine`` is recorded on its
+    own (the same decision, which the batch may have stored already).
 
     ``native``: the claim came from the saver's own index, which drops an entry
     (and its claim) in the same atomic unit as the checkpoint that moves the
@@ -61,12 +63,12 @@ def sweep_entry_flow(
 
         record = yield from batch_timeout_flow(entry, now=now, lease=lease)
     elif entry.info.deadline is not None and entry.info.deadline <= now:
-        if recorded is None:
-            (_, _, mine, audit), = timeout_items([entry], now)
+        mine, record = recorded if recorded is not None else (
+            timeout_record(entry.value, approval_id, now), None)
+        if record is None:
+            audit = timeout_entry(thread_id, mine, entry.info.deadline)
             record = yield op("record_decision", thread_id=thread_id, key=approval_id,
                               decision=mine, audit=audit)
-        else:
-            mine, record = recorded
         if not won(record, mine) and not age_at_least(record, now, lease):
             return False  # somebody just decided; they are resuming it
     else:
@@ -112,11 +114,12 @@ def timeout_items(entries: Sequence[WaitEntry], now: datetime) -> list[DecisionI
 
 def record_timeouts_flow(
     entries: Sequence[WaitEntry], now: datetime
-) -> Flow[dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any]]]]:
+) -> Flow[dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any] | None]]]:
     """Compare-and-set the timeout decisions of a page's due approvals in one operation.
 
-    Returns ``(mine, stored)`` by ``(thread_id, approval_id)``; empty when the
-    batch failed (each entry then records its own decision).
+    Returns ``(mine, stored)`` by ``(thread_id, approval_id)``; ``(mine, None)``
+    when the batch failed: each entry then records ``mine`` on its own, so an
+    item the failed batch did store is still this sweep's to resume.
     """
     due = [e for e in entries if e.info.kind != "batch"
            and e.info.deadline is not None and e.info.deadline <= now]
@@ -127,7 +130,7 @@ def record_timeouts_flow(
         stored = yield op("record_decisions", items=items)
     except Exception:
         log.exception("recording %d timeout decisions together failed; one by one", len(items))
-        return {}
+        return {(tid, key): (mine, None) for tid, key, mine, _ in items}
     return {(tid, key): (mine, got)
             for (tid, key, mine, _), got in zip(items, stored, strict=True)}
 
@@ -200,7 +203,7 @@ class ApprovalSweeper:
                   limit=self.page_size, kinds=list(self.kinds))
 
     def _resolve_flow(self, entry: WaitEntry, now: datetime, native: bool,
-                      recorded: tuple[dict[str, Any], dict[str, Any]] | None = None
+                      recorded: tuple[dict[str, Any], dict[str, Any] | None] | None = None
                       ) -> Flow[bool]:
         try:
             return (yield from sweep_entry_flow(
