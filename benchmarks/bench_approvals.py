@@ -13,10 +13,12 @@
    ``graph.ainvoke``, resumes as tasks of one event loop) and/or ``sync``
    (``run_once``: ``graph.invoke``, a thread per resume in flight), alternating
    ``--rounds`` times; ``--durability exit`` sweeps with
-   ``ApprovalSweeper(durability="exit")``. Each sweeper also reports its CPU time, and the
-   server's: on Postgres the CPU time of the sweepers' own backends (``/proc``,
-   local server only), on Redis the whole server's (``INFO cpu``: an upper
-   bound when others use it too): CPU ms per approval, and the rate that much
+   ``ApprovalSweeper(durability="exit")``; ``--cas each`` records the timeout
+   decisions one per approval (as before the page's were recorded together).
+   Each sweeper also reports its CPU time, and the server's: on Postgres the
+   CPU time of the sweepers' own backends (``/proc``, local server only), on
+   Redis the whole server's (``INFO cpu``: an upper bound when others use it
+   too): CPU ms per approval, and the rate that much
    CPU would allow on 2 idle cores.
 3. ``resume``: the cost of the resume alone (what the sweeper does per
    approval after its claim): ``graph.invoke(Command(resume=...))`` of the
@@ -201,14 +203,14 @@ def bench_find(backend: str, due: int, sizes: list[int], rounds: int = 5) -> lis
 
 
 def bench_throughput(backend: str, n: int, concurrency: int, mode: str = "async",
-                     durability: str | None = None) -> dict[str, Any]:
+                     durability: str | None = None, cas: str = "page") -> dict[str, Any]:
     area = Area(backend)
     try:
         with open_sync(backend, area.url, area.options) as saver:
             pause_threads(saver, n, "t", FakeClock())
         args = {"backend": backend, "url": area.url, "options": area.options,
                 "now": (T0 + timedelta(hours=1)).isoformat(), "concurrency": concurrency,
-                "mode": mode, "durability": durability}
+                "mode": mode, "durability": durability, "cas": cas}
         procs = [subprocess.Popen([sys.executable, __file__, "--sweeper", json.dumps(args)],
                                   cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -230,7 +232,8 @@ def bench_throughput(backend: str, n: int, concurrency: int, mode: str = "async"
         client = sum(r["cpu_s"] for r in results) / resolved * 1000
         out: dict[str, Any] = {
             "backend": backend, "approvals": n, "resolved": resolved, "sweepers": 2,
-            "mode": mode, "durability": durability or "default", "concurrency": concurrency,
+            "mode": mode, "durability": durability or "default", "cas": cas,
+            "concurrency": concurrency,
             "seconds": round(wall, 2),
             "approvals_per_s": round(resolved / wall, 1),
             "sweeper_cpu_ms_per_approval": round(client, 2)}
@@ -309,6 +312,14 @@ def sweeper_process(args: dict[str, Any]) -> None:
         url = make_conninfo(url, application_name=APP_NAME)
         options["pool_size"] = args["concurrency"] + 2
     timed = _Timed(args["url"], measure_server=args["backend"] == "postgres")
+    if args["cas"] == "each":  # the sweeper as before: one timeout compare-and-set per approval
+        import interrupts._sweeper
+
+        def one_by_one(entries: Any, now: Any) -> Any:
+            return {}
+            yield  # a flow that records nothing: each entry records its own
+
+        interrupts._sweeper.record_timeouts_flow = one_by_one  # type: ignore[assignment]
 
     def sweeper_of(saver: Any) -> ApprovalSweeper:
         return ApprovalSweeper(review_graph(saver), clock=lambda: now,
@@ -538,6 +549,9 @@ def main() -> None:
                    help="throughput: the sweepers' arun_once (async) and/or run_once (sync); "
                         "both alternate, --rounds times")
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--cas", default="page",
+                   help="throughput: 'page' (a page's timeout decisions in one round trip), "
+                        "'each' (one per approval, as before), comma-separated to alternate")
     p.add_argument("--durability", default="default",
                    help="throughput: the sweepers' resume durability, comma-separated to "
                         "alternate (default = the graph's own; exit = ApprovalSweeper(durability="
@@ -551,8 +565,9 @@ def main() -> None:
         for _ in range(a.rounds):
             for mode in a.mode.split(","):
                 for durability in a.durability.split(","):
-                    bench_throughput(a.backend, a.approvals, a.concurrency, mode,
-                                     None if durability == "default" else durability)
+                    for cas in a.cas.split(","):
+                        bench_throughput(a.backend, a.approvals, a.concurrency, mode,
+                                         None if durability == "default" else durability, cas)
     if "resume" in parts:
         bench_resume(a.backend, a.resumes)
     if "batch" in parts:
