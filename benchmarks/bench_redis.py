@@ -12,12 +12,16 @@ redis,plainredis,ours`` works too) and two measurements of its own:
   cost should not grow with the thread);
 * ``--micro``: per-call medians (get_state, history, one invoke) over many
   interleaved repetitions, which a busy machine disturbs less than phase totals.
+* ``--cpu``: the graph run's client CPU (this process's CPU time) per invoke,
+  ``--threads`` concurrent threads x 10 invokes per round, interleaved: what
+  other processes on the machine disturb least.
 
 Usage::
 
     python benchmarks/bench_redis.py                          # redis, plainredis, pg
     python benchmarks/bench_redis.py --rounds 7 --growth
     python benchmarks/bench_redis.py --micro                  # per-call medians
+    python benchmarks/bench_redis.py --cpu --reps 10          # client CPU per invoke
 """
 
 from __future__ import annotations
@@ -168,6 +172,43 @@ async def micro(args: argparse.Namespace) -> None:
         )
 
 
+async def cpu(args: argparse.Namespace) -> None:
+    """Client CPU time per invoke of the graph run, savers interleaved round by round."""
+    names = args.savers.split(",")
+    cms = {n: SAVERS[n](args.url, args.pool) for n in names}
+    savers = {n: await cm.__aenter__() for n, cm in cms.items()}
+    steps = 10
+    try:
+        graphs = {n: build_graph(s) for n, s in savers.items()}
+
+        async def thread(name: str, steps: int) -> None:
+            config = {"configurable": {"thread_id": f"cpu-{uuid.uuid4()}"}}
+            for _ in range(steps):
+                await graphs[name].ainvoke({"messages": ["user: next"]}, config)
+
+        for n in names:  # warm-up
+            await asyncio.gather(*(thread(n, 3) for _ in range(4)))
+        cpu_ms: dict[str, list[float]] = {n: [] for n in names}
+        wall_ms: dict[str, list[float]] = {n: [] for n in names}
+        for r in range(args.reps):
+            for n in names if r % 2 == 0 else names[::-1]:
+                c0, w0 = time.process_time(), time.perf_counter()
+                await asyncio.gather(*(thread(n, steps) for _ in range(args.threads)))
+                invokes = steps * args.threads
+                cpu_ms[n].append((time.process_time() - c0) / invokes * 1000)
+                wall_ms[n].append((time.perf_counter() - w0) / invokes * 1000)
+    finally:
+        for cm in cms.values():
+            await cm.__aexit__(None, None, None)
+    base = args.baseline if args.baseline in names else names[-1]
+    bc, bw = statistics.median(cpu_ms[base]), statistics.median(wall_ms[base])
+    print(f"per invoke, {args.threads} threads x {steps} invokes, medians of {args.reps} rounds:")
+    for n in names:
+        c, w = statistics.median(cpu_ms[n]), statistics.median(wall_ms[n])
+        print(f"  {n:>10}: client CPU {c:6.2f} ms ({c / bc:.2f}x)"
+              f"  wall {w:6.2f} ms ({w / bw:.2f}x)")
+
+
 async def _drain(it: Any) -> None:
     async for _ in it:
         pass
@@ -208,10 +249,11 @@ def main() -> None:
     ap.add_argument("--pool", type=int, default=10, help="Postgres connections")
     ap.add_argument("--growth", action="store_true", help="history cost at 30 and 300 checkpoints")
     ap.add_argument("--micro", action="store_true", help="per-call medians instead of phases")
-    ap.add_argument("--reps", type=int, default=60, help="repetitions for --micro, --growth")
+    ap.add_argument("--cpu", action="store_true", help="client CPU time per invoke")
+    ap.add_argument("--reps", type=int, default=60, help="repetitions for --micro, --growth, --cpu")
     args = ap.parse_args()
     args.url = args.url or postgres_url()
-    asyncio.run(micro(args) if args.micro else run(args))
+    asyncio.run(micro(args) if args.micro else cpu(args) if args.cpu else run(args))
 
 
 if __name__ == "__main__":
