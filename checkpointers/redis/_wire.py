@@ -128,18 +128,21 @@ class AsyncLane:
     async def _open(self) -> _Mux:
         loop = asyncio.get_running_loop()
         opening = self._opening
-        if opening is not None and opening.get_loop() is loop and not opening.done():
-            return await asyncio.shield(opening)
+        while opening is not None and opening.get_loop() is loop and not opening.done():
+            try:
+                return await asyncio.shield(opening)
+            except _OpenerCancelled:
+                # the others waiting were not cancelled: one of them opens it now
+                opening = self._opening
+                mux = self._mux
+                if mux is not None and not mux.dead and mux.loop is loop:
+                    return mux  # that one already did
         self._opening = opening = loop.create_future()
         try:
             conn = await self.pool.get_connection()
         except BaseException as exc:
-            # the others waiting for this connection were not cancelled: they retry
             cancelled = isinstance(exc, asyncio.CancelledError)
-            opening.set_exception(
-                rx.ConnectionError("the call opening the connection was cancelled")
-                if cancelled else exc
-            )
+            opening.set_exception(_OpenerCancelled() if cancelled else exc)
             opening.exception()  # retrieved: waiters, if any, get it too
             self._opening = None
             raise
@@ -147,6 +150,10 @@ class AsyncLane:
         opening.set_result(mux)
         self._opening = None
         return mux
+
+
+class _OpenerCancelled(rx.ConnectionError):
+    """The call opening a lane's connection was cancelled (its waiters open it again)."""
 
 
 class _Mux:
