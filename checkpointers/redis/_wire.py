@@ -120,6 +120,8 @@ class AsyncLane:
 
     async def execute(self, cmds: list[Cmd]) -> list[Any]:
         """Send ``cmds`` together; their replies in order (errors as exceptions)."""
+        if not cmds:  # nothing to send: no reply would ever answer it
+            return []
         mux = self._mux
         if mux is None or mux.dead or mux.loop is not asyncio.get_running_loop():
             mux = await self._open()

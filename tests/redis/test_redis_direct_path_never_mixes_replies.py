@@ -130,3 +130,15 @@ async def test_a_server_that_stops_answering_fails_the_call_then_recovers(
         pauser.close()
         tup = await saver.aget_tuple(config)
         assert tup is not None and tup.metadata["i"] == 1
+
+
+async def test_an_empty_batch_answers_at_once(redis_prefix: tuple[str, str]) -> None:
+    # a core step may have nothing to send (an upgrade batch with nothing to
+    # rewrite): it waited for a reply that never comes until the socket timeout
+    url, prefix = redis_prefix
+    async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
+        await saver.setup()
+        assert await asyncio.wait_for(saver._execute([]), timeout=1) == []
+    with RedisSaver.from_conn_string(url, prefix=prefix) as sync_saver:
+        sync_saver.setup()
+        assert sync_saver._execute([]) == []
