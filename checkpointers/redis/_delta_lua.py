@@ -164,9 +164,11 @@ local function gc(candidates, wcand)
         -- its base too: kept for it alone so far, it may be needed no more
         if base then candidates[#candidates + 1] = field_prefix(fld) .. base end
         if wof then
+          -- writes kept for it alone: of a gone checkpoint, or replaced by an upgrade
           local ns = string.sub(fld, 1, string.find(fld, SEP, 1, true) - 1)
-          if redis.call('HEXISTS', C, ns .. SEP .. wof) == 0 then
-            for _, m in ipairs(ref_members(fld, wof, segs)) do wcand[#wcand + 1] = m end
+          local gone = redis.call('HEXISTS', C, ns .. SEP .. wof) == 0
+          for _, m in ipairs(ref_members(fld, wof, segs)) do
+            if gone or not redis.call('ZSCORE', WI, m) then wcand[#wcand + 1] = m end
           end
         end
       end

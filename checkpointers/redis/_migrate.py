@@ -21,7 +21,8 @@ from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 from langgraph.checkpoint.serde.types import INTERRUPT
 
 from checkpointers.redis import _scripts as S
-from checkpointers.redis._codec import SEP, Codec, now_utc
+from checkpointers.redis._codec import SEP, Codec, chain_map, now_utc
+from checkpointers.redis._delta_lua import WREF
 from checkpointers.redis._core import Call, Cmd, RedisCore, script
 from checkpointers.redis._keys import shard_of
 from migrations import BatchOutcome, CheckpointRef, ItemOutcome, Upgrade, VersionStatus
@@ -97,10 +98,29 @@ def _record_version(core: RedisCore, entry: _Entry) -> int:
     return core.codec.record_version(entry[2])
 
 
+def _referenced(entries: list[_Entry]) -> set[str]:
+    """The write members the deltas of a thread's values refer to (issue 12)."""
+    out: set[str] = set()
+    for e in entries:
+        pairs = e[6] if len(e) > 6 and e[6] else []
+        chain = pairs if isinstance(pairs, dict) else chain_map(pairs)
+        out.update(k[len(WREF) :] for k in chain if k.startswith(WREF))
+    return out
+
+
 def _rewrite_cmd(
-    core: RedisCore, thread_id: str, entry: _Entry, up: Upgrade, target: int
+    core: RedisCore,
+    thread_id: str,
+    entry: _Entry,
+    up: Upgrade,
+    target: int,
+    referenced: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[Cmd, list[tuple[str, bytes, str]]]:
-    """The REWRITE command of one upgraded checkpoint, and the waits it indexes."""
+    """The REWRITE command of one upgraded checkpoint, and the waits it indexes.
+
+    Replaced pending writes that a delta refers to (``referenced``) are kept
+    for it, out of the checkpoint's pending writes.
+    """
     new = up.tuple
     ns, cid = entry[0].decode(), entry[1].decode()
     parent = (new.parent_config or {}).get("configurable", {}).get("checkpoint_id")
@@ -137,7 +157,9 @@ def _rewrite_cmd(
                     w = core.codec.encode_wait(thread_id, ns, cid, tid, item, now)
                     if w is not None:
                         waits.append(w)
-        args += ["1", len(flat) // 2, *flat]
+        head = SEP.join((ns, cid)) + SEP
+        keep = sorted(m for m in referenced if m.startswith(head))
+        args += ["1", len(keep), *keep, len(flat) // 2, *flat]
         for fld, wentry, deadline in waits:
             args += [fld, wentry, deadline]
     else:
@@ -175,6 +197,7 @@ def upgrade_batch(
     left_at_v: dict[str, int] = {}
     for t in mine:
         es = entries.get(t, [])
+        referenced = _referenced(es)
         versions = [_record_version(core, e) for e in es]
         left_at_v[t] = versions.count(v)
         for i in _candidates(es, versions, below, all_history):
@@ -182,7 +205,7 @@ def upgrade_batch(
             try:
                 raw, stored = core.codec.decode_entry(t, es[i])
                 up = upgrade(raw, stored)
-                cmd, waits = _rewrite_cmd(core, t, es[i], up, below)
+                cmd, waits = _rewrite_cmd(core, t, es[i], up, below, referenced)
             except Exception as exc:
                 items.append(ItemOutcome(ref, exc))
                 continue

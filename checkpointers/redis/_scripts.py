@@ -611,8 +611,10 @@ return out
 # is still the one the upgrade was computed from (compare-and-set: a checkpoint
 # another worker or a put changed meanwhile is left alone and 0 is returned).
 # ARGV: ns, cid, old record, record, refs, ttl, now, grace, nb, nb blob pairs,
-#       nm, nm index members, replace writes ('0'/'1'), nw, nw (member, value),
-#       then (field, entry, deadline) of each indexed wait.
+#       nm, nm index members, replace writes ('0'/'1'), [nk, nk members to keep,]
+#       nw, nw (member, value), then (field, entry, deadline) of each indexed wait.
+# A replaced write that a delta refers to (issue 12) is kept in W, out of WI:
+# no longer a pending write of the checkpoint, still there for the delta.
 # Returns {1, removed wait fields...} or 0.
 REWRITE = Script(
     "rewrite",
@@ -646,8 +648,15 @@ if nm > 0 then
 end
 local out = {1}
 if ARGV[i] == '1' then
+  local nk = tonumber(ARGV[i + 1])
+  local keep = {}
+  for j = i + 2, i + 1 + nk do keep[ARGV[j]] = true end
+  i = i + 1 + nk
   local wm = lexrange(WI, f .. SEP)
-  if #wm > 0 then chunked('HDEL', W, wm); chunked('ZREM', WI, wm) end
+  local drop = {}
+  for _, m in ipairs(wm) do if not keep[m] then drop[#drop + 1] = m end end
+  if #drop > 0 then chunked('HDEL', W, drop) end
+  if #wm > 0 then chunked('ZREM', WI, wm) end
   local wl = lexrange(WL, f .. SEP)
   if #wl > 0 then
     chunked('HDEL', WT, wl); chunked('ZREM', WL, wl); chunked('ZREM', WD, wl)

@@ -64,6 +64,17 @@ def _history(url: str, prefix: str, config: dict[str, Any]) -> list[Any]:
         ]
 
 
+def _named_writes(raw: redis.Redis, prefix: str) -> set[bytes]:
+    """The write members the stored deltas refer to."""
+    out = set()
+    for v in _values(raw, prefix).values():
+        if v.startswith(b"delta2\x00"):
+            refs = delta_writes(DELTA_TYPE, v[len(b"delta2\x00") :])
+            if refs:
+                out |= {f"\x00{refs[0]}\x00{t}\x00{i}".encode() for t, i in refs[1]}
+    return out
+
+
 def test_deltas_name_writes_and_read_back_exactly(
     sync_saver: RedisSaver, redis_prefix: tuple[str, str], raw: redis.Redis
 ) -> None:
@@ -94,9 +105,10 @@ def test_prune_keeps_the_writes_kept_deltas_refer_to(
         before = graph.get_state(config).values["messages"]
         s.prune(["t"], strategy="keep_latest")
         assert raw.hlen(_keys(prefix)[2]) == 1  # one checkpoint left
-        # its value is a delta whose writes belonged to pruned checkpoints
-        kept_writes = raw.hlen(_keys(prefix)[6])
-        assert kept_writes > 1
+        # its value's chain refers to writes of pruned checkpoints: all kept
+        named = _named_writes(raw, prefix)
+        assert all(raw.hexists(_keys(prefix)[6], m) for m in named)
+        assert named or len(_values(raw, prefix)) == 1  # (unless it is a snapshot)
         assert _history(url, prefix, config)[0][1] == before
         # the thread goes on; once no kept delta needs them the old writes go
         graph.invoke({"target": 50}, config)
@@ -264,3 +276,44 @@ def test_a_thread_of_long_versions_goes_on_with_short_ones(
         assert all(m is None or m == final[: len(m)] for _, m in history)
     fields = [f for f in raw.hkeys(_keys(prefix)[4]) if b"\x00messages\x00" in f]
     assert {len(f.split(b"\x00")[2]) for f in fields} == {23, 49}
+
+
+def test_an_upgrade_that_replaces_writes_keeps_those_deltas_refer_to(
+    redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    from migrations import StateMigrations, upgrade_all
+
+    url, prefix = redis_prefix
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": 999}
+    with RedisSaver.from_conn_string(url, prefix=prefix) as s:
+        s.setup()
+        _graph(s).invoke({"target": 30}, config)
+        before = {t.config["configurable"]["checkpoint_id"]: t.checkpoint["channel_values"]
+                  .get("messages") for t in s.list(config)}
+    # renaming the node renames the task ids of every checkpoint's pending
+    # writes: the old writes go, but those the deltas name are kept for them
+    m = StateMigrations(version=1)
+    m.rename_node(from_version=0, old="append", new="add")
+    with RedisSaver.from_conn_string(url, prefix=prefix, migrations=m) as s:
+        result = upgrade_all(s, m, all_history=True)
+        assert result.upgraded == len(before) and not result.failures
+    with RedisSaver.from_conn_string(url, prefix=prefix, migrations=m) as s:
+        after = {t.config["configurable"]["checkpoint_id"]: t.checkpoint["channel_values"]
+                 .get("messages") for t in s.list(config)}
+        assert after == before
+        # the renamed writes are the checkpoints' pending writes, once each
+        tup = s.get_tuple(config)
+        assert tup is not None
+        assert len(raw.zrange(_keys(prefix)[7], 0, -1)) < raw.hlen(_keys(prefix)[6])
+        # and the thread goes on under the new node name
+        _graph_renamed = StateGraph(State)
+        _graph_renamed.add_node("add", _append)
+        _graph_renamed.add_edge(START, "add")
+        _graph_renamed.add_conditional_edges(
+            "add", lambda st: "add" if len(st["messages"]) < st["target"] else END, ["add", END]
+        )
+        graph = _graph_renamed.compile(checkpointer=s)
+        graph.invoke({"target": 35}, config)
+        assert [x.id for x in graph.get_state(config).values["messages"]] == [
+            f"m{i}" for i in range(35)
+        ]
