@@ -177,6 +177,9 @@ class _Mux:
 
     def send(self, data: bytes, n: int) -> asyncio.Future[list[Any]]:
         fut = self.loop.create_future()
+        if self.dead:  # died after the caller got it: nothing would answer (the shell retries)
+            fut.set_exception(rx.ConnectionError(CLOSED))
+            return fut
         self.waiting.append((n, [], fut))
         if self.watched < 0 and self.timeout:
             self.watched = self.answered

@@ -142,3 +142,21 @@ async def test_an_empty_batch_answers_at_once(redis_prefix: tuple[str, str]) -> 
     with RedisSaver.from_conn_string(url, prefix=prefix) as sync_saver:
         sync_saver.setup()
         assert sync_saver._execute([]) == []
+
+
+async def test_a_call_on_a_connection_that_died_fails_at_once(
+    redis_prefix: tuple[str, str],
+) -> None:
+    # a caller that got the shared connection just before it died must not wait forever
+    # (the watchdog stops watching a dead connection): its call fails and the shell retries
+    url, prefix = redis_prefix
+    async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
+        await saver.setup()
+        lane = saver._lane
+        await lane.execute([("GET", f"{prefix}:x")])
+        mux = lane._mux
+        mux.kill()
+        await asyncio.wait_for(mux.task, timeout=5)  # its reader has failed every waiting call
+        with pytest.raises(redis.ConnectionError):
+            await asyncio.wait_for(mux.send(b"*1\r\n$4\r\nPING\r\n", 1), timeout=1)
+        assert await saver._execute([("GET", f"{prefix}:x")]) == [None]
