@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple
 from psycopg.types.json import Jsonb
 
-from checkpointers.postgres import _sql
+from checkpointers.postgres import _migrate_refs, _sql
 from checkpointers.postgres._metadata import encode_metadata
 from migrations import (
     BatchOutcome,
@@ -155,6 +155,9 @@ class _MigrationQueries:
         self.rewrite = r(REWRITE)
         self.delete_writes = r(DELETE_WRITES)
         self.rewrite_writes = r(REWRITE_WRITES)
+        self.ref_affected = r(_migrate_refs.AFFECTED)
+        self.ref_chains = r(_migrate_refs.CHAINS)
+        self.ref_update = r(_migrate_refs.UPDATE)
         self.status = r(STATUS)
 
 
@@ -216,6 +219,9 @@ class PostgresMigrationCore:
             k: [] for k in ("b_threads", "b_ns", "b_channels", "b_versions", "b_types", "b_blobs")
         }
         writes = _WriteRows()
+        replaced_old: _migrate_refs.OldWrites = {}
+        replaced_new: _migrate_refs.NewWrites = {}
+        moved_tasks: dict[_migrate_refs.Key, dict[str, str]] = {}
         values = self._values(rows)  # type: ignore[attr-defined]
         for row in rows:
             ref = CheckpointRef(row[0], row[1], row[2], int(row[7] or 0))
@@ -248,6 +254,10 @@ class PostgresMigrationCore:
                 blob_cols["b_blobs"].append(bl)
             if new_writes is not None:
                 writes.add(ref, new_writes)
+                key = (ref.thread_id, ref.checkpoint_ns, ref.checkpoint_id)
+                replaced_old[key] = _migrate_refs.old_writes(row)
+                replaced_new[key] = [(t, i, ch, ty, bl) for t, _, i, ch, ty, bl in new_writes[0]]
+                moved_tasks[key] = up.task_ids
             items.append(ItemOutcome(ref))
         if cp_cols["ids"]:
             yield _sql_stmt(
@@ -256,6 +266,19 @@ class PostgresMigrationCore:
                 prepare=False,
             )
         if writes.deleted["d_ids"]:
+            # the deltas naming the writes about to be replaced (issue 12)
+            fix = _migrate_refs.RefFix()
+            affected = yield _sql_stmt(
+                self._mq.ref_affected, writes.deleted, fetch=True, prepare=False
+            )
+            fix.plan(affected or (), replaced_old, replaced_new, moved_tasks)
+            if fix.heads["h_versions"]:
+                chains = yield _sql_stmt(
+                    self._mq.ref_chains, fix.heads, fetch=True, prepare=False
+                )
+                fix.rewrite_whole(chains or (), self.delta_policy)  # type: ignore[attr-defined]
+            if fix.update["u_versions"]:
+                yield _sql_stmt(self._mq.ref_update, fix.update, prepare=False)
             yield _sql_stmt(self._mq.delete_writes, writes.deleted, prepare=False)
             yield _sql_stmt(self._mq.rewrite_writes, writes.params(), prepare=False)
         yield _sql_stmt(_sql.COMMIT)
