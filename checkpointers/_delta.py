@@ -584,8 +584,25 @@ class ChainCache:
     def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple[str, str, str], Link] = OrderedDict()
+        # channels cached per (thread, namespace), for reads that skip known chains
+        self._channels: dict[tuple[str, str], set[str]] = {}
         self._bytes = 0
         self._lock = threading.Lock()
+
+    def _drop(self, key: tuple[str, str, str]) -> None:
+        chans = self._channels.get(key[:2])
+        if chans is not None:
+            chans.discard(key[2])
+            if not chans:
+                del self._channels[key[:2]]
+
+    def links(self, thread_id: str, checkpoint_ns: str) -> list[tuple[str, Link]]:
+        """``(channel, link)`` of every channel of a thread and namespace cached."""
+        with self._lock:
+            chans = self._channels.get((thread_id, checkpoint_ns))
+            if not chans:
+                return []
+            return [(ch, self._entries[(thread_id, checkpoint_ns, ch)]) for ch in chans]
 
     def get(self, thread_id: str, checkpoint_ns: str, channel: str) -> Link | None:
         """The chain state to extend for this channel, if known."""
@@ -603,13 +620,16 @@ class ChainCache:
             old = self._entries.pop(key, None)
             if old is not None:
                 self._bytes -= len(old.body)
+                self._drop(key)
             if link is None or len(link.body) > self.max_bytes:
                 return
             self._entries[key] = link
+            self._channels.setdefault(key[:2], set()).add(channel)
             self._bytes += len(link.body)
             while self._bytes > self.max_bytes:
-                _, evicted = self._entries.popitem(last=False)
+                gone, evicted = self._entries.popitem(last=False)
                 self._bytes -= len(evicted.body)
+                self._drop(gone)
 
     def forget(self, thread_id: str, checkpoint_ns: str | None = None) -> None:
         """Drop a thread's entries (all namespaces if ``checkpoint_ns`` is None)."""
@@ -620,11 +640,13 @@ class ChainCache:
                 if k[0] == thread_id and (checkpoint_ns is None or k[1] == checkpoint_ns)
             ]:
                 self._bytes -= len(self._entries.pop(key).body)
+                self._drop(key)
 
     def clear(self) -> None:
         """Drop every entry."""
         with self._lock:
             self._entries.clear()
+            self._channels.clear()
             self._bytes = 0
 
 

@@ -35,7 +35,7 @@ from checkpointers._delta import (
     write_body,
 )
 
-__all__ = ["ChainReader"]
+__all__ = ["ChainReader", "delta_target"]
 
 _NO_WRITES: WriteRows = {}
 
@@ -82,6 +82,21 @@ def _meta(blob: bytes, version: str) -> tuple[list[Any], memoryview, int]:
         raise
     except Exception as exc:
         raise BrokenChainError(f"malformed delta {version!r}: {exc}") from exc
+
+
+def delta_target(blob: bytes, version: str) -> tuple[bytes, int, int]:
+    """``(header, body length, crc32 of the body)`` of the value a delta row rebuilds.
+
+    A reader that already holds a version whole (the value it just wrote)
+    compares it with these instead of walking the chain again.
+
+    Raises:
+        BrokenChainError: The delta is malformed.
+    """
+    meta, _tail, fmt = _meta(blob, version)
+    if fmt == _FORMAT_COMPACT:
+        return meta[0], meta[2], meta[3]
+    return meta[1], meta[3], meta[4]
 
 
 class ChainReader:

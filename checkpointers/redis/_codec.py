@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import zlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -37,6 +38,7 @@ from checkpointers._delta import (
     encode_value,
     snapshot_link,
 )
+from checkpointers._delta_read import delta_target
 from checkpointers._errors import CorruptCheckpointError
 from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitEntry, extract_wait
@@ -97,6 +99,10 @@ def index_prefix(key: str, value: Any) -> str | None:
 def _is_inline(value: Any) -> bool:
     # as langgraph-checkpoint-postgres: primitives live in the checkpoint record
     return value is None or isinstance(value, (str, int, float, bool))
+
+
+class StaleKnown(Exception):
+    """A value read without its chain is not the version the saver holds: read again."""
 
 
 class Codec:
@@ -209,6 +215,17 @@ class Codec:
                 out[(cid, task_id, int(idx))] = (parts[4].decode(), parts[5])
         return out
 
+    def known_fields(self, thread_id: str, ns: str) -> dict[str, Link]:
+        """The blob fields whose versions this saver holds whole (issue 3).
+
+        A read asks the script not to send their chains: :meth:`decode_channel_value`
+        takes the held bytes when the stored delta rebuilds exactly them.
+        """
+        return {
+            self.blob_field(ns, ch, link.version): link
+            for ch, link in self.chains.links(thread_id, ns)
+        }
+
     def decode_channel_value(
         self,
         thread_id: str,
@@ -216,10 +233,26 @@ class Codec:
         field: str,
         raw: bytes,
         chain: Mapping[str, bytes],
+        known: Mapping[str, Link] | None = None,
     ) -> Any:
-        """A channel value from its stored bytes (and, for a delta, its chain's)."""
+        """A channel value from its stored bytes (and, for a delta, its chain's).
+
+        ``known``: the fields whose chains the read did not fetch, with the
+        versions held whole; :class:`StaleKnown` if the stored delta does not
+        rebuild the held bytes (another writer), so the read is made again.
+        """
         channel, version = field[len(ns) + 1 :].rsplit(SEP, 1)
         rows = {version: self._row(raw)}
+        held = known.get(field) if known else None
+        if held is not None and self.is_delta(raw):
+            header, body_len, crc = delta_target(rows[version][1], version)
+            if (
+                header != held.header
+                or body_len != len(held.body)
+                or crc != zlib.crc32(held.body)
+            ):
+                raise StaleKnown(field)
+            return loads_exact(self.serde, held.type, held.header + held.body)
         if self.is_delta(raw):
             head = field[: len(field) - len(version)]
             for fld, value in chain.items():
@@ -327,11 +360,17 @@ class Codec:
         """Field of a channel value in the thread's blob hash."""
         return f"{ns}{SEP}{channel}{SEP}{version}"
 
-    def decode_entry(self, thread_id: str, entry: Sequence[Any]) -> tuple[CheckpointTuple, int]:
+    def decode_entry(
+        self,
+        thread_id: str,
+        entry: Sequence[Any],
+        known: Mapping[str, Link] | None = None,
+    ) -> tuple[CheckpointTuple, int]:
         """A ``CheckpointTuple`` (before ``_finish_read``) and its stored schema version.
 
         ``entry`` is what the ``load`` Lua function returns:
-        ``[ns, cid, record, refs, blob values, write values]``.
+        ``[ns, cid, record, refs, blob values, write values]``; ``known`` as
+        for :meth:`decode_channel_value`.
         """
         ns, cid = entry[0].decode(), entry[1].decode()
         where = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}
@@ -365,7 +404,11 @@ class Codec:
                 continue
             channel = fld[skip:].rsplit(SEP, 1)[0]
             try:
-                values[channel] = self.decode_channel_value(thread_id, ns, fld, raw, chain)
+                values[channel] = self.decode_channel_value(
+                    thread_id, ns, fld, raw, chain, known
+                )
+            except StaleKnown:
+                raise
             except Exception as exc:
                 raise corrupt(channel, exc) from exc
         checkpoint["channel_values"] = values

@@ -36,7 +36,14 @@ from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
 from checkpointers._waits import WaitEntry, decision_claim_time
 from checkpointers.redis import _scripts as S
-from checkpointers.redis._codec import SEP, Codec, index_prefix, now_utc, share_chains
+from checkpointers.redis._codec import (
+    SEP,
+    Codec,
+    StaleKnown,
+    index_prefix,
+    now_utc,
+    share_chains,
+)
 from checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
 from checkpointers.redis._listing import list_all_threads
 from migrations import SCHEMA_VERSION_KEY, code_version, finish_read, versions_to_store
@@ -255,8 +262,21 @@ class RedisCore:
         """Latest (or the given) checkpoint of a thread+namespace: one EVALSHA."""
         thread_id, ns, cid = self._target(config)
         keys = self.keys.thread(thread_id)
-        (entry,) = yield Call([script(S.GET, keys, ns, cid or "", *self._ttl_args(read=True))])
-        return self._tuple(thread_id, entry) if entry else None
+        args = [ns, cid or "", *self._ttl_args(read=True)]
+        # the chains of versions this saver holds whole are not sent (issue 3)
+        known = self.codec.known_fields(thread_id, ns)
+        (entry,) = yield Call([script(S.GET, keys, *args, *known)])
+        if not entry:
+            return None
+        try:
+            tup, version = self.codec.decode_entry(thread_id, entry, known)
+        except StaleKnown:
+            # another writer stored other bytes at a held version: read it whole
+            (entry,) = yield Call([script(S.GET, keys, *args)])
+            if not entry:
+                return None
+            tup, version = self.codec.decode_entry(thread_id, entry)
+        return self._finish_read(tup, version)
 
     def list_checkpoints(
         self,

@@ -101,12 +101,14 @@ end
 
 -- field/value pairs of the chains of the deltas among (fields, values), with
 -- the writes they refer to; links in seen (shared by the entries of one
--- listing) are not sent again
-local function chains(fields, values, seen)
+-- listing) are not sent again, nor the chains of the fields in known (the
+-- client holds those versions whole and checks the delta against them)
+local function chains(fields, values, seen, known)
   local out = {}
   seen = seen or {}
   for i = 1, #fields do
     local f, v = fields[i], values[i]
+    if known and known[f] then v = nil end
     while v do
       local base, wof, segs = delta_link(v)
       if not base then break end

@@ -75,7 +75,7 @@ end
 -- one checkpoint: {ns, cid, record, refs, blob values, write values, chains}; without
 -- blobs (list) the shell reads them with one HMGET instead: large values
 -- copied through Lua strings cost more than a second round trip
-local function load(ns, cid, with_blobs)
+local function load(ns, cid, with_blobs, known)
   local f = ns .. SEP .. cid
   local rec = redis.call('HGET', C, f)
   if not rec then return false end
@@ -85,7 +85,7 @@ local function load(ns, cid, with_blobs)
     local fields = cmsgpack.unpack(refs)[2]
     if #fields > 0 then
       blobs = hmget(B, fields)
-      chain = chains(fields, blobs)
+      chain = chains(fields, blobs, nil, known)
     end
   end
   local wm = lexrange(WI, f .. SEP)
@@ -166,7 +166,8 @@ end
 """
 )
 
-# ARGV: ns, cid ('' = latest), ttl, now, grace
+# ARGV: ns, cid ('' = latest), ttl, now, grace, field*: the blob fields whose
+# chains not to send (the client holds their versions whole, issue 3)
 GET = Script(
     "get",
     _COMMON
@@ -178,7 +179,9 @@ if cid == '' then
   if #top == 0 then return false end
   cid = string.sub(top[1], #ns + 2)
 end
-local res = load(ns, cid, true)
+local known = {}
+for j = 6, #ARGV do known[ARGV[j]] = true end
+local res = load(ns, cid, true, known)
 if res then refresh(ARGV[3], ARGV[4], ARGV[5]) end
 return res
 """,

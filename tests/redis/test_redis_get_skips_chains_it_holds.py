@@ -1,0 +1,89 @@
+"""get_tuple does not fetch the chain of a version the saver holds whole (issue 3).
+
+The saver asks the ``get`` script not to send the chains of the versions it
+just wrote or read; it takes its own bytes when the stored delta rebuilds
+exactly them (header, length, CRC). When another writer stored other bytes at
+that version, the read is made again with the chain and returns what is stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+from langgraph.checkpoint.base import empty_checkpoint
+
+from checkpointers.redis import RedisSaver
+from checkpointers.redis import _scripts as S
+from checkpointers.redis._keys import Keys
+
+
+def _item(i: int, fill: str = "x") -> dict[str, Any]:
+    return {"id": i, "text": fill * 120}
+
+
+def _put(saver: RedisSaver, parent: str | None, items: list[Any], version: str) -> str:
+    cp = empty_checkpoint()
+    cp["channel_values"] = {"items": items}
+    cp["channel_versions"] = {"items": version}
+    conf: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    if parent:
+        conf["configurable"]["checkpoint_id"] = parent
+    saver.put(conf, cp, {"step": len(items)}, {"items": version})
+    return cp["id"]
+
+
+def _chain(raw: redis.Redis, prefix: str, *known: str) -> list[Any]:
+    keys = Keys(prefix).thread("t")
+    entry = raw.evalsha(
+        raw.script_load(S.GET.source), len(keys), *keys, "", "", 0, 0, 0, *known
+    )
+    return entry[6]
+
+
+def test_a_held_version_is_read_without_its_chain(
+    sync_saver: RedisSaver, redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    url, prefix = redis_prefix
+    parent = None
+    items: list[Any] = []
+    for n in range(1, 13):
+        items = [_item(i) for i in range(n * 3)]
+        parent = _put(sync_saver, parent, items, f"{n:04}")
+    head = raw.hget(Keys(prefix).thread("t")[4], b"\x00items\x000012")
+    assert head is not None and head.startswith(b"delta2\x00")
+    # the script sends the chain, unless told the client holds that version
+    assert len(_chain(raw, prefix)) > 2
+    assert _chain(raw, prefix, "\x00items\x000012") == []
+    assert sync_saver._core.codec.known_fields("t", "") and all(
+        f == "\x00items\x000012" for f in sync_saver._core.codec.known_fields("t", "")
+    )
+    got = sync_saver.get_tuple({"configurable": {"thread_id": "t"}})
+    assert got is not None and got.checkpoint["channel_values"]["items"] == items
+    with RedisSaver.from_conn_string(url, prefix=prefix) as fresh:
+        assert fresh._core.codec.known_fields("t", "") == {}
+        again = fresh.get_tuple({"configurable": {"thread_id": "t"}})
+    assert again is not None and again.checkpoint["channel_values"]["items"] == items
+
+
+def test_other_bytes_stored_at_a_held_version_are_read_from_the_store(
+    sync_saver: RedisSaver, redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    url, prefix = redis_prefix
+    parent = None
+    cids = []
+    for n in range(1, 13):
+        parent = _put(sync_saver, parent, [_item(i) for i in range(n * 3)], f"{n:04}")
+        cids.append(parent)
+    held = sync_saver._core.codec.known_fields("t", "")["\x00items\x000012"]
+    # another process forks from version 0010 and stores its own version 0012
+    with RedisSaver.from_conn_string(url, prefix=prefix) as other:
+        base = other.get_tuple({"configurable": {"thread_id": "t", "checkpoint_id": cids[9]}})
+        assert base is not None
+        theirs = [*base.checkpoint["channel_values"]["items"], _item(99, "o")]
+        _put(other, cids[9], theirs, "0012")
+    stored = raw.hget(Keys(prefix).thread("t")[4], b"\x00items\x000012")
+    assert stored is not None and stored.startswith(b"delta2\x00")
+    assert sync_saver._core.codec.known_fields("t", "")["\x00items\x000012"] is held
+    got = sync_saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_id": cids[11]}})
+    assert got is not None and got.checkpoint["channel_values"]["items"] == theirs
