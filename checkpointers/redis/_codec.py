@@ -246,11 +246,7 @@ class Codec:
         held = known.get(field) if known else None
         if held is not None and self.is_delta(raw):
             header, body_len, crc = delta_target(rows[version][1], version)
-            if (
-                header != held.header
-                or body_len != len(held.body)
-                or crc != zlib.crc32(held.body)
-            ):
+            if header != held.header or body_len != len(held.body) or crc != zlib.crc32(held.body):
                 raise StaleKnown(field)
             return loads_exact(self.serde, held.type, held.header + held.body)
         if self.is_delta(raw):
@@ -404,9 +400,7 @@ class Codec:
                 continue
             channel = fld[skip:].rsplit(SEP, 1)[0]
             try:
-                values[channel] = self.decode_channel_value(
-                    thread_id, ns, fld, raw, chain, known
-                )
+                values[channel] = self.decode_channel_value(thread_id, ns, fld, raw, chain, known)
             except StaleKnown:
                 raise
             except Exception as exc:

@@ -35,9 +35,7 @@ def _put(saver: RedisSaver, parent: str | None, items: list[Any], version: str) 
 
 def _chain(raw: redis.Redis, prefix: str, *known: str) -> list[Any]:
     keys = Keys(prefix).thread("t")
-    entry = raw.evalsha(
-        raw.script_load(S.GET.source), len(keys), *keys, "", "", 0, 0, 0, *known
-    )
+    entry = raw.evalsha(raw.script_load(S.GET.source), len(keys), *keys, "", "", 0, 0, 0, *known)
     return entry[6]
 
 
