@@ -11,7 +11,8 @@ redis,plainredis,ours`` works too) and two measurements of its own:
 * ``--growth``: a 10-item history on threads of 30 and 300 checkpoints (the
   cost should not grow with the thread);
 * ``--micro``: per-call medians (get_state, history, one invoke) over many
-  interleaved repetitions, which a busy machine disturbs less than phase totals.
+  interleaved repetitions, which a busy machine disturbs less than phase totals
+  (``--cold``: our reads start with an empty chain cache, as another process's).
 * ``--cpu``: the graph run's client CPU (this process's CPU time) per invoke,
   ``--threads`` concurrent threads x 10 invokes per round, interleaved: what
   other processes on the machine disturb least.
@@ -153,6 +154,9 @@ async def micro(args: argparse.Namespace) -> None:
         for r in range(args.reps):
             for n in names if r % 2 == 0 else names[::-1]:
                 for c, fn in calls.items():
+                    core = getattr(savers[n], "_core", None)
+                    if args.cold and c != "invoke" and core is not None:
+                        core.codec.chains.clear()  # read as a saver holding nothing would
                     t0 = time.perf_counter()
                     await fn(n)
                     times[c][n].append(time.perf_counter() - t0)
@@ -249,6 +253,11 @@ def main() -> None:
     ap.add_argument("--pool", type=int, default=10, help="Postgres connections")
     ap.add_argument("--growth", action="store_true", help="history cost at 30 and 300 checkpoints")
     ap.add_argument("--micro", action="store_true", help="per-call medians instead of phases")
+    ap.add_argument(
+        "--cold",
+        action="store_true",
+        help="--micro: our reads start with an empty chain cache (another process's read)",
+    )
     ap.add_argument("--cpu", action="store_true", help="client CPU time per invoke")
     ap.add_argument("--reps", type=int, default=60, help="repetitions for --micro, --growth, --cpu")
     args = ap.parse_args()
