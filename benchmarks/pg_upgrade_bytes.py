@@ -1,0 +1,64 @@
+"""Stored bytes of a Postgres thread before and after ``upgrade_all`` (issue 12).
+
+A 100-step thread appends a message per step (stored as deltas that name the
+pending writes); ``upgrade_all(all_history=True)`` then renames the node (the
+deltas are re-pointed) or upgrades the message values (the deltas naming the
+replaced writes are rewritten whole, beside the upgraded values stored whole).
+Prints the ratio of ``checkpoint_blobs`` + ``checkpoint_writes`` bytes after/before.
+
+    PYTHONPATH=. /work/venv/bin/python benchmarks/pg_upgrade_bytes.py [postgres url]
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+
+import psycopg
+from psycopg import sql
+
+from checkpointers.postgres import PostgresSaver
+from migrations import upgrade_all
+from tests.postgres.test_pg_upgrade_keeps_what_deltas_refer_to import (
+    CONFIG,
+    _graph,
+    _migrations,
+)
+
+URL = sys.argv[1] if len(sys.argv) > 1 else "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def stored_bytes(schema: str) -> int:
+    with psycopg.connect(URL) as conn:
+        row = conn.execute(
+            sql.SQL(
+                "SELECT (SELECT coalesce(sum(length(blob)), 0) FROM {s}.checkpoint_blobs)"
+                " + (SELECT coalesce(sum(length(blob)), 0) FROM {s}.checkpoint_writes)"
+            ).format(s=sql.Identifier(schema))
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def main() -> None:
+    for kind in ("rename", "value"):
+        schema = f"bench_upgrade_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+        try:
+            with PostgresSaver.from_conn_string(URL, schema=schema) as s:
+                s.setup()
+                _graph(s).invoke({"target": 100}, CONFIG)
+            before = stored_bytes(schema)
+            m = _migrations(kind)
+            with PostgresSaver.from_conn_string(URL, schema=schema, migrations=m) as s:
+                upgrade_all(s, m, all_history=True)
+            print(f"{kind}: stored bytes after/before upgrade_all = "
+                  f"{stored_bytes(schema) / before:.2f}x")
+        finally:
+            with psycopg.connect(URL, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+if __name__ == "__main__":
+    main()
