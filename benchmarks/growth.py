@@ -13,7 +13,10 @@ them) and loops until the list holds ``steps`` messages: one run of
 * the graph run's wall time (the savers' runs one after the other);
 * ``get_state`` of the latest checkpoint and a 10-item ``get_state_history``
   (median of repeated calls, the savers' calls in turns once every thread
-  is built, so machine load falls on all of them alike).
+  is built, so machine load falls on all of them alike). ``--cold``: our
+  savers' chain caches are emptied before each read, so they read as a
+  fresh saver (another process) would; by default the saver that wrote the
+  thread reads it.
 
     python benchmarks/growth.py --steps 300 --savers pg ours-pg redis ours-redis
 """
@@ -206,7 +209,28 @@ def _interleaved_ms(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str,
     return {name: statistics.median(ts) * 1000 for name, ts in times.items()}
 
 
-def run_all(names: list[str], steps: int, repeat: int) -> list[dict[str, Any]]:
+def _chain_cache(saver: BaseCheckpointSaver[Any]) -> Any:
+    """Our saver's chain cache (None for the official savers, which keep none)."""
+    if hasattr(type(saver), "_chains"):
+        return saver._chains  # type: ignore[attr-defined]
+    core = getattr(saver, "_core", None)
+    return core.codec.chains if core is not None and hasattr(core, "codec") else None
+
+
+def _cold(fn: Callable[[], Any], cache: Any) -> Callable[[], Any]:
+    if cache is None:
+        return fn
+
+    def call() -> Any:
+        cache.clear()  # read as a saver holding nothing would
+        return fn()
+
+    return call
+
+
+def run_all(
+    names: list[str], steps: int, repeat: int, cold: bool = False
+) -> list[dict[str, Any]]:
     """One thread per saver (runs one after the other), then their reads timed in turns."""
     results: dict[str, dict[str, Any]] = {}
     gets: dict[str, Callable[[], Any]] = {}
@@ -216,8 +240,10 @@ def run_all(names: list[str], steps: int, repeat: int) -> list[dict[str, Any]]:
         configs: dict[str, Any] = {}
         graphs: dict[str, Any] = {}
         measures: dict[str, Callable[[], dict[str, int]]] = {}
+        caches: dict[str, Any] = {}
         for name in names:
             saver, measures[name] = stack.enter_context(SAVERS[name]())
+            caches[name] = _chain_cache(saver) if cold else None
             graphs[name] = build_graph(steps, saver)
             configs[name] = {"configurable": {"thread_id": f"t-{uuid.uuid4().hex[:8]}"}}
             runs[name] = graphs[name].stream(
@@ -245,8 +271,10 @@ def run_all(names: list[str], steps: int, repeat: int) -> list[dict[str, Any]]:
                 **{f"{k}_x": v / payload for k, v in sizes.items()},
                 **{f"{k}_mib": v / 2**20 for k, v in sizes.items()},
             }
-            gets[name] = lambda g=graph, c=config: g.get_state(c)
-            hists[name] = lambda g=graph, c=config: list(g.get_state_history(c, limit=10))
+            gets[name] = _cold(lambda g=graph, c=config: g.get_state(c), caches[name])
+            hists[name] = _cold(
+                lambda g=graph, c=config: list(g.get_state_history(c, limit=10)), caches[name]
+            )
         for name, ms in _interleaved_ms(gets, repeat).items():
             results[name]["get_state_ms"] = ms
         for name, ms in _interleaved_ms(hists, repeat).items():
@@ -259,9 +287,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, nargs="+", default=[300])
     parser.add_argument("--savers", nargs="+", default=list(SAVERS), choices=list(SAVERS))
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument(
+        "--cold", action="store_true", help="our reads start with an empty chain cache"
+    )
     args = parser.parse_args()
     for steps in args.steps:
-        for r in run_all(args.savers, steps, args.repeat):
+        for r in run_all(args.savers, steps, args.repeat, args.cold):
             print(
                 " ".join(
                     f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()

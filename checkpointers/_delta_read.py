@@ -35,7 +35,7 @@ from checkpointers._delta import (
     write_body,
 )
 
-__all__ = ["ChainReader", "delta_target"]
+__all__ = ["ChainReader", "delta_target", "rebuilds_held"]
 
 _NO_WRITES: WriteRows = {}
 
@@ -97,6 +97,16 @@ def delta_target(blob: bytes, version: str) -> tuple[bytes, int, int]:
     if fmt == _FORMAT_COMPACT:
         return meta[0], meta[2], meta[3]
     return meta[1], meta[3], meta[4]
+
+
+def rebuilds_held(blob: bytes, version: str, held: Link) -> bool:
+    """Whether a delta row rebuilds exactly the bytes of ``held`` (its header, length, CRC).
+
+    Raises:
+        BrokenChainError: The delta is malformed.
+    """
+    header, body_len, crc = delta_target(blob, version)
+    return header == held.header and body_len == len(held.body) and crc == zlib.crc32(held.body)
 
 
 class ChainReader:

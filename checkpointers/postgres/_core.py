@@ -42,7 +42,7 @@ from checkpointers._delta import (
     encode_value,
     snapshot_link,
 )
-from checkpointers._delta_read import ChainReader
+from checkpointers._delta_read import ChainReader, rebuilds_held
 from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from checkpointers._ids import check_id
 from checkpointers._migrations import check_migrations
@@ -210,6 +210,30 @@ class PostgresCore(ThreadOpsCore):
         self._remember(where[0], where[1], channel, link)
         return value
 
+    def _held_value(
+        self,
+        channel: str,
+        version: str,
+        rows: Mapping[str, tuple[Any, ...]],
+        held: Link,
+        where: tuple[str, str, str],
+    ) -> Any:
+        """The value of a version the saver holds whole, if its stored delta rebuilds it.
+
+        Raises :class:`_StaleHeld` when the stored row rebuilds other bytes
+        (another writer stored that version): the store wins, read with chains.
+        """
+        try:
+            same = rebuilds_held(rows[version][1], version, held)
+        except BrokenChainError as exc:
+            raise CorruptCheckpointError(
+                thread_id=where[0], checkpoint_ns=where[1], checkpoint_id=where[2],
+                channel=channel, reason=str(exc),
+            ) from exc
+        if not same:
+            raise _StaleHeld(channel)
+        return self._decode_value(held.type, held.data, where=where, channel=channel)
+
     def _decode_value(
         self, type_: str, blob: bytes | None, *, where: tuple[str, str, str], channel: str
     ) -> Any:
@@ -275,10 +299,22 @@ class PostgresCore(ThreadOpsCore):
             query = self._q.get_by_id
         else:
             query = self._q.get_latest
+        # the chains of versions this saver holds whole are not fetched (issue 12)
+        held = dict(self._chains.links(thread_id, checkpoint_ns))
+        params["held_channels"] = list(held)
+        params["held_versions"] = [link.version for link in held.values()]
         rows = yield Stmt(query, params, fetch=True)
         if not rows:
             return None
-        return self._parse_tuple(rows[0], self._values(rows))
+        values = self._values(rows)
+        values.held = {(thread_id, checkpoint_ns, ch): link for ch, link in held.items()}
+        try:
+            return self._parse_tuple(rows[0], values)
+        except _StaleHeld:
+            # another writer stored other bytes at a held version: read the chains
+            params["held_channels"] = params["held_versions"] = []
+            rows = yield Stmt(query, params, fetch=True)
+            return self._parse_tuple(rows[0], self._values(rows)) if rows else None
 
     def _op_list(
         self,
@@ -393,6 +429,10 @@ class PostgresCore(ThreadOpsCore):
             chain = fetched.blobs.get(key)
             version = str(version)
             if chain is None or version not in chain or chain[version][0] == "empty":
+                continue
+            held = fetched.held.get(key)
+            if held is not None and held.version == version and chain[version][0] == DELTA_TYPE:
+                values[channel] = self._held_value(channel, version, chain, held, where)
                 continue
             values[channel] = self._decode_channel(
                 channel, version, chain, where=where, reader=fetched.reader(key, chain),
@@ -645,10 +685,14 @@ class PostgresCore(ThreadOpsCore):
         return f"{current_v + 1:032}.{random.random():016}"
 
 
+class _StaleHeld(Exception):
+    """A version read without its chain is not the one the saver holds: read again."""
+
+
 class _Values:
     """The value rows one read fetched for all its checkpoints, and a reader per chain."""
 
-    __slots__ = ("blobs", "policy", "readers", "writes")
+    __slots__ = ("blobs", "held", "policy", "readers", "writes")
 
     def __init__(self, policy: DeltaPolicy) -> None:
         self.policy = policy
@@ -658,6 +702,9 @@ class _Values:
         self.writes: dict[tuple[str, str], dict[tuple[str, str, int], tuple[str, bytes | None]]]
         self.writes = {}
         self.readers: dict[tuple[str, str, str], ChainReader] = {}
+        # (thread, ns, channel) -> the version the saver holds whole, whose
+        # chain the statement did not fetch (get_tuple only)
+        self.held: dict[tuple[str, str, str], Link] = {}
 
     def reader(
         self, key: tuple[str, str, str], chain: Mapping[str, tuple[Any, ...]]

@@ -55,7 +55,7 @@ WITH c AS MATERIALIZED (
     WHERE coalesce(c.checkpoint -> 'channel_values' -> v.key, 'true'::jsonb) = 'true'::jsonb
 ), spans AS (
     SELECT h.thread_id, h.checkpoint_ns, h.channel,
-           coalesce(head.root_version, h.version) AS lo, max(h.version) AS hi
+           {held_lo} AS lo, max(h.version) AS hi
     FROM heads AS h
     CROSS JOIN LATERAL (
         -- LATERAL ... OFFSET 0 keeps these parameterized index scans whatever
@@ -67,7 +67,7 @@ WITH c AS MATERIALIZED (
     ) AS head
     GROUP BY 1, 2, 3, 4
 ), vals AS (
-    SELECT sp.thread_id, sp.checkpoint_ns, sp.lo, bl.channel, bl.version, bl.type, bl.blob,
+    SELECT sp.thread_id, sp.checkpoint_ns, sp.lo, sp.hi, bl.channel, bl.version, bl.type, bl.blob,
            bl.base_version, bl.writes_of
     FROM spans AS sp
     CROSS JOIN LATERAL (
@@ -79,7 +79,7 @@ WITH c AS MATERIALIZED (
     ) AS bl
 ), wspans AS (
     SELECT thread_id, checkpoint_ns, channel, min(writes_of) AS lo, max(writes_of) AS hi
-    FROM vals WHERE writes_of IS NOT NULL
+    FROM vals WHERE writes_of IS NOT NULL AND vals.lo < vals.hi
     GROUP BY thread_id, checkpoint_ns, channel, vals.lo
 ), rws AS (
     SELECT ws.thread_id, ws.checkpoint_ns, x.checkpoint_id, x.task_id, x.idx, x.type, x.blob
@@ -142,13 +142,27 @@ _CHECKPOINT_COLS = (
     "metadata, metadata_exact, schema_version"
 )
 
-GET_LATEST = SELECT_TUPLES.replace(
+# A chain starts at its root (the snapshot); in get_tuple, a version the saver
+# holds whole (issue 12: the value it just wrote or read) starts at itself: only
+# its own row is fetched, whose header, length and CRC the client checks against
+# the held bytes (if they differ, it reads again with the chains).
+_ROOT = "coalesce(head.root_version, h.version)"
+_HELD_LO = f"""CASE WHEN EXISTS (
+               SELECT 1 FROM unnest(%(held_channels)s::text[], %(held_versions)s::text[])
+                   AS k(channel, version)
+               WHERE k.channel = h.channel AND k.version = h.version
+           ) THEN h.version ELSE {_ROOT} END"""
+_TUPLES = SELECT_TUPLES.replace("{held_lo}", _ROOT)
+_HELD_TUPLES = SELECT_TUPLES.replace("{held_lo}", _HELD_LO)
+SELECT_TUPLES = _TUPLES
+
+GET_LATEST = _HELD_TUPLES.replace(
     "{inner}",
     f"SELECT {_CHECKPOINT_COLS} FROM {{s}}.checkpoints "
     "WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s "
     "ORDER BY checkpoint_id DESC LIMIT 1",
 )
-GET_BY_ID = SELECT_TUPLES.replace(
+GET_BY_ID = _HELD_TUPLES.replace(
     "{inner}",
     f"SELECT {_CHECKPOINT_COLS} FROM {{s}}.checkpoints "
     "WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s "
