@@ -9,18 +9,13 @@ chains), and anything else is refused with an error naming the option.
 
 from __future__ import annotations
 
-import base64
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import psycopg
 import pytest
 import redis
-from langchain_core.messages import AIMessage, AnyMessage
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from redis import asyncio as aredis
@@ -29,28 +24,11 @@ from checkpointers import DeltaPolicy, InvalidConfigError
 from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from checkpointers.redis import AsyncRedisSaver, RedisSaver
 from checkpointers.redis._keys import Keys
-
-
-class State(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
-    target: int
-
-
-def _append(state: State) -> dict[str, Any]:
-    text = base64.b64encode(os.urandom(300)).decode()
-    return {"messages": [AIMessage(content=text, id=f"m{len(state['messages'])}")]}
-
-
-def _more(state: State) -> str:
-    return "append" if len(state["messages"]) < state["target"] else END
+from tests._growing import growing_graph
 
 
 def _graph(saver: Any) -> Any:
-    b = StateGraph(State)
-    b.add_node("append", _append)
-    b.add_edge(START, "append")
-    b.add_conditional_edges("append", _more, ["append", END])
-    return b.compile(checkpointer=saver)
+    return growing_graph(saver, payload=300)
 
 
 CONFIG: Any = {"configurable": {"thread_id": "t"}, "recursion_limit": 999}

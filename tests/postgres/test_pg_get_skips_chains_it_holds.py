@@ -12,24 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
-from langgraph.checkpoint.base import empty_checkpoint
 
 from checkpointers.postgres import PostgresSaver
+from tests._growing import put_items
 
 
 def _item(i: int, fill: str = "x") -> dict[str, Any]:
     return {"id": i, "text": fill * 120}
 
 
-def _put(saver: PostgresSaver, parent: str | None, items: list[Any], version: str) -> str:
-    cp = empty_checkpoint()
-    cp["channel_values"] = {"items": items}
-    cp["channel_versions"] = {"items": version}
-    conf: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    if parent:
-        conf["configurable"]["checkpoint_id"] = parent
-    saver.put(conf, cp, {"step": len(items)}, {"items": version})
-    return cp["id"]
+_put = put_items
 
 
 def _fetched_versions(url: str, saver: PostgresSaver, held: dict[str, str]) -> list[str]:

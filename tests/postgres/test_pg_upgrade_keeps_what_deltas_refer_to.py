@@ -11,39 +11,19 @@ batches) and lazily on read, and the thread goes on afterwards.
 from __future__ import annotations
 
 import asyncio
-import base64
-import os
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import psycopg
 import pytest
-from langchain_core.messages import AIMessage, AnyMessage
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
 from psycopg import sql
 
 from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from migrations import StateMigrations, aupgrade_all, upgrade_all
-
-
-class State(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
-    target: int
-
-
-def _append(state: State) -> dict[str, Any]:
-    text = base64.b64encode(os.urandom(300)).decode()
-    return {"messages": [AIMessage(content=text, id=f"m{len(state['messages'])}")]}
+from tests._growing import growing_graph
 
 
 def _graph(saver: Any, node: str = "append") -> Any:
-    b = StateGraph(State)
-    b.add_node(node, _append)
-    b.add_edge(START, node)
-    b.add_conditional_edges(
-        node, lambda s: node if len(s["messages"]) < s["target"] else END, [node, END]
-    )
-    return b.compile(checkpointer=saver)
+    return growing_graph(saver, node=node)
 
 
 def _tag(messages: list[Any]) -> list[Any]:

@@ -9,42 +9,19 @@ older form (``delta\\0<base>\\0<blob>``, layout steps 1-4) stay readable.
 
 from __future__ import annotations
 
-import base64
-import os
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import redis
-from langchain_core.messages import AIMessage, AnyMessage
-from langgraph.checkpoint.base import empty_checkpoint
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
 
 from checkpointers import DeltaPolicy
 from checkpointers._delta import DELTA_TYPE, delta_base, delta_writes
 from checkpointers.redis import RedisSaver
 from checkpointers.redis._keys import Keys
-
-
-class State(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
-    target: int
-
-
-def _append(state: State) -> dict[str, Any]:
-    text = base64.b64encode(os.urandom(300)).decode()
-    return {"messages": [AIMessage(content=text, id=f"m{len(state['messages'])}")]}
-
-
-def _more(state: State) -> str:
-    return "append" if len(state["messages"]) < state["target"] else END
+from tests._growing import growing_graph, put_items
 
 
 def _graph(saver: Any) -> Any:
-    b = StateGraph(State)
-    b.add_node("append", _append)
-    b.add_edge(START, "append")
-    b.add_conditional_edges("append", _more, ["append", END])
-    return b.compile(checkpointer=saver)
+    return growing_graph(saver, payload=300)
 
 
 def _keys(prefix: str, thread: str = "t") -> list[str]:
@@ -88,7 +65,7 @@ def test_deltas_name_writes_and_read_back_exactly(
     texts = [m.content.encode() for m in graph.get_state(config).values["messages"]]
     assert len([d for d in deltas if any(t in d for t in texts)]) <= len(deltas) // 10
     history = _history(*redis_prefix, config)
-    assert [len(m or []) for _, m in history] == list(range(60, -1, -1)) + [0]
+    assert [len(m or []) for _, m in history] == [*range(60, -1, -1), 0]
     assert history[0][1] == graph.get_state(config).values["messages"]
 
 
@@ -168,15 +145,7 @@ def _item(i: int, fill: str = "x") -> dict[str, Any]:
     return {"i": i, "text": fill * 200}
 
 
-def _put(saver: RedisSaver, parent: str | None, items: list[Any], version: str) -> str:
-    cp = empty_checkpoint()
-    cp["channel_values"] = {"items": items}
-    cp["channel_versions"] = {"items": version}
-    conf: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    if parent:
-        conf["configurable"]["checkpoint_id"] = parent
-    saver.put(conf, cp, {"step": len(items)}, {"items": version})
-    return cp["id"]
+_put = put_items
 
 
 def test_a_write_stored_with_other_bytes_is_copied_not_referred_to(
@@ -306,13 +275,7 @@ def test_an_upgrade_that_replaces_writes_keeps_those_deltas_refer_to(
         assert tup is not None
         assert len(raw.zrange(_keys(prefix)[7], 0, -1)) < raw.hlen(_keys(prefix)[6])
         # and the thread goes on under the new node name
-        _graph_renamed = StateGraph(State)
-        _graph_renamed.add_node("add", _append)
-        _graph_renamed.add_edge(START, "add")
-        _graph_renamed.add_conditional_edges(
-            "add", lambda st: "add" if len(st["messages"]) < st["target"] else END, ["add", END]
-        )
-        graph = _graph_renamed.compile(checkpointer=s)
+        graph = growing_graph(s, node="add")
         graph.invoke({"target": 35}, config)
         assert [x.id for x in graph.get_state(config).values["messages"]] == [
             f"m{i}" for i in range(35)

@@ -11,26 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 import redis
-from langgraph.checkpoint.base import empty_checkpoint
 
 from checkpointers.redis import RedisSaver
 from checkpointers.redis import _scripts as S
 from checkpointers.redis._keys import Keys
+from tests._growing import put_items
 
 
 def _item(i: int, fill: str = "x") -> dict[str, Any]:
     return {"id": i, "text": fill * 120}
 
 
-def _put(saver: RedisSaver, parent: str | None, items: list[Any], version: str) -> str:
-    cp = empty_checkpoint()
-    cp["channel_values"] = {"items": items}
-    cp["channel_versions"] = {"items": version}
-    conf: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    if parent:
-        conf["configurable"]["checkpoint_id"] = parent
-    saver.put(conf, cp, {"step": len(items)}, {"items": version})
-    return cp["id"]
+_put = put_items
 
 
 def _chain(raw: redis.Redis, prefix: str, *known: str) -> list[Any]:

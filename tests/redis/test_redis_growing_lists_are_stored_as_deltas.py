@@ -2,39 +2,17 @@
 
 from __future__ import annotations
 
-import base64
-import os
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import redis
-from langchain_core.messages import AIMessage, AnyMessage
-from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
 
 from checkpointers.redis import RedisSaver
 from checkpointers.redis._keys import Keys
-
-
-class State(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
-    target: int
-
-
-def _append(state: State) -> dict[str, Any]:
-    text = base64.b64encode(os.urandom(768)).decode()  # 1 KiB, incompressible
-    return {"messages": [AIMessage(content=text, id=f"m{len(state['messages'])}")]}
-
-
-def _more(state: State) -> str:
-    return "append" if len(state["messages"]) < state["target"] else END
+from tests._growing import growing_graph
 
 
 def _graph(saver: Any) -> Any:
-    b = StateGraph(State)
-    b.add_node("append", _append)
-    b.add_edge(START, "append")
-    b.add_conditional_edges("append", _more, ["append", END])
-    return b.compile(checkpointer=saver)
+    return growing_graph(saver, payload=768)
 
 
 def test_appends_are_deltas_and_values_stay_linear(
