@@ -217,6 +217,18 @@ def _chain_cache(saver: BaseCheckpointSaver[Any]) -> Any:
     return core.codec.chains if core is not None and hasattr(core, "codec") else None
 
 
+def _reads(graph: Any, config: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """get_state of the latest checkpoint, and a 10-item get_state_history."""
+
+    def get() -> Any:
+        return graph.get_state(config)
+
+    def hist() -> Any:
+        return list(graph.get_state_history(config, limit=10))
+
+    return get, hist
+
+
 def _cold(fn: Callable[[], Any], cache: Any) -> Callable[[], Any]:
     if cache is None:
         return fn
@@ -228,9 +240,7 @@ def _cold(fn: Callable[[], Any], cache: Any) -> Callable[[], Any]:
     return call
 
 
-def run_all(
-    names: list[str], steps: int, repeat: int, cold: bool = False
-) -> list[dict[str, Any]]:
+def run_all(names: list[str], steps: int, repeat: int, cold: bool = False) -> list[dict[str, Any]]:
     """One thread per saver (runs one after the other), then their reads timed in turns."""
     results: dict[str, dict[str, Any]] = {}
     gets: dict[str, Callable[[], Any]] = {}
@@ -271,10 +281,8 @@ def run_all(
                 **{f"{k}_x": v / payload for k, v in sizes.items()},
                 **{f"{k}_mib": v / 2**20 for k, v in sizes.items()},
             }
-            gets[name] = _cold(lambda g=graph, c=config: g.get_state(c), caches[name])
-            hists[name] = _cold(
-                lambda g=graph, c=config: list(g.get_state_history(c, limit=10)), caches[name]
-            )
+            get, hist = _reads(graph, config)
+            gets[name], hists[name] = _cold(get, caches[name]), _cold(hist, caches[name])
         for name, ms in _interleaved_ms(gets, repeat).items():
             results[name]["get_state_ms"] = ms
         for name, ms in _interleaved_ms(hists, repeat).items():

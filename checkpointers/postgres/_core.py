@@ -293,7 +293,7 @@ class PostgresCore(ThreadOpsCore):
 
     def _op_get_tuple(self, config: RunnableConfig) -> Op:
         thread_id, checkpoint_ns, checkpoint_id = _ids(config)
-        params = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        params: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         if checkpoint_id:
             params["checkpoint_id"] = checkpoint_id
             query = self._q.get_by_id

@@ -92,9 +92,42 @@ def test_other_bytes_stored_at_a_held_version_win(pg_schema: tuple[str, str]) ->
         _put(a, parent, stored, "0006")
         b_id = _put(b, parent, mine, "0006")  # the row exists: a's bytes are kept
         assert [link.version for _, link in b._chains.links("t", "")] == ["0006"]
-        got = b.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": "",
-                                            "checkpoint_id": b_id}})
+        got = b.get_tuple(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": b_id}}
+        )
         assert got is not None and got.checkpoint["channel_values"]["items"] == stored
         assert _latest_items(b) == stored
     with PostgresSaver.from_conn_string(url, schema=schema) as fresh:
         assert _latest_items(fresh) == stored
+
+
+async def test_the_async_saver_also_lets_the_store_win(pg_schema: tuple[str, str]) -> None:
+    from checkpointers.postgres import AsyncPostgresSaver
+
+    url, schema = pg_schema
+    conf: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    async with (
+        AsyncPostgresSaver.from_conn_string(url, schema=schema) as a,
+        AsyncPostgresSaver.from_conn_string(url, schema=schema) as b,
+    ):
+        await a.setup()
+        parent: dict[str, Any] = conf
+        items: list[Any] = []
+        for n in range(1, 7):
+            # 0006: one item more, "a" in a's row, "b" in b's (same length and header)
+            items = [*items, _item(99, "a")] if n == 6 else [_item(i) for i in range(n * 3)]
+            cp = empty_checkpoint()
+            cp["channel_values"] = {"items": items}
+            cp["channel_versions"] = {"items": f"{n:04}"}
+            if n == 6:
+                mine = [*items[:-1], _item(99, "b")]
+                b_cp = {**cp, "id": cp["id"] + "b", "channel_values": {"items": mine}}
+                got = await b.aget_tuple(conf)  # b holds 0005
+                assert got is not None and len(got.checkpoint["channel_values"]["items"]) == 15
+                await a.aput(parent, cp, {"step": n}, {"items": f"{n:04}"})
+                b_conf = await b.aput(parent, b_cp, {"step": n}, {"items": f"{n:04}"})
+            else:
+                parent = await a.aput(parent, cp, {"step": n}, {"items": f"{n:04}"})
+        assert [link.version for _, link in b._chains.links("t", "")] == ["0006"]
+        got = await b.aget_tuple(b_conf)
+        assert got is not None and got.checkpoint["channel_values"]["items"] == items
