@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
+from langgraph.checkpoint.base import empty_checkpoint
 
 from checkpointers.postgres import PostgresSaver
 from tests._growing import put_items
