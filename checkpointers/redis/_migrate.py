@@ -22,8 +22,8 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 
 from checkpointers.redis import _scripts as S
 from checkpointers.redis._codec import SEP, Codec, chain_map, now_utc
-from checkpointers.redis._delta_lua import WREF
 from checkpointers.redis._core import Call, Cmd, RedisCore, script
+from checkpointers.redis._delta_lua import WREF
 from checkpointers.redis._keys import shard_of
 from migrations import BatchOutcome, CheckpointRef, ItemOutcome, Upgrade, VersionStatus
 
