@@ -9,7 +9,10 @@ This module adds the Redis saver factories (``bench_savers.py --savers
 redis,plainredis,ours`` works too) and two measurements of its own:
 
 * ``--growth``: a 10-item history on threads of 30 and 300 checkpoints (the
-  cost should not grow with the thread);
+  cost should not grow with the thread); the workload's message list grows
+  with the thread, so ``--flat`` measures it again on a graph whose state
+  keeps one size (one 1 KiB field rewritten each step): only the count of
+  checkpoints differs;
 * ``--micro``: per-call medians (get_state, history, one invoke) over many
   interleaved repetitions, which a busy machine disturbs less than phase totals
   (``--cold``: our reads start with an empty chain cache, as another process's).
@@ -36,9 +39,10 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -101,21 +105,41 @@ FACTORIES: dict[str, SaverFactory] = {
 SAVERS: dict[str, SaverFactory] = {**PG_SAVERS, **FACTORIES}
 
 
+class FlatState(TypedDict):
+    note: str
+
+
+def build_flat_graph(saver: BaseCheckpointSaver[Any]) -> Any:
+    """One node that rewrites a 1 KiB field: the state keeps one size as the thread grows."""
+
+    def write(state: FlatState) -> dict[str, Any]:
+        return {"note": uuid.uuid4().hex * 32}
+
+    b = StateGraph(FlatState)
+    b.add_node("write", write)
+    b.add_edge(START, "write")
+    b.add_edge("write", END)
+    return b.compile(checkpointer=saver)
+
+
 async def history_growth(
-    savers: dict[str, BaseCheckpointSaver[Any]], sizes: list[int], reps: int
+    savers: dict[str, BaseCheckpointSaver[Any]], sizes: list[int], reps: int, flat: bool = False
 ) -> dict[str, dict[int, float]]:
     """Median seconds of a 10-item history on a thread of each size (in checkpoints).
 
     Measured interleaved (saver by saver, size by size) so load on the machine
-    hits every figure alike.
+    hits every figure alike. ``flat``: on :func:`build_flat_graph`.
     """
-    graphs = {n: build_graph(s) for n, s in savers.items()}
+    build, step_input = (
+        (build_flat_graph, {"note": ""}) if flat else (build_graph, {"messages": ["user: next"]})
+    )
+    graphs = {n: build(s) for n, s in savers.items()}
     configs: dict[str, dict[int, Any]] = {n: {} for n in savers}
     for name, saver in savers.items():
         for size in sizes:
             config = {"configurable": {"thread_id": f"growth-{uuid.uuid4()}"}}
             while len([c async for c in saver.alist(config)]) < size:
-                await graphs[name].ainvoke({"messages": ["user: next"]}, config)
+                await graphs[name].ainvoke(step_input, config)
             configs[name][size] = config
     times: dict[str, dict[int, list[float]]] = {n: {s: [] for s in sizes} for n in savers}
     for r in range(reps):
@@ -209,8 +233,9 @@ async def cpu(args: argparse.Namespace) -> None:
     print(f"per invoke, {args.threads} threads x {steps} invokes, medians of {args.reps} rounds:")
     for n in names:
         c, w = statistics.median(cpu_ms[n]), statistics.median(wall_ms[n])
-        print(f"  {n:>10}: client CPU {c:6.2f} ms ({c / bc:.2f}x)"
-              f"  wall {w:6.2f} ms ({w / bw:.2f}x)")
+        print(
+            f"  {n:>10}: client CPU {c:6.2f} ms ({c / bc:.2f}x)  wall {w:6.2f} ms ({w / bw:.2f}x)"
+        )
 
 
 async def _drain(it: Any) -> None:
@@ -229,7 +254,7 @@ async def run(args: argparse.Namespace) -> None:
         cms = {n: SAVERS[n](args.url, args.pool) for n in names}
         try:
             savers = {n: await cm.__aenter__() for n, cm in cms.items()}
-            growth = await history_growth(savers, [30, 300], args.reps)
+            growth = await history_growth(savers, [30, 300], args.reps, flat=args.flat)
         finally:
             for cm in cms.values():
                 await cm.__aexit__(None, None, None)
@@ -252,6 +277,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--pool", type=int, default=10, help="Postgres connections")
     ap.add_argument("--growth", action="store_true", help="history cost at 30 and 300 checkpoints")
+    ap.add_argument(
+        "--flat", action="store_true", help="--growth on a graph whose state keeps one size"
+    )
     ap.add_argument("--micro", action="store_true", help="per-call medians instead of phases")
     ap.add_argument(
         "--cold",

@@ -34,11 +34,10 @@ from checkpointers._delta import (
     WriteCache,
     WriteRef,
     WriteRows,
-    decode_value,
     encode_value,
     snapshot_link,
 )
-from checkpointers._delta_read import delta_target
+from checkpointers._delta_read import ChainReader, delta_target
 from checkpointers._errors import CorruptCheckpointError
 from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitEntry, extract_wait
@@ -105,6 +104,17 @@ class StaleKnown(Exception):
     """A value read without its chain is not the version the saver holds: read again."""
 
 
+class _ReplyReaders:
+    """The chain readers of one reply's chain mapping (held, so ``is`` is exact)."""
+
+    __slots__ = ("chain", "readers", "writes")
+
+    def __init__(self, chain: Mapping[str, bytes], writes: WriteRows) -> None:
+        self.chain = chain
+        self.writes = writes
+        self.readers: dict[str, tuple[dict[str, Any], ChainReader]] = {}
+
+
 class Codec:
     """Serialization of one saver (its ``serde``), shared by sync and async."""
 
@@ -121,6 +131,10 @@ class Codec:
         self.policy = policy if policy is not None else DeltaPolicy()
         # and the pending writes its deltas may refer to instead of copying them
         self.writes = writes if writes is not None else WriteCache()
+        # the chain readers of the last reply read (a history's checkpoints share
+        # one chain mapping, see share_chains): each chain is rebuilt once per
+        # reply, not once per checkpoint
+        self._last = _ReplyReaders({}, {})
 
     # -- one channel value --------------------------------------------------
     def encode_value(self, value: Any) -> bytes:
@@ -178,8 +192,13 @@ class Codec:
             else []
         )
         stored, link = encode_value(
-            prev, version, type_, data, self.policy,
-            writes=pending, writes_of=writes_of if pending else None,
+            prev,
+            version,
+            type_,
+            data,
+            self.policy,
+            writes=pending,
+            writes_of=writes_of if pending else None,
         )
         if stored.type != DELTA_TYPE:
             return type_.encode() + b"\x00" + data, link
@@ -251,18 +270,36 @@ class Codec:
             return loads_exact(self.serde, held.type, held.header + held.body)
         if self.is_delta(raw):
             head = field[: len(field) - len(version)]
-            for fld, value in chain.items():
-                if fld.startswith(head) and not fld.startswith(WREF):
-                    rows[fld[len(head) :]] = self._row(value)
-            type_, data, link = decode_value(
-                version, rows, self.policy, self._write_rows(chain)
-            )
+            reader_rows, reader = self._reader(chain, head)
+            reader_rows.setdefault(version, rows[version])
+            type_, data, link = reader.read(version)
         else:
             type_, data = rows[version]
             link = snapshot_link(version, type_, data, self.policy)
         value = loads_exact(self.serde, type_, data)
         self.remember(thread_id, ns, channel, link)
         return value
+
+    def _reader(self, chain: Mapping[str, bytes], head: str) -> tuple[dict[str, Any], ChainReader]:
+        """The rows and reader of one channel's chain in ``chain`` (one per reply).
+
+        A reply's checkpoints share its ``chain`` mapping; the reader rebuilds
+        the newest version once and the older ones as checked prefixes of it.
+        Rows are one thread's, namespace's and channel's stored rows: a
+        version's bytes are the same whichever checkpoint names it.
+        """
+        last = self._last
+        if last.chain is not chain:
+            last = self._last = _ReplyReaders(chain, self._write_rows(chain))
+        found = last.readers.get(head)
+        if found is None:
+            rows: dict[str, Any] = {
+                fld[len(head) :]: self._row(value)
+                for fld, value in chain.items()
+                if fld.startswith(head) and not fld.startswith(WREF)
+            }
+            found = last.readers[head] = (rows, ChainReader(rows, last.writes, self.policy))
+        return found
 
     def remember(self, thread_id: str, ns: str, channel: str, link: Link | None) -> None:
         """Cache a version read or written, unless a newer one is cached."""
@@ -309,8 +346,14 @@ class Codec:
             blobs.append(self.blob_field(ns, ch, ver).encode())
             if ch in values:
                 raw, link = self.encode_channel_value(
-                    thread_id, ns, ch, str(ver), values[ch], deltas=deltas,
-                    writes_of=parent_id, checks=checks,
+                    thread_id,
+                    ns,
+                    ch,
+                    str(ver),
+                    values[ch],
+                    deltas=deltas,
+                    writes_of=parent_id,
+                    checks=checks,
                 )
                 blobs.append(raw)
                 links.append((ch, link))
