@@ -702,7 +702,18 @@ def _merge_metadata(
 
 
 def _matches(metadata: Any, filter: dict[str, Any]) -> bool:
-    return all(metadata.get(k) == v for k, v in filter.items())
+    """Whether ``metadata`` holds every filter key with an equal value (as the index does).
+
+    A key must be present (``{"k": None}`` does not match metadata without
+    ``k``), and ``True`` and ``1`` differ, as in PostgreSQL's jsonb.
+    """
+    return all(k in metadata and _same(metadata[k], v) for k, v in filter.items())
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
 
 
 __all__ = ["SHARDS", "Call", "Emit", "RedisCore"]
