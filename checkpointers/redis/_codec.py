@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import zlib
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -37,7 +36,7 @@ from checkpointers._delta import (
     encode_value,
     snapshot_link,
 )
-from checkpointers._delta_read import ChainReader, delta_target
+from checkpointers._delta_read import ChainReader, rebuilds_held
 from checkpointers._errors import CorruptCheckpointError
 from checkpointers._serde import dumps_exact, loads_exact
 from checkpointers._waits import WaitEntry, extract_wait
@@ -264,8 +263,7 @@ class Codec:
         rows = {version: self._row(raw)}
         held = known.get(field) if known else None
         if held is not None and self.is_delta(raw):
-            header, body_len, crc = delta_target(rows[version][1], version)
-            if header != held.header or body_len != len(held.body) or crc != zlib.crc32(held.body):
+            if not rebuilds_held(rows[version][1], version, held):
                 raise StaleKnown(field)
             return loads_exact(self.serde, held.type, held.header + held.body)
         if self.is_delta(raw):
