@@ -40,8 +40,13 @@ APPROVAL_STEP = 8
 STEPS = 15
 
 
-def build(saver: Any, *, hang_marker: str | None = None, effects_table: str | None = None) -> Any:
-    """A 15-step workflow; step 8 waits for approval. Each step records its work."""
+def build(saver: Any, *, hang_marker: str | None = None, effects_table: str | None = None,
+          hang_step: int = APPROVAL_STEP) -> Any:
+    """A 15-step workflow; step 8 waits for approval. Each step records its work.
+
+    With ``hang_marker``, step ``hang_step`` (the approval step unless told)
+    writes the marker and sleeps, for the test to SIGKILL the process there.
+    """
 
     def make_step(i: int) -> Any:
         def step(state: FlowState) -> dict[str, Any]:
@@ -49,12 +54,12 @@ def build(saver: Any, *, hang_marker: str | None = None, effects_table: str | No
             if i == APPROVAL_STEP:
                 d = request_approval({"step": i, "summary": [s["step"] for s in state["steps"]]},
                                      timeout=timedelta(hours=1), on_timeout="reject")
-                if hang_marker:
-                    # the test SIGKILLs this process here: decided, resuming, not done
-                    with open(hang_marker, "w") as f:
-                        f.write(str(os.getpid()))
-                    time.sleep(120)
                 out["decision"] = d.model_dump(mode="json")
+            if i == hang_step and hang_marker:
+                # the test SIGKILLs this process here: decided, resuming, not done
+                with open(hang_marker, "w") as f:
+                    f.write(str(os.getpid()))
+                time.sleep(120)
             if i == APPROVAL_STEP + 1 and effects_table:
                 record_effect(saver, effects_table, state)
             return out
@@ -90,7 +95,8 @@ def main() -> None:
     config = {"configurable": {"thread_id": args["thread_id"], CLOCK_CONFIG_KEY: clock}}
     with open_sync(args["backend"], args["url"], args["options"]) as saver:
         graph = build(saver, hang_marker=args.get("hang_marker"),
-                      effects_table=args.get("effects_table"))
+                      effects_table=args.get("effects_table"),
+                      hang_step=args.get("hang_step", APPROVAL_STEP))
         if cmd == "start":
             out = graph.invoke({"steps": []}, config)
             print(json.dumps({"paused": "__interrupt__" in out, "steps": len(out["steps"])}))
@@ -112,7 +118,8 @@ def main() -> None:
                 # SIGKILL at the first decision write: claimed, nothing decided or resumed
                 arm(saver, KillAt("record_decision", 1, 0.0))
             sweeper = ApprovalSweeper(graph, clock=clock,
-                                      lease=timedelta(seconds=args.get("lease_s", 300)))
+                                      lease=timedelta(seconds=args.get("lease_s", 300)),
+                                      durability=args.get("durability"))
             print(json.dumps({"resolved": sweeper.run_once()}))
 
 

@@ -4,7 +4,8 @@ A 15-step workflow pauses for approval and its process exits; twenty minutes
 (of injected clock) later another process approves and the run continues with
 every step's state intact. A sweeper SIGKILLed right after its claim (nothing
 decided) or mid-resume (decided, node running) has its claim taken over after the
-lease and the job finished exactly once.
+lease and the job finished exactly once; with ``durability="exit"`` the steps after
+the approval that ran before the kill run again (what that opt-in costs).
 """
 
 from __future__ import annotations
@@ -83,10 +84,22 @@ def count_effects(effects: tuple[str, str]) -> int:
     return int(row[0]) if row else 0
 
 
+# (durability, the step the sweeper is killed in, side effects of step 9 at the end).
+# With durability="exit" nothing of a resume is stored until it ends, so the sweeper
+# that takes over re-runs every step after the approval: killed in step 12, step 9's
+# effect happens twice (README: the opt-in's price). Killed in the approval step
+# itself, nothing ran twice either way.
+KILLS = [(None, APPROVAL_STEP, 1), ("exit", APPROVAL_STEP, 1), ("exit", 12, 2)]
+
+
+@pytest.mark.parametrize(("durability", "hang_step", "effects_after"), KILLS)
 @pytest.mark.parametrize("backend", DURABLE)
 def test_sweeper_killed_mid_resume_is_taken_over_after_the_lease(
     request: pytest.FixtureRequest,
     backend: str,
+    durability: str | None,
+    hang_step: int,
+    effects_after: int,
     effects: tuple[str, str],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -99,6 +112,7 @@ def test_sweeper_killed_mid_resume_is_taken_over_after_the_lease(
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests._approval_worker", "sweep",
          json.dumps({**base, "now": due.isoformat(), "hang_marker": str(marker),
+                     "hang_step": hang_step, "durability": durability,
                      "lease_s": 60, "effects_table": effects[1]})],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "EFFECTS_URL": effects[0]},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -114,17 +128,21 @@ def test_sweeper_killed_mid_resume_is_taken_over_after_the_lease(
     monkeypatch.setenv("EFFECTS_URL", effects[0])
     with open_sync(backend, url, options) as saver:
         graph = build(saver, effects_table=effects[1])
+        if hang_step > APPROVAL_STEP:
+            assert count_effects(effects) == 1  # step 9 ran before the kill
         early = ApprovalSweeper(graph, clock=Clock((due + timedelta(seconds=30)).isoformat()),
-                                lease=timedelta(seconds=60))
+                                lease=timedelta(seconds=60), durability=durability)
         assert early.run_once() == 0  # the dead sweeper's lease still holds
         late = ApprovalSweeper(graph, clock=Clock((due + timedelta(seconds=61)).isoformat()),
-                               lease=timedelta(seconds=60))
+                               lease=timedelta(seconds=60), durability=durability)
         assert late.run_once() == 1
         assert late.run_once() == 0
         values = graph.get_state({"configurable": {"thread_id": "k1"}}).values
+        assert pending_approvals(saver) == []
     assert [s["step"] for s in values["steps"]] == list(range(1, STEPS + 1))
+    assert [s["seen"] for s in values["steps"]] == list(range(STEPS))
     assert values["decision"]["timed_out"] is True and values["decision"]["approved"] is False
-    assert count_effects(effects) == 1
+    assert count_effects(effects) == effects_after
 
 
 @pytest.mark.parametrize("backend", DURABLE)
