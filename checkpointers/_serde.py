@@ -5,11 +5,13 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
+import ormsgpack
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from checkpointers._errors import UnstorableValueError
+from checkpointers._fast_messages import fast_ext_hook
 
 _MAX_DEPTH = 64
 _BLOCKED_KINDS = ("msgpack_blocked", "msgpack_method_blocked")
@@ -103,7 +105,16 @@ def loads_exact(serde: SerializerProtocol, type_: str, data: bytes) -> Any:
     """
     token = _blocked.set([])
     try:
-        value = serde.loads_typed((type_, data))
+        if type_ == "msgpack" and _plain_jsonplus(serde):
+            # the serializer's own decode, with plain messages built cheaply
+            # (checkpointers/_fast_messages.py); its hook does everything else
+            value = ormsgpack.unpackb(
+                data,
+                ext_hook=fast_ext_hook(serde._unpack_ext_hook),  # type: ignore[attr-defined]
+                option=ormsgpack.OPT_NON_STR_KEYS,
+            )
+        else:
+            value = serde.loads_typed((type_, data))
         blocked = _blocked.get()
     finally:
         _blocked.reset(token)
@@ -115,6 +126,13 @@ def loads_exact(serde: SerializerProtocol, type_: str, data: bytes) -> Any:
     if type_ == "json" and _has_envelope(value, 0):
         raise BlockedTypeError("refused a JSON constructor envelope outside the allowlist")
     return value
+
+
+def _plain_jsonplus(serde: SerializerProtocol) -> bool:
+    """LangGraph's own serializer, not a subclass and not given a custom ext hook."""
+    return type(serde) is JsonPlusSerializer and not getattr(
+        serde, "_custom_unpack_ext_hook", True
+    ) and callable(getattr(serde, "_unpack_ext_hook", None))
 
 
 def _has_envelope(value: Any, depth: int) -> bool:

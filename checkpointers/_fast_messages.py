@@ -1,0 +1,183 @@
+"""A cheaper rebuild of plain LangChain messages in LangGraph's msgpack (reads only).
+
+LangGraph's serializer rebuilds every pydantic object of a checkpoint by
+importing its module and calling ``cls(**fields)``: full validation, and for
+``AIMessage`` a validator that re-parses tool calls. For a 300-message history
+that is most of a read. Stored messages were validated when they were made and
+dumped whole, so re-validating a *plain* message (its fields exactly the class's
+fields, each a value validation returns unchanged) only rebuilds what was
+dumped; ``model_construct`` with the same fields builds an equal object (same
+fields, fields-set, extras and private state) without it.
+
+Only messages that pass every check below take that path; anything else (tool
+calls, usage details, extra fields, other classes, a field of an unexpected
+type, a langchain-core whose message classes grew validators) goes through the
+serializer's own hook, unchanged. The classes are LangGraph's safe msgpack types,
+so the allowlist decides nothing here; every other type still goes through the
+serializer's allowlist check and its blocked-type events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import ormsgpack
+
+__all__ = ["fast_ext_hook"]
+
+_EXT_PYDANTIC_V2 = 5  # LangGraph's ext code for pydantic v2 objects (module, name, fields, method)
+_OPT = ormsgpack.OPT_NON_STR_KEYS
+_USAGE_KEYS = frozenset(("input_tokens", "output_tokens", "total_tokens"))
+
+
+def _content_ok(v: Any) -> bool:
+    t = type(v)
+    if t is str:
+        return True
+    return t is list and all(type(x) is str or type(x) is dict for x in v)
+
+
+def _opt_str(v: Any) -> bool:
+    return v is None or type(v) is str
+
+
+def _empty_list(v: Any) -> bool:
+    return type(v) is list and not v
+
+
+def _usage_ok(v: Any) -> bool:
+    # None, or exactly the three required counts as ints (details go the slow way)
+    return v is None or (
+        type(v) is dict and v.keys() == _USAGE_KEYS and all(type(n) is int for n in v.values())
+    )
+
+
+def _dict(v: Any) -> bool:
+    return type(v) is dict
+
+
+# a check per field: the value is one validation returns unchanged (==)
+_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
+    "content": _content_ok,
+    "additional_kwargs": _dict,
+    "response_metadata": _dict,
+    "name": _opt_str,
+    "id": _opt_str,
+    "tool_calls": _empty_list,
+    "invalid_tool_calls": _empty_list,
+    "usage_metadata": _usage_ok,
+}
+# the model validators audited (langchain-core 1.x): AIMessage's tool-call
+# compatibility validator changes nothing when tool_calls and
+# invalid_tool_calls are empty and additional_kwargs holds no raw "tool_calls"
+_AUDITED_VALIDATORS = {
+    "AIMessage": {"_backwards_compat_tool_calls"},
+    "HumanMessage": set(),
+    "SystemMessage": set(),
+}
+
+
+class _Plain:
+    """One message class whose plain instances are rebuilt without validation."""
+
+    __slots__ = ("cls", "fields", "make", "raw_tool_calls", "type")
+
+    def __init__(self, cls: Any) -> None:
+        self.cls = cls
+        self.fields = frozenset(cls.model_fields)
+        self.type = cls.model_fields["type"].default
+        self.raw_tool_calls = "tool_calls" in self.fields
+        self.make: Callable[[dict[str, Any]], Any] = lambda kw: cls.model_construct(**kw)
+        # the state model_construct sets, set directly (4x cheaper), if this
+        # pydantic keeps exactly that state: checked on a sample against cls(**fields)
+        sample = cls(content="x", id="i").model_dump()
+        if _same_state(_direct(cls, dict(sample)), cls(**sample)):
+            self.make = lambda kw: _direct(cls, kw)
+
+    def build(self, kw: Any) -> Any:
+        """The message, or None when ``kw`` is not plain (then the serializer builds it)."""
+        if type(kw) is not dict or kw.keys() != self.fields or kw["type"] != self.type:
+            return None
+        for name, value in kw.items():
+            if name != "type" and not _FIELD_CHECKS[name](value):
+                return None
+        if self.raw_tool_calls and kw["additional_kwargs"].get("tool_calls"):
+            return None
+        return self.make(kw)
+
+
+_new = object.__new__
+_set = object.__setattr__
+_STATE = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+
+
+def _direct(cls: Any, kw: dict[str, Any]) -> Any:
+    """What ``cls.model_construct(**kw)`` builds when ``kw`` holds exactly its fields."""
+    obj = _new(cls)
+    _set(obj, "__dict__", kw)
+    _set(obj, "__pydantic_fields_set__", set(kw))
+    _set(obj, "__pydantic_extra__", {})
+    _set(obj, "__pydantic_private__", None)
+    return obj
+
+
+def _same_state(a: Any, b: Any) -> bool:
+    from pydantic import BaseModel
+
+    if tuple(BaseModel.__slots__) != _STATE or type(a) is not type(b):
+        return False
+    return all(getattr(a, k) == getattr(b, k) for k in _STATE) and a == b
+
+
+def _plain_classes() -> dict[tuple[str, str], _Plain]:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+    from langgraph.checkpoint.serde._msgpack import SAFE_MSGPACK_TYPES
+
+    out: dict[tuple[str, str], _Plain] = {}
+    for cls in (AIMessage, HumanMessage, SystemMessage):
+        key = (cls.__module__, cls.__name__)
+        deco = cls.__pydantic_decorators__
+        validators = {
+            *deco.validators, *deco.field_validators, *deco.root_validators,
+            *deco.model_validators,
+        }
+        if (
+            key not in SAFE_MSGPACK_TYPES
+            or validators != _AUDITED_VALIDATORS[cls.__name__]
+            or cls.__pydantic_post_init__ is not None
+            or cls.__private_attributes__
+            or not set(cls.model_fields) - {"type"} <= _FIELD_CHECKS.keys()
+        ):
+            continue  # not what was audited: the serializer's own path
+        out[key] = _Plain(cls)
+    return out
+
+
+_PLAIN: dict[tuple[str, str], _Plain] | None = None
+
+
+def fast_ext_hook(fallback: Callable[[int, bytes], Any]) -> Callable[[int, bytes], Any]:
+    """An ormsgpack ext hook: plain messages built here, everything else by ``fallback``.
+
+    Args:
+        fallback: The serializer's own ext hook (its allowlist and events).
+    """
+    global _PLAIN
+    plain = _PLAIN
+    if plain is None:
+        plain = _PLAIN = _plain_classes()
+
+    def hook(code: int, data: bytes) -> Any:
+        if code == _EXT_PYDANTIC_V2:
+            try:
+                tup = ormsgpack.unpackb(data, ext_hook=hook, option=_OPT)
+                kind = plain.get((tup[0], tup[1])) if type(tup) is list and len(tup) == 4 else None
+                value = kind.build(tup[2]) if kind is not None else None
+            except Exception:
+                value = None
+            if value is not None:
+                return value
+        return fallback(code, data)
+
+    return hook
