@@ -40,6 +40,18 @@ __all__ = ["ChainReader", "delta_target", "rebuilds_held"]
 _NO_WRITES: WriteRows = {}
 
 
+class _Slow(Exception):
+    """The compact walk met something it leaves to the checked walk."""
+
+
+def _array_header(n: int) -> bytes:
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
 class _Known:
     """A version whose whole body is known, as the start of another's rebuild."""
 
@@ -175,6 +187,97 @@ class ChainReader:
         return self._walk(version)
 
     def _walk(self, version: str) -> tuple[str, bytes, Link | None]:
+        try:
+            return self._walk_compact(version)
+        except _Slow:
+            # anything but a well-formed chain of compact deltas: the checked
+            # walk, which names the row at fault
+            return self._walk_checked(version)
+
+    def _walk_compact(self, version: str) -> tuple[str, bytes, Link | None]:
+        """The walk of a chain of compact deltas, their metas decoded in one call.
+
+        Raises :class:`_Slow` at the first thing it does not expect (another
+        format, a missing row or write, a mismatch): the checked walk decides.
+        """
+        rows, known_, row_cost = self._rows, self._known, self._policy.row_cost
+        chain: list[tuple[str, bytes, Any]] = []  # (version, blob, writes_of), newest first
+        cur: Any = version
+        base: _Known | None = None
+        for _ in range(len(rows) + 1):
+            row = rows.get(cur)
+            if row is None:
+                raise _Slow
+            if row[0] != DELTA_TYPE:
+                blob = row[1]
+                hl = _header_len(blob) if blob is not None else None
+                if hl is None or row[0] not in _MSGPACK_TYPES:
+                    raise _Slow
+                base = _Known(row[0], blob[:hl], blob[hl:], 0, 0, len(blob) + row_cost, cur)
+                break
+            if cur != version and cur in known_:
+                base = known_[cur]
+                break
+            blob = row[1]
+            if blob is None or len(row) < 4 or not blob or blob[0] != _FORMAT_COMPACT:
+                raise _Slow
+            chain.append((cur, blob, row[3]))
+            cur = row[2]
+        else:
+            raise _Slow
+        if base is None:
+            raise _Slow
+        # concatenated msgpack objects behind an array header are one array
+        metas_in: list[bytes] = [_array_header(len(chain))]
+        tails: list[memoryview] = []
+        for _, blob, _ in chain:
+            end = 5 + int.from_bytes(blob[1:5], "big")
+            metas_in.append(blob[5:end])
+            tails.append(memoryview(blob)[end:])
+        try:
+            metas = ormsgpack.unpackb(b"".join(metas_in))
+        except Exception as exc:
+            raise _Slow from exc
+        if type(metas) is not list or len(metas) != len(chain):
+            raise _Slow
+        writes = self._writes
+        chunks: list[list[bytes | memoryview]] = []
+        visited: list[tuple[str, bytes, int, int]] = []
+        costs = 0
+        try:
+            for (cur, blob, writes_of), meta, tail in zip(chain, metas, tails, strict=True):
+                header, _depth, body_len, crc, segs = meta
+                if type(header) is not bytes or type(body_len) is not int or type(crc) is not int:
+                    raise _Slow
+                visited.append((cur, header, body_len, crc))
+                parts: list[bytes | memoryview] = []
+                off = refs = 0
+                for g in segs:
+                    if type(g) is int:
+                        parts.append(tail[off : off + g])
+                        off += g
+                        continue
+                    w = writes.get((writes_of, unpack_task(g[0]), g[1]))  # type: ignore[arg-type]
+                    if w is None or w[0] not in _MSGPACK_TYPES or w[1] is None:
+                        raise _Slow
+                    wb = w[1]
+                    h = _header_len(wb)
+                    if h is None or wb[0] in (0xDE, 0xDF) or 0x80 <= wb[0] <= 0x8F:
+                        raise _Slow
+                    parts.append(memoryview(wb)[h:])
+                    refs += 1
+                chunks.append(parts)
+                costs += len(blob) + row_cost * (1 + refs)
+        except _Slow:
+            raise
+        except Exception as exc:
+            raise _Slow from exc
+        data = self._finish(version, base, visited, chunks, costs)
+        if data is None:
+            raise _Slow
+        return data
+
+    def _walk_checked(self, version: str) -> tuple[str, bytes, Link | None]:
         rows, writes, row_cost = self._rows, self._writes, self._policy.row_cost
         chunks: list[list[bytes | memoryview]] = []  # each delta's suffix parts, newest first
         visited: list[tuple[str, bytes, int, int]] = []
@@ -239,6 +342,23 @@ class ChainReader:
             raise BrokenChainError(f"the chain of {version!r} loops")
         if base is None:  # pragma: no cover - the loop either breaks or raises
             raise BrokenChainError(f"the chain of {version!r} has no snapshot")
+        out = self._finish(version, base, visited, chunks, costs)
+        if out is None:
+            raise BrokenChainError(
+                f"the chain of {version!r} does not add up (a row was rewritten)"
+            )
+        return out
+
+    def _finish(
+        self,
+        version: str,
+        base: _Known,
+        visited: list[tuple[str, bytes, int, int]],
+        chunks: list[list[bytes | memoryview]],
+        costs: int,
+    ) -> tuple[str, bytes, Link | None] | None:
+        """The rebuilt value from its base and its deltas' parts (newest first); None
+        if it does not match its length and CRC."""
         if not visited:
             data = base.header + base.body
             link = snapshot_link(version, base.type, data, self._policy)
@@ -249,9 +369,7 @@ class ChainReader:
         body = b"".join(pieces)
         _, header, body_len, crc = visited[0]
         if len(body) != body_len or zlib.crc32(body) != crc:
-            raise BrokenChainError(
-                f"the chain of {version!r} does not add up (a row was rewritten)"
-            )
+            return None
         depth = base.depth + len(visited)
         known = _Known(
             base.type, header, body, depth, base.costs + costs, base.snapshot_bytes, base.root

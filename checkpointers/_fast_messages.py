@@ -31,63 +31,40 @@ _OPT = ormsgpack.OPT_NON_STR_KEYS
 _USAGE_KEYS = frozenset(("input_tokens", "output_tokens", "total_tokens"))
 
 
-def _content_ok(v: Any) -> bool:
-    t = type(v)
-    if t is str:
-        return True
-    return t is list and all(type(x) is str or type(x) is dict for x in v)
+def _content_list(v: list[Any]) -> bool:
+    return all(type(x) is str or type(x) is dict for x in v)
 
 
-def _opt_str(v: Any) -> bool:
-    return v is None or type(v) is str
+def _usage_counts(v: dict[Any, Any]) -> bool:
+    # exactly the three required counts as ints (details go the slow way)
+    return v.keys() == _USAGE_KEYS and all(type(n) is int for n in v.values())
 
 
-def _empty_list(v: Any) -> bool:
-    return type(v) is list and not v
-
-
-def _usage_ok(v: Any) -> bool:
-    # None, or exactly the three required counts as ints (details go the slow way)
-    return v is None or (
-        type(v) is dict and v.keys() == _USAGE_KEYS and all(type(n) is int for n in v.values())
-    )
-
-
-def _dict(v: Any) -> bool:
-    return type(v) is dict
-
-
-# a check per field: the value is one validation returns unchanged (==)
-_FIELD_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "content": _content_ok,
-    "additional_kwargs": _dict,
-    "response_metadata": _dict,
-    "name": _opt_str,
-    "id": _opt_str,
-    "tool_calls": _empty_list,
-    "invalid_tool_calls": _empty_list,
-    "usage_metadata": _usage_ok,
-}
-# the model validators audited (langchain-core 1.x): AIMessage's tool-call
-# compatibility validator changes nothing when tool_calls and
-# invalid_tool_calls are empty and additional_kwargs holds no raw "tool_calls"
-_AUDITED_VALIDATORS = {
-    "AIMessage": {"_backwards_compat_tool_calls"},
-    "HumanMessage": set(),
-    "SystemMessage": set(),
+_BASE_FIELDS = frozenset(
+    ("content", "additional_kwargs", "response_metadata", "type", "name", "id")
+)
+_AI_FIELDS = _BASE_FIELDS | {"tool_calls", "invalid_tool_calls", "usage_metadata"}
+# what was audited (langchain-core 1.x): the fields, and the model validators.
+# AIMessage's tool-call compatibility validator changes nothing when
+# tool_calls and invalid_tool_calls are empty and additional_kwargs holds no
+# raw "tool_calls"; the others have none.
+_AUDITED = {
+    "AIMessage": (_AI_FIELDS, {"_backwards_compat_tool_calls"}),
+    "HumanMessage": (_BASE_FIELDS, set()),
+    "SystemMessage": (_BASE_FIELDS, set()),
 }
 
 
 class _Plain:
     """One message class whose plain instances are rebuilt without validation."""
 
-    __slots__ = ("cls", "fields", "make", "raw_tool_calls", "type")
+    __slots__ = ("ai", "cls", "fields", "make", "type")
 
     def __init__(self, cls: Any) -> None:
         self.cls = cls
         self.fields = frozenset(cls.model_fields)
         self.type = cls.model_fields["type"].default
-        self.raw_tool_calls = "tool_calls" in self.fields
+        self.ai = self.fields == _AI_FIELDS
         self.make: Callable[[dict[str, Any]], Any] = lambda kw: cls.model_construct(**kw)
         # the state model_construct sets, set directly (4x cheaper), if this
         # pydantic keeps exactly that state: checked on a sample against cls(**fields)
@@ -96,14 +73,37 @@ class _Plain:
             self.make = lambda kw: _direct(cls, kw)
 
     def build(self, kw: Any) -> Any:
-        """The message, or None when ``kw`` is not plain (then the serializer builds it)."""
+        """The message, or None when ``kw`` is not plain (then the serializer builds it).
+
+        Plain: exactly the class's fields, each of a type (and value) that
+        validation returns unchanged.
+        """
         if type(kw) is not dict or kw.keys() != self.fields or kw["type"] != self.type:
             return None
-        for name, value in kw.items():
-            if name != "type" and not _FIELD_CHECKS[name](value):
-                return None
-        if self.raw_tool_calls and kw["additional_kwargs"].get("tool_calls"):
+        v = kw["content"]
+        if type(v) is not str and not (type(v) is list and _content_list(v)):
             return None
+        extra = kw["additional_kwargs"]
+        if type(extra) is not dict or type(kw["response_metadata"]) is not dict:
+            return None
+        v = kw["name"]
+        if v is not None and type(v) is not str:
+            return None
+        v = kw["id"]
+        if v is not None and type(v) is not str:
+            return None
+        if self.ai:
+            v = kw["tool_calls"]
+            if type(v) is not list or v:
+                return None
+            v = kw["invalid_tool_calls"]
+            if type(v) is not list or v:
+                return None
+            v = kw["usage_metadata"]
+            if v is not None and not (type(v) is dict and _usage_counts(v)):
+                return None
+            if extra.get("tool_calls"):
+                return None
         return self.make(kw)
 
 
@@ -142,12 +142,13 @@ def _plain_classes() -> dict[tuple[str, str], _Plain]:
             *deco.validators, *deco.field_validators, *deco.root_validators,
             *deco.model_validators,
         }
+        fields, audited = _AUDITED[cls.__name__]
         if (
             key not in SAFE_MSGPACK_TYPES
-            or validators != _AUDITED_VALIDATORS[cls.__name__]
+            or validators != audited
+            or set(cls.model_fields) != fields
             or cls.__pydantic_post_init__ is not None
             or cls.__private_attributes__
-            or not set(cls.model_fields) - {"type"} <= _FIELD_CHECKS.keys()
         ):
             continue  # not what was audited: the serializer's own path
         out[key] = _Plain(cls)

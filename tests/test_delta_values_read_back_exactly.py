@@ -440,6 +440,12 @@ def test_deltas_that_refer_to_pending_writes_read_back_exactly(
         reader = ChainReader(rows, writes, store.policy)
         for version in order:
             assert reader.read(version)[:2] == store.expected[version][1]
+    if compact:
+        # the fast walk (metas decoded in one call) takes every well-formed
+        # compact chain itself, without falling back to the checked walk
+        for version, (_, expected) in store.expected.items():
+            reader = ChainReader(rows, writes, store.policy)
+            assert reader._walk_compact(version)[:2] == expected
 
 
 def test_a_delta_refers_to_the_write_instead_of_copying_it() -> None:
@@ -462,6 +468,27 @@ def test_a_delta_refers_to_the_write_instead_of_copying_it() -> None:
     other = SERDE.dumps_typed([_ai(1)])[1]
     with pytest.raises(BrokenChainError, match="does not add up"):
         decode_value("v2", rows, writes={("cp", refs[0].task_id, 0): ("msgpack", other)})
+
+
+def test_a_compact_chain_that_does_not_add_up_names_its_fault() -> None:
+    first = add_messages([], [_ai(0)])
+    type_, raw = SERDE.dumps_typed(first)
+    _, link = encode_value(None, "v1", type_, raw)
+    grown = add_messages(first, [_ai(1)])
+    refs = _writes(1, [grown[-1]], uuid_ids=True)
+    type_, raw2 = SERDE.dumps_typed(grown)
+    stored, _ = encode_value(link, "v2", type_, raw2, writes=refs, writes_of="cp", compact=True)
+    rows = {"v1": (type_, raw, None, None), "v2": (stored.type, stored.blob, "v1", "cp")}
+    key = ("cp", refs[0].task_id, 0)
+    assert ChainReader(rows, {key: (refs[0].type, refs[0].blob)}).read("v2")[1] == raw2
+    with pytest.raises(BrokenChainError, match="pending write"):
+        ChainReader(rows, {}).read("v2")
+    other = SERDE.dumps_typed([_ai(1)])[1]
+    with pytest.raises(BrokenChainError, match="does not add up"):
+        ChainReader(rows, {key: ("msgpack", other)}).read("v2")
+    with pytest.raises(BrokenChainError, match="malformed"):
+        bad = {**rows, "v2": (stored.type, stored.blob[:8], "v1", "cp")}
+        ChainReader(bad, {key: (refs[0].type, refs[0].blob)}).read("v2")
 
 
 def test_write_cache_keeps_the_first_write_and_only_lists() -> None:

@@ -393,20 +393,36 @@ class PostgresCore(ThreadOpsCore):
         out = _Values(self.delta_policy)
         for row in rows:
             if row[8]:
-                for thread_id, ns, channel, version, type_, blob, base, writes_of in zip(
-                    row[20], row[21], row[8], row[19], row[9], row[10], row[29], row[30],
-                    strict=True,
-                ):
-                    out.blobs.setdefault((thread_id, ns, channel), {})[version] = (
-                        type_, blob, base, writes_of,
-                    )
+                if row[20] is None:  # get_tuple: all of the row's thread and namespace
+                    blobs = out.blobs
+                    for channel, version, type_, blob, base, writes_of in zip(
+                        row[8], row[19], row[9], row[10], row[29], row[30], strict=True
+                    ):
+                        key = (row[0], row[1], channel)
+                        chain = blobs.get(key)
+                        if chain is None:
+                            chain = blobs[key] = {}
+                        chain[version] = (type_, blob, base, writes_of)
+                else:
+                    for thread_id, ns, channel, version, type_, blob, base, writes_of in zip(
+                        row[20], row[21], row[8], row[19], row[9], row[10], row[29], row[30],
+                        strict=True,
+                    ):
+                        out.blobs.setdefault((thread_id, ns, channel), {})[version] = (
+                            type_, blob, base, writes_of,
+                        )
             if row[24]:
-                for thread_id, ns, cid, task_id, idx, type_, blob in zip(
-                    *row[22:29], strict=True
-                ):
-                    out.writes.setdefault((thread_id, ns), {})[(cid, task_id, idx)] = (
-                        type_, blob,
-                    )
+                if row[22] is None:
+                    writes = out.writes.setdefault((row[0], row[1]), {})
+                    for cid, task_id, idx, type_, blob in zip(*row[24:29], strict=True):
+                        writes[(cid, task_id, idx)] = (type_, blob)
+                else:
+                    for thread_id, ns, cid, task_id, idx, type_, blob in zip(
+                        *row[22:29], strict=True
+                    ):
+                        out.writes.setdefault((thread_id, ns), {})[(cid, task_id, idx)] = (
+                            type_, blob,
+                        )
         return out
 
     def _parse_raw(self, row: tuple[Any, ...], fetched: _Values) -> CheckpointTuple:
