@@ -94,6 +94,21 @@ def index_prefix(key: str, value: Any) -> str | None:
     return prefix
 
 
+STEP_PREFIX = json.dumps("step") + SEP
+"""Prefix of the ``step`` index members: kept in the refs, left out of the metadata index."""
+
+
+def is_indexed(prefix: str) -> bool:
+    """Whether the metadata index (``x``) holds members with ``prefix``.
+
+    Since layout step 6 it leaves out ``step``: unique per checkpoint, an
+    entry each (~0.16x the payload of a growing thread) for a rare filter;
+    the list script checks a step filter against the checkpoint's refs,
+    which keep every prefix (issue 12).
+    """
+    return not prefix.startswith(STEP_PREFIX)
+
+
 def _is_inline(value: Any) -> bool:
     # as langgraph-checkpoint-postgres: primitives live in the checkpoint record
     return value is None or isinstance(value, (str, int, float, bool))
@@ -364,7 +379,7 @@ class Codec:
         ]
         cid = checkpoint["id"]
         prefixes = [p for p in (index_prefix(k, v) for k, v in metadata.items()) if p is not None]
-        members = [p + cid + SEP + ns for p in prefixes]
+        members = [p + cid + SEP + ns for p in prefixes if is_indexed(p)]
         counters = metadata.get("counters_since_delta_snapshot") or {}
         delta = [str(ch) for ch in counters] if isinstance(counters, dict) else []
         # the index members' prefixes only: the scripts append cid\0ns (a 1 last

@@ -168,9 +168,16 @@ local function gc(candidates, wcand)
         if wof then
           -- writes kept for it alone: of a gone checkpoint, or replaced by an upgrade
           local ns = string.sub(fld, 1, string.find(fld, SEP, 1, true) - 1)
-          local gone = redis.call('HEXISTS', C, ns .. SEP .. wof) == 0
+          local wf = ns .. SEP .. wof
+          local pending = {}
+          if redis.call('HEXISTS', C, wf) == 1 then
+            local pr = redis.call('HGET', R, wf)
+            for _, m in ipairs(write_members(wf, pr and cmsgpack.unpack(pr))) do
+              pending[m] = true
+            end
+          end
           for _, m in ipairs(ref_members(fld, wof, segs)) do
-            if gone or not redis.call('ZSCORE', WI, m) then wcand[#wcand + 1] = m end
+            if not pending[m] then wcand[#wcand + 1] = m end
           end
         end
       end

@@ -25,7 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple, get_checkpoint_id
 
 from checkpointers.redis import _scripts as S
-from checkpointers.redis._codec import index_prefix, share_chains
+from checkpointers.redis._codec import index_prefix, is_indexed, share_chains
 
 if TYPE_CHECKING:
     from checkpointers.redis._core import Call, ListOp, RedisCore
@@ -99,7 +99,7 @@ def list_all_threads(
     if limit is None or limit > GET_BATCH:
         yield from _list_whole(core, threads, prefixes, before_id, limit)
         return
-    if len(prefixes) <= 1:
+    if len(prefixes) == 0 or (len(prefixes) == 1 and is_indexed(prefixes[0])):
         candidates = yield from _members(core, threads, prefixes, before_id, limit)
     else:
         candidates = yield from _scripted(core, threads, prefixes, before_id, limit)
@@ -120,19 +120,36 @@ def _members(
     top = b"(" + raw + before_id.encode() if before_id else newest
     bottom = b"[" + raw if p else b"-"
     page = ("LIMIT", 0, limit) if limit is not None else ()
+    # no filter: since layout step 6 the root's checkpoints are in z only
+    # (\0cid), za holds the subgraph namespaces' (cid\0ns)
+    root_top = b"(\x00" + before_id.encode() if before_id else b"[\x00\xff"
     found: list[tuple[str, str, str]] = []
     for chunk in _batches(threads):
         keys = [core.keys.thread(t) for t in chunk]
-        # the metadata index is keys[5] (x), all checkpoints by id keys[1] (za)
-        replies = yield from _call(
-            [("ZREVRANGEBYLEX", k[5] if p else k[1], top, bottom, *page) for k in keys]
-        )
-        for thread_id, members in zip(chunk, replies, strict=True):
-            for m in members or ():
-                cid, _, ns = m.decode()[len(p) :].partition("\x00")
-                found.append((cid, thread_id, ns))
-                if limit is not None and len(found) > 4 * limit:
-                    found = heapq.nlargest(limit, found)
+        # the metadata index is keys[5] (x), the orders z keys[0] and za keys[1]
+        if p:
+            cmds = [("ZREVRANGEBYLEX", k[5], top, bottom, *page) for k in keys]
+        else:
+            cmds = []
+            for k in keys:
+                cmds.append(("ZREVRANGEBYLEX", k[1], top, bottom, *page))
+                cmds.append(("ZREVRANGEBYLEX", k[0], root_top, b"[\x00", *page))
+        replies = yield from _call(cmds)
+        per = 1 if p else 2
+        for i, thread_id in enumerate(chunk):
+            seen: set[tuple[str, str]] = set()
+            for j, reply in enumerate(replies[i * per : (i + 1) * per]):
+                for m in reply or ():
+                    if j == 0:
+                        cid, _, ns = m.decode()[len(p) :].partition("\x00")
+                    else:
+                        cid, ns = m.decode()[1:], ""
+                    if (cid, ns) in seen:
+                        continue  # in both orders (a thread of an older layout)
+                    seen.add((cid, ns))
+                    found.append((cid, thread_id, ns))
+            if limit is not None and len(found) > 4 * limit:
+                found = heapq.nlargest(limit, found)
     return sorted(found, reverse=True)
 
 

@@ -69,6 +69,25 @@ local function refresh(ttl, now, grace)
   for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ms) end
 end
 
+-- the pending-write members of checkpoint f (ns\0cid) with unpacked refs t:
+-- since layout step 6 its refs list them (t[7], suffixes task\0idx), saving
+-- the write index WI an entry per write; WI still holds those of older
+-- threads and of writes whose checkpoint had no refs yet
+local function write_members(f, t)
+  local out = lexrange(WI, f .. SEP)
+  if t and t[7] then
+    for _, s in ipairs(t[7]) do out[#out + 1] = f .. SEP .. s end
+  end
+  return out
+end
+
+-- unpacked refs ready to be packed again: a hole before t[7] would make
+-- cmsgpack pack a map, which Python would not read as a list
+local function fill_refs(t)
+  t[3] = t[3] or {}; t[4] = t[4] or {}; t[5] = t[5] or {}; t[6] = t[6] or 0
+  return t
+end
+
 """
     + DELTA_LUA
     + r"""
@@ -80,15 +99,16 @@ local function load(ns, cid, with_blobs, known)
   local rec = redis.call('HGET', C, f)
   if not rec then return false end
   local refs = redis.call('HGET', R, f)
+  local t = refs and cmsgpack.unpack(refs)
   local blobs, chain = {}, {}
-  if refs and with_blobs then
-    local fields = cmsgpack.unpack(refs)[2]
+  if t and with_blobs then
+    local fields = t[2]
     if #fields > 0 then
       blobs = hmget(B, fields)
       chain = chains(fields, blobs, nil, known)
     end
   end
-  local wm = lexrange(WI, f .. SEP)
+  local wm = write_members(f, t)
   local wv = {}
   if #wm > 0 then wv = hmget(W, wm) end
   return {ns, cid, rec, refs or false, blobs, wv, chain}
@@ -136,14 +156,64 @@ local function index_members(t, f)
   return out
 end
 
+-- since layout step 6 the metadata index X leaves out the step (unique per
+-- checkpoint, an entry each for little use): a filter on it is checked
+-- against the checkpoint's refs, which keep every prefix
+local STEP = '"step"' .. SEP
+local function indexed(p) return string.sub(p, 1, #STEP) ~= STEP end
+local function has_prefixes(n, c, ps)
+  if #ps == 0 then return true end
+  local f = n .. SEP .. c
+  local refs = redis.call('HGET', R, f)
+  if not refs then return false end
+  local set = {}
+  for _, m in ipairs(index_members(cmsgpack.unpack(refs), f)) do set[m] = true end
+  for _, p in ipairs(ps) do
+    if not set[p .. c .. SEP .. n] then return false end
+  end
+  return true
+end
+
+-- (cid, ns) of the thread's checkpoints, newest first: since layout step 6 ZA
+-- holds those of subgraph namespaces only, the root's are Z's \0cid range
+-- (members of both kept by an older layout are counted once)
+local function all_desc(before, limit)
+  local amax, zmax = '+', '[' .. SEP .. HI
+  if before ~= '' then amax = '(' .. before; zmax = '(' .. SEP .. before end
+  local a, z
+  if limit > 0 then
+    a = redis.call('ZREVRANGEBYLEX', ZA, amax, '-', 'LIMIT', 0, limit)
+    z = redis.call('ZREVRANGEBYLEX', Z, zmax, '[' .. SEP, 'LIMIT', 0, limit)
+  else
+    a = redis.call('ZREVRANGEBYLEX', ZA, amax, '-')
+    z = redis.call('ZREVRANGEBYLEX', Z, zmax, '[' .. SEP)
+  end
+  local keys, seen = {}, {}
+  for _, m in ipairs(a) do
+    if not seen[m] then seen[m] = true; keys[#keys + 1] = m end
+  end
+  for _, m in ipairs(z) do
+    local k = string.sub(m, 2) .. SEP
+    if not seen[k] then seen[k] = true; keys[#keys + 1] = k end
+  end
+  table.sort(keys, function(x, y) return x > y end)
+  local out = {}
+  for i, k in ipairs(keys) do
+    if limit > 0 and i > limit then break end
+    local c, n = split2(k)
+    out[#out + 1] = {c, n}
+  end
+  return out
+end
+
 -- delete one checkpoint (f = ns\0cid) with its waits; returns the blob fields
 -- it referenced (garbage candidates), appends removed waits, and appends its
 -- writes to wcand (a kept delta may refer to them: gc decides)
 local function del_checkpoint(f, removed, wcand)
   local refs = redis.call('HGET', R, f)
   local fields = {}
-  if refs then
-    local t = cmsgpack.unpack(refs)
+  local t = refs and cmsgpack.unpack(refs)
+  if t then
     fields = t[2]
     local xm = index_members(t, f)
     if #xm > 0 then chunked('ZREM', X, xm) end
@@ -153,8 +223,9 @@ local function del_checkpoint(f, removed, wcand)
   redis.call('HDEL', R, f)
   redis.call('ZREM', Z, f)
   redis.call('ZREM', ZA, cid .. SEP .. ns)
-  local wm = lexrange(WI, f .. SEP)
+  local wm = write_members(f, t)
   for _, m in ipairs(wm) do wcand[#wcand + 1] = m end
+  if #wm > 0 then chunked('ZREM', WI, wm) end
   local wl = lexrange(WL, f .. SEP)
   if #wl > 0 then
     chunked('HDEL', WT, wl); chunked('ZREM', WL, wl); chunked('ZREM', WD, wl)
@@ -216,14 +287,34 @@ for j = at, at + 3 * nr - 1, 3 do
   end
 end
 local old = redis.call('HGET', R, f)
+local refs = ARGV[4]
+-- the refs list the checkpoint's pending writes (layout step 6): those of the
+-- same checkpoint stored again, and those stored before it (LangGraph sends a
+-- step's writes and its checkpoint concurrently), which leave WI
+local listed = {}
 if old then
-  local xm = index_members(cmsgpack.unpack(old), f)
+  local ot = cmsgpack.unpack(old)
+  local xm = index_members(ot, f)
   if #xm > 0 then chunked('ZREM', X, xm) end
+  if ot[7] then listed = ot[7] end
+end
+local early = lexrange(WI, f .. SEP)
+if #listed > 0 or #early > 0 then
+  local t = fill_refs(cmsgpack.unpack(refs))
+  local have = {}
+  for _, s in ipairs(listed) do have[s] = true end
+  for _, m in ipairs(early) do
+    local s = string.sub(m, #f + 2)
+    if not have[s] then have[s] = true; listed[#listed + 1] = s end
+  end
+  t[7] = listed
+  refs = cmsgpack.pack(t)
+  if #early > 0 then chunked('ZREM', WI, early) end
 end
 redis.call('HSET', C, f, ARGV[3])
-redis.call('HSET', R, f, ARGV[4])
+redis.call('HSET', R, f, refs)
 redis.call('ZADD', Z, 0, f)
-redis.call('ZADD', ZA, 0, cid .. SEP .. ns)
+if ns ~= '' then redis.call('ZADD', ZA, 0, cid .. SEP .. ns) end
 local i = 9
 if nb > 0 then
   local pairs_ = {}
@@ -254,6 +345,8 @@ PUT_WRITES = Script(
     + r"""
 local nw, nr = tonumber(ARGV[4]), tonumber(ARGV[5])
 local i = 6
+-- each write is listed in its checkpoint's refs (layout step 6), else in WI
+local refs, dirty = {}, {}
 for _ = 1, nw do
   local m, v = ARGV[i], ARGV[i + 1]
   if ARGV[i + 2] == '1' then
@@ -261,9 +354,27 @@ for _ = 1, nw do
   else
     redis.call('HSETNX', W, m, v)
   end
-  redis.call('ZADD', WI, 0, m)
+  local f, s = string.match(m, '^(.*)%z([^%z]*%z[^%z]*)$')
+  local t = refs[f]
+  if t == nil then
+    local raw = redis.call('HGET', R, f)
+    t = raw and fill_refs(cmsgpack.unpack(raw)) or false
+    refs[f] = t
+  end
+  if t then
+    t[7] = t[7] or {}
+    local listed = false
+    for _, x in ipairs(t[7]) do if x == s then listed = true; break end end
+    if not listed then
+      t[7][#t[7] + 1] = s
+      if not dirty[f] then dirty[f] = true; dirty[#dirty + 1] = f end
+    end
+  else
+    redis.call('ZADD', WI, 0, m)
+  end
   i = i + 3
 end
+for _, f in ipairs(dirty) do redis.call('HSET', R, f, cmsgpack.pack(refs[f])) end
 local removed = {}
 for _ = 1, nr do
   local gone = lexrange(WL, ARGV[i])
@@ -296,34 +407,41 @@ local function add(n, c)
   local r = load(n, c, false)
   if r then out[#out + 1] = r end
 end
-if #ARGV < 5 then
-  local ms
+-- filter prefixes: the indexed ones range over X, the others are checked on refs
+local ix, chk = {}, {}
+for k = 5, #ARGV do
+  if indexed(ARGV[k]) then ix[#ix + 1] = ARGV[k] else chk[#chk + 1] = ARGV[k] end
+end
+if #ix == 0 then
+  -- the checkpoint order itself, newest first (all of it when some filter is
+  -- checked on refs: the limit counts matches)
+  local lim = limit
+  if #chk > 0 then lim = 0 end
+  local found = {}
   if mode == 'ns' then
     local max = '[' .. ns .. SEP .. HI
     if before ~= '' then max = '(' .. ns .. SEP .. before end
-    if limit > 0 then
-      ms = redis.call('ZREVRANGEBYLEX', Z, max, '[' .. ns .. SEP, 'LIMIT', 0, limit)
+    local ms
+    if lim > 0 then
+      ms = redis.call('ZREVRANGEBYLEX', Z, max, '[' .. ns .. SEP, 'LIMIT', 0, lim)
     else
       ms = redis.call('ZREVRANGEBYLEX', Z, max, '[' .. ns .. SEP)
     end
-    for _, m in ipairs(ms) do add(ns, string.sub(m, #ns + 2)) end
+    for _, m in ipairs(ms) do found[#found + 1] = {string.sub(m, #ns + 2), ns} end
   else
-    local max = '+'
-    if before ~= '' then max = '(' .. before end
-    if limit > 0 then
-      ms = redis.call('ZREVRANGEBYLEX', ZA, max, '-', 'LIMIT', 0, limit)
-    else
-      ms = redis.call('ZREVRANGEBYLEX', ZA, max, '-')
-    end
-    for _, m in ipairs(ms) do
-      local c, n = split2(m)
-      add(n, c)
+    found = all_desc(before, lim)
+  end
+  for _, e in ipairs(found) do
+    if has_prefixes(e[2], e[1], chk) then
+      add(e[2], e[1])
+      if limit > 0 and #out >= limit then break end
     end
   end
   return attach(out)
 end
--- metadata filter: range over the first key=value, check the others by ZSCORE
-local p = ARGV[5]
+-- metadata filter: range over the first indexed key=value, check the other
+-- indexed ones by ZSCORE, the rest on the checkpoint's refs
+local p = ix[1]
 local max = '[' .. p .. HI
 if before ~= '' then max = '(' .. p .. before end
 local offset, page = 0, 256
@@ -334,10 +452,10 @@ while true do
     local c, n = split2(rest)
     if mode ~= 'ns' or n == ns then
       local ok = true
-      for k = 6, #ARGV do
-        if not redis.call('ZSCORE', X, ARGV[k] .. rest) then ok = false; break end
+      for k = 2, #ix do
+        if not redis.call('ZSCORE', X, ix[k] .. rest) then ok = false; break end
       end
-      if ok then
+      if ok and has_prefixes(n, c, chk) then
         add(n, c)
         if limit > 0 and #out >= limit then return attach(out) end
       end
@@ -376,7 +494,7 @@ while cur ~= '' and left > 0 do
   if not pr then break end
   local t = cmsgpack.unpack(pr)
   local picked = {}
-  local wm = lexrange(WI, pf .. SEP)
+  local wm = write_members(pf, t)
   if #wm > 0 then
     for _, v in ipairs(hmget(W, wm)) do
       if v then
@@ -598,7 +716,8 @@ VERSIONS = Script(
 local out = {0}
 local top = redis.call('ZREVRANGEBYLEX', Z, '[' .. SEP .. HI, '[' .. SEP, 'LIMIT', 0, 1)
 if top[1] then
-  local wm = lexrange(WI, top[1] .. SEP)
+  local tr = redis.call('HGET', R, top[1])
+  local wm = write_members(top[1], tr and cmsgpack.unpack(tr))
   if #wm > 0 then
     for _, v in ipairs(hmget(W, wm)) do
       if v and string.find(v, SEP .. '__interrupt__' .. SEP, 1, true) then out[1] = 1 end
@@ -627,12 +746,16 @@ local ns, cid = ARGV[1], ARGV[2]
 local f = ns .. SEP .. cid
 if redis.call('HGET', C, f) ~= ARGV[3] then return 0 end
 local old = redis.call('HGET', R, f)
-if old then
-  local xm = index_members(cmsgpack.unpack(old), f)
+local ot = old and cmsgpack.unpack(old)
+if ot then
+  local xm = index_members(ot, f)
   if #xm > 0 then chunked('ZREM', X, xm) end
 end
+-- the new refs list the pending writes (layout step 6): the old ones, or the
+-- replacing ones below
+local nt = fill_refs(cmsgpack.unpack(ARGV[5]))
+nt[7] = {}
 redis.call('HSET', C, f, ARGV[4])
-redis.call('HSET', R, f, ARGV[5])
 local i = 10
 local nb = tonumber(ARGV[9])
 if nb > 0 then
@@ -655,7 +778,7 @@ if ARGV[i] == '1' then
   local keep = {}
   for j = i + 2, i + 1 + nk do keep[ARGV[j]] = true end
   i = i + 1 + nk
-  local wm = lexrange(WI, f .. SEP)
+  local wm = write_members(f, ot)
   local drop = {}
   for _, m in ipairs(wm) do if not keep[m] then drop[#drop + 1] = m end end
   if #drop > 0 then chunked('HDEL', W, drop) end
@@ -669,7 +792,7 @@ if ARGV[i] == '1' then
   i = i + 2
   for _ = 1, nw do
     redis.call('HSET', W, ARGV[i], ARGV[i + 1])
-    redis.call('ZADD', WI, 0, ARGV[i])
+    nt[7][#nt[7] + 1] = string.sub(ARGV[i], #f + 2)
     i = i + 2
   end
   while i <= #ARGV do
@@ -679,7 +802,10 @@ if ARGV[i] == '1' then
     if dl ~= '' then redis.call('ZADD', WD, dl, fld) end
     i = i + 3
   end
+elseif ot and ot[7] then
+  nt[7] = ot[7]
 end
+redis.call('HSET', R, f, cmsgpack.pack(nt))
 refresh(ARGV[6], ARGV[7], ARGV[8])
 return out
 """,
