@@ -44,7 +44,10 @@ from checkpointers.redis._delta_lua import WREF
 from migrations import SCHEMA_VERSION_KEY, is_migrated_version
 
 SEP = "\x00"
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2
+"""Format of a checkpoint record: since layout step 6 (2) its checkpoint leaves
+out ``id``, the record's field (~40 bytes a checkpoint, a smaller allocation);
+records of format 1 hold it and read as they are."""
 MAX_INDEXED = 512
 """Longest canonical metadata value kept in the filter index (longer ones are
 filtered in Python)."""
@@ -346,6 +349,7 @@ class Codec:
         inline = {k: v for k, v in values.items() if _is_inline(v)}
         stored = dict(checkpoint)
         stored["channel_values"] = inline
+        stored.pop("id", None)  # the record's field; decode_entry puts it back
         ck_type, ck_bytes = dumps_exact(self.serde, stored, field="checkpoint")
         md_type, md_bytes = dumps_exact(self.serde, metadata, field="metadata")
         record = ormsgpack.packb(
@@ -431,8 +435,10 @@ class Codec:
             return CorruptCheckpointError(**where, channel=channel, reason=str(exc) or repr(exc))
 
         try:
-            _fmt, ck_type, ck_bytes, md_type, md_bytes, version = ormsgpack.unpackb(entry[2])
+            fmt, ck_type, ck_bytes, md_type, md_bytes, version = ormsgpack.unpackb(entry[2])
             checkpoint = loads_exact(self.serde, ck_type, ck_bytes)
+            if fmt >= 2 and "id" not in checkpoint:
+                checkpoint = {**checkpoint, "id": cid}
         except Exception as exc:
             raise corrupt("<checkpoint>", exc) from exc
         try:
