@@ -12,14 +12,19 @@ the number of namespaces, so a TTL refresh costs the same on every write:
 
 =====  ==========  ==========================================================
 ``z``  sorted set  ``ns\\0cid``: checkpoints of one namespace in id order
-``za`` sorted set  ``cid\\0ns``: all checkpoints of the thread in id order
+``za`` sorted set  ``cid\\0ns``: checkpoints of the subgraph namespaces in id
+                   order (layout 6; the root's are ``z``'s ``\\0cid`` range)
 ``c``  hash        ``ns\\0cid`` -> checkpoint record (Python-only msgpack)
 ``r``  hash        ``ns\\0cid`` -> refs the Lua scripts read (parent, blob
-                   fields, index members, populated and delta channels)
+                   fields, index prefixes, populated and delta channels,
+                   and since layout 6 the pending writes' ``task\\0idx``)
 ``b``  hash        ``ns\\0channel\\0version`` -> channel value
-``x``  sorted set  ``key\\0value\\0cid\\0ns``: metadata index (JSON key/value)
+``x``  sorted set  ``key\\0value\\0cid\\0ns``: metadata index (JSON key/value;
+                   not ``step``, checked on refs, nor ``schema_version``)
 ``w``  hash        ``ns\\0cid\\0task\\0idx`` -> pending write
-``wi`` sorted set  the members of ``w``, to range over one checkpoint's writes
+``wi`` sorted set  members of ``w`` not (yet) listed in their checkpoint's refs:
+                   all of them before layout 6, since then the writes
+                   stored before their checkpoint (the put moves them)
 ``wt`` hash        ``ns\\0cid\\0task\\0interrupt`` -> indexed wait (deadline convention)
 ``wl`` sorted set  the members of ``wt`` (lex), to range by namespace/checkpoint
 ``wd`` sorted set  the members of ``wt`` with a deadline, scored by it (ms)

@@ -161,11 +161,16 @@ end
 -- against the checkpoint's refs, which keep every prefix
 local STEP = '"step"' .. SEP
 local function indexed(p) return string.sub(p, 1, #STEP) ~= STEP end
-local function has_prefixes(n, c, ps)
+local function has_prefixes(n, c, ps, refs)
   if #ps == 0 then return true end
   local f = n .. SEP .. c
-  local refs = redis.call('HGET', R, f)
+  if refs == nil then refs = redis.call('HGET', R, f) end
   if not refs then return false end
+  -- the refs hold each prefix verbatim (alone or in a whole member): most
+  -- checkpoints fail this, without unpacking
+  for _, p in ipairs(ps) do
+    if not string.find(refs, p, 1, true) then return false end
+  end
   local set = {}
   for _, m in ipairs(index_members(cmsgpack.unpack(refs), f)) do set[m] = true end
   for _, p in ipairs(ps) do
@@ -431,10 +436,23 @@ if #ix == 0 then
   else
     found = all_desc(before, lim)
   end
-  for _, e in ipairs(found) do
-    if has_prefixes(e[2], e[1], chk) then
-      add(e[2], e[1])
-      if limit > 0 and #out >= limit then break end
+  -- refs read a page at a time (one call each)
+  local page = 1
+  if #chk > 0 then page = 64 end
+  for i = 1, #found, page do
+    local last = math.min(i + page - 1, #found)
+    local raws = {}
+    if #chk > 0 then
+      local fs = {}
+      for j = i, last do fs[#fs + 1] = found[j][2] .. SEP .. found[j][1] end
+      raws = redis.call('HMGET', R, unpack(fs))
+    end
+    for j = i, last do
+      local e = found[j]
+      if has_prefixes(e[2], e[1], chk, raws[j - i + 1]) then
+        add(e[2], e[1])
+        if limit > 0 and #out >= limit then return attach(out) end
+      end
     end
   end
   return attach(out)
