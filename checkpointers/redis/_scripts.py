@@ -436,9 +436,9 @@ if #ix == 0 then
   else
     found = all_desc(before, lim)
   end
-  -- refs read a page at a time (one call each)
+  -- refs read 16 per call
   local page = 1
-  if #chk > 0 then page = 64 end
+  if #chk > 0 then page = 16 end
   for i = 1, #found, page do
     local last = math.min(i + page - 1, #found)
     local raws = {}
@@ -465,6 +465,7 @@ if before ~= '' then max = '(' .. p .. before end
 local offset, page = 0, 256
 while true do
   local ms = redis.call('ZREVRANGEBYLEX', X, max, '[' .. p, 'LIMIT', offset, page)
+  local cands, fs = {}, {}
   for _, m in ipairs(ms) do
     local rest = string.sub(m, #p + 1)
     local c, n = split2(rest)
@@ -473,8 +474,18 @@ while true do
       for k = 2, #ix do
         if not redis.call('ZSCORE', X, ix[k] .. rest) then ok = false; break end
       end
-      if ok and has_prefixes(n, c, chk) then
-        add(n, c)
+      if ok then cands[#cands + 1] = {c, n}; fs[#fs + 1] = n .. SEP .. c end
+    end
+  end
+  -- the candidates' refs 16 per call when some filter is checked on them
+  for i = 1, #cands, 16 do
+    local last = math.min(i + 15, #cands)
+    local raws = {}
+    if #chk > 0 then raws = redis.call('HMGET', R, unpack(fs, i, last)) end
+    for j = i, last do
+      local e = cands[j]
+      if has_prefixes(e[2], e[1], chk, raws[j - i + 1]) then
+        add(e[2], e[1])
         if limit > 0 and #out >= limit then return attach(out) end
       end
     end
