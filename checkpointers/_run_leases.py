@@ -20,6 +20,7 @@ A saver opts in with the class decorators :func:`sync_run_leases` /
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import gc
 import threading
@@ -54,6 +55,7 @@ __all__ = [
 ]
 
 _Locks = weakref.WeakValueDictionary[tuple[asyncio.AbstractEventLoop, str], asyncio.Lock]
+_ThreadLocks = weakref.WeakValueDictionary[str, _thread.LockType]
 
 
 class RunLeases(RunLeasesCore):
@@ -72,13 +74,28 @@ class RunLeases(RunLeasesCore):
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._thread_lock = threading.Lock()
-        self._io_lock = threading.Lock()
+        self._locks: _ThreadLocks = weakref.WeakValueDictionary()
+        self._locks_lock = threading.Lock()
 
     def _after_fork(self) -> None:
         self._wake = threading.Event()
         self._thread = None
         self._thread_lock = threading.Lock()
-        self._io_lock = threading.Lock()
+        self._locks = weakref.WeakValueDictionary()
+        self._locks_lock = threading.Lock()
+
+    def _io_lock(self, thread_id: str) -> _thread.LockType:
+        # one lock per thread id, as AsyncRunLeases: it orders the start and
+        # end of the runs of one thread (an acquire never lands after the
+        # release of the same run); the book guards itself. A saver-wide lock
+        # held across the lease statements' round trips made every run's first
+        # and last write wait for every other run's (threads sharing a saver:
+        # run_once(concurrency=N)). Weak values: a lock lives while held or awaited.
+        with self._locks_lock:
+            lock = self._locks.get(thread_id)
+            if lock is None:
+                lock = self._locks[thread_id] = threading.Lock()
+            return lock
 
     # -- saver hooks --
 
@@ -89,7 +106,7 @@ class RunLeases(RunLeasesCore):
             return
         if self.book.is_contested(thread_id, decision.runtime):
             if decision.end in CLEAN_ENDS:
-                with self._io_lock:
+                with self._io_lock(thread_id):
                     self.book.close(thread_id, decision.runtime, decision.end)
                 self._clear(thread_id)
             elif decision.end is not None:
@@ -97,7 +114,7 @@ class RunLeases(RunLeasesCore):
             return
         if not self.book.holds(thread_id):
             return
-        with self._io_lock:
+        with self._io_lock(thread_id):
             if decision.error is not None:
                 self.book.mark_ending(thread_id, decision.error)
                 self.store.record_lease_error(thread_id=thread_id, owner=self.owner,
@@ -117,7 +134,7 @@ class RunLeases(RunLeasesCore):
         """
         if before.start:
             self._check_fork()
-        with self._io_lock:
+        with self._io_lock(before.thread_id or after.thread_id or ""):
             write = self._prepare(before, after)
             try:
                 flow = self._around(write, operation, op, before, after)
@@ -139,7 +156,7 @@ class RunLeases(RunLeasesCore):
 
     def release(self, thread_id: str, reason: str, error: str | None = None) -> bool:
         """Release a held lease now (recovery worker, after its run)."""
-        with self._io_lock:
+        with self._io_lock(thread_id):
             if self.book.drop(thread_id) is None:
                 return False
             return self.store.release_lease(thread_id=thread_id, owner=self.owner,
@@ -179,7 +196,7 @@ class RunLeases(RunLeasesCore):
         return True
 
     def _clear(self, thread_id: str) -> None:
-        with self._io_lock:
+        with self._io_lock(thread_id):
             closing = self.book.closing_of(thread_id)
             if closing is None:
                 return
@@ -191,12 +208,12 @@ class RunLeases(RunLeasesCore):
     def _apply(self, plan: Plan) -> None:
         now = self.clock()
         for thread_id, reason, error in plan.ended:
-            with self._io_lock:
+            with self._io_lock(thread_id):
                 self.book.drop(thread_id)
                 self.store.release_lease(thread_id=thread_id, owner=self.owner, now=now,
                                          reason=reason, error=error)
         for thread_id in plan.contest:
-            with self._io_lock:
+            with self._io_lock(thread_id):
                 runtime, _ = self.book.rival_of(thread_id)
                 if not self.book.is_contested(thread_id, runtime):
                     continue

@@ -38,6 +38,7 @@ from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
 from checkpointers.postgres._leases import AsyncLeases
 from checkpointers.postgres._migrate import PostgresMigrationAsync
+from checkpointers.postgres._stmt import CONNECT_KWARGS
 from checkpointers.postgres._sync import _check_schema
 
 T = TypeVar("T")
@@ -49,7 +50,8 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
         async with conn.cursor() as cur:
             stmt = next(op)
             while True:
-                await cur.execute(stmt.query, stmt.params, prepare=stmt.prepare, binary=stmt.fetch)
+                await cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as,
+                                  binary=stmt.fetch)
                 stmt = op.send(await cur.fetchall() if stmt.fetch else None)
     except StopIteration as done:
         if not conn.autocommit:
@@ -79,7 +81,7 @@ async def adrive_together(conn: AsyncConnection[Any], ops: list[Op]) -> list[Any
                 cursors = {}
                 for i, stmt in pending.items():
                     cur = conn.cursor()
-                    await cur.execute(stmt.query, stmt.params, prepare=stmt.prepare,
+                    await cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as,
                                       binary=stmt.fetch)
                     cursors[i] = cur
                 following: dict[int, Any] = {}
@@ -195,7 +197,7 @@ class AsyncPostgresSaver(
                 conn_string,
                 min_size=1,
                 max_size=pool_size,
-                kwargs={"autocommit": True},
+                kwargs=dict(CONNECT_KWARGS),
                 open=False,
             ) as pool:
                 yield cls(
@@ -203,7 +205,7 @@ class AsyncPostgresSaver(
                     deltas=deltas,
                 )
         else:
-            async with await AsyncConnection.connect(conn_string, autocommit=True) as conn:
+            async with await AsyncConnection.connect(conn_string, **CONNECT_KWARGS) as conn:
                 yield cls(
                     conn, serde=serde, migrations=migrations, schema=schema, leases=leases,
                     deltas=deltas,

@@ -17,146 +17,32 @@ from typing import TYPE_CHECKING, Any
 from checkpointers._ids import check_id
 from checkpointers._lease_flows import Step
 from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
+from checkpointers.postgres import _leases_sql as q
+from checkpointers.postgres._lease_fold import FoldedQueries, fold_op, foldable
+from checkpointers.postgres._leases_sql import record
 from checkpointers.postgres._sql import render
 from checkpointers.postgres._stmt import Op, Stmt
-
-_COLS = (
-    "thread_id, state, owner, token, acquired_at, renewed_at, expires_at, progress_at,"
-    " progress, attempts, recoveries, last_error, reason, ended_at"
-)
-
-ACQUIRE = """
-INSERT INTO {s}.durable_run_leases AS l
-    (thread_id, state, owner, token, acquired_at, renewed_at, expires_at, progress_at)
-VALUES (%(thread_id)s, 'running', %(owner)s, 1, %(now)s, %(now)s, %(expires)s, %(now)s)
-ON CONFLICT (thread_id) DO UPDATE SET
-    state = 'running',
-    owner = EXCLUDED.owner,
-    token = CASE WHEN l.state = 'running' AND l.owner = EXCLUDED.owner
-                 THEN l.token ELSE l.token + 1 END,
-    acquired_at = CASE WHEN l.state = 'running' AND l.owner = EXCLUDED.owner
-                       THEN l.acquired_at ELSE EXCLUDED.acquired_at END,
-    renewed_at = EXCLUDED.renewed_at,
-    expires_at = EXCLUDED.expires_at,
-    progress_at = EXCLUDED.progress_at,
-    reason = NULL,
-    ended_at = NULL
-WHERE l.state <> 'running' OR l.owner = EXCLUDED.owner OR l.expires_at <= EXCLUDED.acquired_at
-RETURNING {cols}
-"""
-
-RENEW = """
-UPDATE {s}.durable_run_leases AS l SET
-    renewed_at = %(now)s,
-    expires_at = %(expires)s,
-    progress_at = COALESCE(p.progress_at, l.progress_at),
-    progress = COALESCE(p.note, l.progress)
-FROM unnest(%(ids)s::text[], %(progress_at)s::timestamptz[], %(notes)s::text[])
-     AS p(thread_id, progress_at, note)
-WHERE l.thread_id = p.thread_id AND l.state = 'running' AND l.owner = %(owner)s
-RETURNING l.thread_id
-"""
-
-RELEASE = """
-UPDATE {s}.durable_run_leases SET state = 'released', reason = %(reason)s,
-    ended_at = %(now)s, attempts = 0, last_error = COALESCE(%(error)s, last_error)
-WHERE thread_id = %(thread_id)s AND state = 'running' AND owner = %(owner)s
-RETURNING thread_id
-"""
-
-RECORD_ERROR = """
-UPDATE {s}.durable_run_leases SET last_error = %(error)s
-WHERE thread_id = %(thread_id)s AND owner = %(owner)s
-"""
-
-FIND_EXPIRED = """
-SELECT {cols} FROM {s}.durable_run_leases
-WHERE state = 'running' AND expires_at <= %(now)s
-ORDER BY expires_at LIMIT %(limit)s
-"""
-
-CLAIM = """
-UPDATE {s}.durable_run_leases SET owner = %(owner)s, token = token + 1, attempts = attempts + 1,
-    recoveries = recoveries + 1, acquired_at = %(now)s, renewed_at = %(now)s,
-    expires_at = %(expires)s, progress_at = %(now)s, progress = NULL
-WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
-    AND expires_at <= %(now)s
-RETURNING {cols}
-"""
-
-TAKE_OVER = """
-UPDATE {s}.durable_run_leases SET owner = %(owner)s, token = token + 1, acquired_at = %(now)s,
-    renewed_at = %(now)s, expires_at = %(expires)s, progress_at = %(now)s, progress = NULL
-WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
-    AND renewed_at IS NOT DISTINCT FROM %(renewed_at)s
-RETURNING {cols}
-"""
-
-PARK = """
-UPDATE {s}.durable_run_leases SET state = 'parked', reason = %(reason)s, ended_at = %(now)s
-WHERE thread_id = %(thread_id)s AND state = 'running' AND token = %(token)s
-    AND expires_at <= %(now)s
-RETURNING {cols}
-"""
-
-UNPARK = """
-UPDATE {s}.durable_run_leases SET attempts = 0, reason = 'unparked',
-    state = CASE WHEN %(retry_at)s::timestamptz IS NULL THEN 'released' ELSE 'running' END,
-    expires_at = COALESCE(%(retry_at)s::timestamptz, expires_at),
-    ended_at = CASE WHEN %(retry_at)s::timestamptz IS NULL THEN ended_at END
-WHERE thread_id = %(thread_id)s AND state = 'parked'
-RETURNING thread_id
-"""
-
-GET = "SELECT {cols} FROM {s}.durable_run_leases WHERE thread_id = %(thread_id)s"
-
-LIST_RUNNING = """
-SELECT {cols} FROM {s}.durable_run_leases WHERE state = 'running'
-ORDER BY expires_at LIMIT %(limit)s
-"""
-
-LIST_PARKED = """
-SELECT {cols} FROM {s}.durable_run_leases WHERE state = 'parked' ORDER BY ended_at LIMIT %(limit)s
-"""
-
-COUNTS = """
-SELECT
-    (SELECT count(*) FROM {s}.durable_run_leases WHERE state = 'running' AND expires_at > %(now)s),
-    (SELECT count(*) FROM {s}.durable_run_leases WHERE state = 'running' AND expires_at <= %(now)s),
-    (SELECT count(*) FROM {s}.durable_run_leases WHERE state = 'parked')
-"""
-
-DELETE = "DELETE FROM {s}.durable_run_leases WHERE thread_id = %(thread_id)s"
-
-
-def _record(row: Sequence[Any]) -> LeaseRecord:
-    return LeaseRecord(
-        thread_id=row[0], state=row[1], owner=row[2], token=int(row[3]), acquired_at=row[4],
-        renewed_at=row[5], expires_at=row[6], progress_at=row[7], progress=row[8],
-        attempts=int(row[9]), recoveries=int(row[10]), last_error=row[11], reason=row[12],
-        ended_at=row[13],
-    )
 
 
 class _LeaseQueries:
     def __init__(self, schema: str) -> None:
         def r(template: str) -> str:
-            return render(template, schema, cols=_COLS)
+            return render(template, schema, cols=q.COLS)
 
-        self.acquire = r(ACQUIRE)
-        self.renew = r(RENEW)
-        self.release = r(RELEASE)
-        self.record_error = r(RECORD_ERROR)
-        self.find_expired = r(FIND_EXPIRED)
-        self.claim = r(CLAIM)
-        self.take_over = r(TAKE_OVER)
-        self.park = r(PARK)
-        self.unpark = r(UNPARK)
-        self.get = r(GET)
-        self.list_running = r(LIST_RUNNING)
-        self.list_parked = r(LIST_PARKED)
-        self.counts = r(COUNTS)
-        self.delete = r(DELETE)
+        self.acquire = r(q.ACQUIRE)
+        self.renew = r(q.RENEW)
+        self.release = r(q.RELEASE)
+        self.record_error = r(q.RECORD_ERROR)
+        self.find_expired = r(q.FIND_EXPIRED)
+        self.claim = r(q.CLAIM)
+        self.take_over = r(q.TAKE_OVER)
+        self.park = r(q.PARK)
+        self.unpark = r(q.UNPARK)
+        self.get = r(q.GET)
+        self.list_running = r(q.LIST_RUNNING)
+        self.list_parked = r(q.LIST_PARKED)
+        self.counts = r(q.COUNTS)
+        self.delete = r(q.DELETE)
 
 
 class LeaseOps:
@@ -173,7 +59,7 @@ class LeaseOps:
         params = {"thread_id": check_id("thread_id", thread_id), "owner": owner, "now": now,
                   "expires": now + ttl}
         rows = yield Stmt(self._lq.acquire, params, fetch=True)
-        return _record(rows[0]) if rows else None
+        return record(rows[0]) if rows else None
 
     def _op_renew_leases(self, owner: str, thread_ids: Sequence[str], now: datetime,
                          ttl: timedelta,
@@ -203,26 +89,26 @@ class LeaseOps:
 
     def _op_find_expired_leases(self, now: datetime, limit: int) -> Op:
         rows = yield Stmt(self._lq.find_expired, {"now": now, "limit": int(limit)}, fetch=True)
-        return [_record(r) for r in rows or ()]
+        return [record(r) for r in rows or ()]
 
     def _op_claim_expired_lease(self, thread_id: str, token: int, owner: str, now: datetime,
                                 ttl: timedelta) -> Op:
         params = {"thread_id": thread_id, "token": int(token), "owner": owner, "now": now,
                   "expires": now + ttl}
         rows = yield Stmt(self._lq.claim, params, fetch=True)
-        return _record(rows[0]) if rows else None
+        return record(rows[0]) if rows else None
 
     def _op_take_over_lease(self, thread_id: str, token: int, renewed_at: datetime | None,
                             owner: str, now: datetime, ttl: timedelta) -> Op:
         params = {"thread_id": thread_id, "token": int(token), "renewed_at": renewed_at,
                   "owner": owner, "now": now, "expires": now + ttl}
         rows = yield Stmt(self._lq.take_over, params, fetch=True)
-        return _record(rows[0]) if rows else None
+        return record(rows[0]) if rows else None
 
     def _op_park_lease(self, thread_id: str, token: int, now: datetime, reason: str) -> Op:
         params = {"thread_id": thread_id, "token": int(token), "now": now, "reason": reason}
         rows = yield Stmt(self._lq.park, params, fetch=True)
-        return _record(rows[0]) if rows else None
+        return record(rows[0]) if rows else None
 
     def _op_unpark_lease(self, thread_id: str, retry_at: datetime | None) -> Op:
         rows = yield Stmt(self._lq.unpark, {"thread_id": thread_id, "retry_at": retry_at},
@@ -231,14 +117,14 @@ class LeaseOps:
 
     def _op_get_lease(self, thread_id: str) -> Op:
         rows = yield Stmt(self._lq.get, {"thread_id": thread_id}, fetch=True)
-        return _record(rows[0]) if rows else None
+        return record(rows[0]) if rows else None
 
     def _op_list_leases(self, state: str, limit: int) -> Op:
         if state not in (RUNNING, PARKED):
             raise ValueError(f"only running and parked leases are listed, not {state!r}")
         query = self._lq.list_running if state == RUNNING else self._lq.list_parked
         rows = yield Stmt(query, {"limit": int(limit)}, fetch=True)
-        return [_record(r) for r in rows or ()]
+        return [record(r) for r in rows or ()]
 
     def _op_lease_counts(self, now: datetime) -> Op:
         rows = yield Stmt(self._lq.counts, {"now": now}, fetch=True)
@@ -256,6 +142,10 @@ class LeaseOps:
 
     def _lease_writes_op(self, config: Any, writes: Any, task_id: str, task_path: str) -> Op:
         return self._op_put_writes(config, writes, task_id, task_path)  # type: ignore[attr-defined,no-any-return]
+
+    @cached_property
+    def _folded(self) -> FoldedQueries:
+        return FoldedQueries(self._q.schema)
 
     def _with_lease_ops(self, op: Op, pre: Step | None, post: Step | None) -> list[Op]:
         ops = [op]
@@ -285,7 +175,15 @@ class SyncLeases(LeaseOps):
 
     def _run_with_lease(self, operation: str, op: Op, pre: Step | None,
                         post: Step | None) -> tuple[Any, Any, Any]:
-        """Run a write with a run's lease statements, in one round trip."""
+        """Run a write with a run's lease statements, in one round trip.
+
+        One lease statement rides inside the write's statement
+        (:mod:`._lease_fold`); an acquire and a release together go in a pipeline.
+        """
+        step = foldable(pre, post)
+        if step is not None:
+            result, lease = self._run(operation, fold_op(op, step, self._folded))
+            return (result, lease, None) if step is pre else (result, None, lease)
         ops = self._with_lease_ops(op, pre, post)
         return _split(self._run_together(operation, ops), pre, post)
 
@@ -369,7 +267,11 @@ class AsyncLeases(LeaseOps):
 
     async def _run_with_lease(self, operation: str, op: Op, pre: Step | None,
                               post: Step | None) -> tuple[Any, Any, Any]:
-        """Run a write with a run's lease statements, in one round trip."""
+        """Run a write with a run's lease statements, in one round trip (see the sync twin)."""
+        step = foldable(pre, post)
+        if step is not None:
+            result, lease = await self._run(operation, fold_op(op, step, self._folded))
+            return (result, lease, None) if step is pre else (result, None, lease)
         ops = self._with_lease_ops(op, pre, post)
         return _split(await self._run_together(operation, ops), pre, post)
 

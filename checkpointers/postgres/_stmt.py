@@ -32,6 +32,24 @@ class Stmt:
     fetch: bool = False
     prepare: bool | None = None
 
+    @property
+    def prepare_as(self) -> bool | None:
+        """What the shells pass as psycopg's ``prepare=``.
+
+        A statement without parameters (a setup step's script, ``BEGIN``) is
+        never prepared: a script of several statements cannot be, and the
+        savers' own connections prepare on first use (:data:`CONNECT_KWARGS`).
+        """
+        return False if self.params is None else self.prepare
+
+
+# The savers' own connections (from_conn_string): autocommit, so a write that
+# returned is committed; statements prepared on their first execution, so a
+# fresh connection (a pool's, a new sweeper's) does not parse and plan each hot
+# statement 5 times before psycopg's default threshold prepares it (then 5
+# custom plans more before the server settles on the generic one).
+CONNECT_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
+
 
 Rows = list[tuple[Any, ...]]
 Op = Generator[Stmt, Rows | None, Any]

@@ -38,6 +38,7 @@ from checkpointers.postgres._core import Op, PostgresCore, _Queries
 from checkpointers.postgres._errors import translate
 from checkpointers.postgres._leases import SyncLeases
 from checkpointers.postgres._migrate import PostgresMigrationSync
+from checkpointers.postgres._stmt import CONNECT_KWARGS
 
 
 def drive(conn: Connection[Any], op: Op) -> Any:
@@ -46,7 +47,7 @@ def drive(conn: Connection[Any], op: Op) -> Any:
         with conn.cursor() as cur:
             stmt = next(op)
             while True:
-                cur.execute(stmt.query, stmt.params, prepare=stmt.prepare, binary=stmt.fetch)
+                cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch)
                 stmt = op.send(cur.fetchall() if stmt.fetch else None)
     except StopIteration as done:
         if not conn.autocommit:
@@ -82,7 +83,7 @@ def drive_together(conn: Connection[Any], ops: list[Op]) -> list[Any]:
                 cursors = {}
                 for i, stmt in pending.items():
                     cur = conn.cursor()
-                    cur.execute(stmt.query, stmt.params, prepare=stmt.prepare,
+                    cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as,
                                 binary=stmt.fetch)
                     cursors[i] = cur
                 following: dict[int, Any] = {}
@@ -203,7 +204,7 @@ class PostgresSaver(
                 conn_string,
                 min_size=1,
                 max_size=pool_size,
-                kwargs={"autocommit": True},
+                kwargs=dict(CONNECT_KWARGS),
                 open=True,
             ) as pool:
                 yield cls(
@@ -211,7 +212,7 @@ class PostgresSaver(
                     deltas=deltas,
                 )
         else:
-            with Connection.connect(conn_string, autocommit=True) as conn:
+            with Connection.connect(conn_string, **CONNECT_KWARGS) as conn:
                 yield cls(
                     conn, serde=serde, migrations=migrations, schema=schema, leases=leases,
                     deltas=deltas,
