@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from checkpointers.redis import _scripts as S
-from checkpointers.redis._scripts import _COMMON, Script
+from checkpointers.redis._lua_common import COMMON as _COMMON
+from checkpointers.redis._lua_common import Script
 
 # The approvals keys follow the saver's 11 thread keys (THREAD_SUFFIXES order).
 _APPROVALS = r"""
