@@ -161,6 +161,14 @@ class ChainReader:
             BrokenChainError: A version of the chain is missing or malformed,
                 or the rebuilt bytes do not match the checksum written with them.
         """
+        try:
+            return self._read(version)
+        except BrokenChainError:
+            raise
+        except Exception as exc:  # a malformed row the checks above did not name
+            raise BrokenChainError(f"malformed chain at {version!r}: {exc!r}") from exc
+
+    def _read(self, version: str) -> tuple[str, bytes, Link | None]:
         row = self._rows.get(version)
         if row is None:
             raise BrokenChainError(f"version {version!r} is missing")

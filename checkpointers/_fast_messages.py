@@ -158,6 +158,48 @@ def _plain_classes() -> dict[tuple[str, str], _Plain]:
 _PLAIN: dict[tuple[str, str], _Plain] | None = None
 
 
+def _str_at(data: bytes, i: int) -> tuple[str, int] | None:
+    """The msgpack string at ``data[i]`` and the offset after it, or None."""
+    if i >= len(data):
+        return None
+    b = data[i]
+    if 0xA0 <= b <= 0xBF:
+        n, i = b - 0xA0, i + 1
+    elif b == 0xD9 and i + 1 < len(data):
+        n, i = data[i + 1], i + 2
+    else:
+        return None
+    if i + n > len(data):
+        return None
+    try:
+        return data[i : i + n].decode(), i + n
+    except UnicodeDecodeError:
+        return None
+
+
+def _class_key(data: bytes) -> tuple[str, str] | None:
+    """``(module, name)`` at the head of a pydantic ext payload, without decoding its fields.
+
+    Only the classes rebuilt here need the whole payload decoded; for any other
+    the serializer's hook is called straight away.
+    """
+    if not data or data[0] != 0x94:  # a fixarray of 4: module, name, fields, method
+        return None
+    module = _str_at(data, 1)
+    if module is None:
+        return None
+    name = _str_at(data, module[1])
+    return None if name is None else (module[0], name[0])
+
+
+class _NotPlain(Exception):
+    """A nested ext value: the message is not plain."""
+
+
+def _refuse_ext(code: int, data: bytes) -> Any:
+    raise _NotPlain
+
+
 def fast_ext_hook(fallback: Callable[[int, bytes], Any]) -> Callable[[int, bytes], Any]:
     """An ormsgpack ext hook: plain messages built here, everything else by ``fallback``.
 
@@ -170,9 +212,12 @@ def fast_ext_hook(fallback: Callable[[int, bytes], Any]) -> Callable[[int, bytes
         plain = _PLAIN = _plain_classes()
 
     def hook(code: int, data: bytes) -> Any:
-        if code == _EXT_PYDANTIC_V2:
+        if code == _EXT_PYDANTIC_V2 and _class_key(data) in plain:
             try:
-                tup = ormsgpack.unpackb(data, ext_hook=hook, option=_OPT)
+                # a plain message holds no ext value: the first one found sends the
+                # whole message to ``fallback`` before anything nested was built
+                # (built here and again there, nesting would cost its square)
+                tup = ormsgpack.unpackb(data, ext_hook=_refuse_ext, option=_OPT)
                 kind = plain.get((tup[0], tup[1])) if type(tup) is list and len(tup) == 4 else None
                 value = kind.build(tup[2]) if kind is not None else None
             except Exception:

@@ -129,10 +129,17 @@ def loads_exact(serde: SerializerProtocol, type_: str, data: bytes) -> Any:
 
 
 def _plain_jsonplus(serde: SerializerProtocol) -> bool:
-    """LangGraph's own serializer, not a subclass and not given a custom ext hook."""
-    return type(serde) is JsonPlusSerializer and not getattr(
-        serde, "_custom_unpack_ext_hook", True
-    ) and callable(getattr(serde, "_unpack_ext_hook", None))
+    """LangGraph's own serializer: not a subclass, no custom ext hook, no wrapped loads.
+
+    A ``loads_typed`` replaced on the instance (metrics, auditing) must keep
+    seeing every read, so such a serializer is not bypassed.
+    """
+    return (
+        type(serde) is JsonPlusSerializer
+        and "loads_typed" not in vars(serde)
+        and not getattr(serde, "_custom_unpack_ext_hook", True)
+        and callable(getattr(serde, "_unpack_ext_hook", None))
+    )
 
 
 def _has_envelope(value: Any, depth: int) -> bool:

@@ -148,3 +148,61 @@ def test_other_ext_codes_reach_the_serializers_hook() -> None:
                             ormsgpack.Ext(5, ormsgpack.packb(["m", "Unknown", {}, "x"]))])
     assert ormsgpack.unpackb(data, ext_hook=hook) == [("fallback", 0), ("fallback", 5)]
     assert seen == [0, 5]
+
+
+class Counted:
+    """An application type, allowlisted, nested in a message: built once per read."""
+
+    def __init__(self, n: int) -> None:
+        BUILT.append(n)
+        self.n = n
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Counted) and other.n == self.n
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+BUILT: list[int] = []
+
+
+def _ext(code: int, *parts: Any) -> ormsgpack.Ext:
+    return ormsgpack.Ext(code, ormsgpack.packb(list(parts), option=ormsgpack.OPT_NON_STR_KEYS))
+
+
+def test_a_nested_object_in_a_message_is_built_once() -> None:
+    # as LangGraph stores an object it rebuilds with cls(*args) (ext code 1),
+    # nested in messages 30 deep: nesting must not cost its square, nor build
+    # what is inside a message the cheap path hands to the serializer again
+    serde = default_serde().with_msgpack_allowlist([(__name__, "Counted")])
+    inner: Any = _ext(1, __name__, "Counted", [7])
+    for i in range(30):
+        fields = ToolMessage(f"level {i}", tool_call_id="c").model_dump()
+        fields["artifact"] = inner
+        inner = _ext(5, "langchain_core.messages.tool", "ToolMessage", fields,
+                     "model_validate_json")
+    data = ormsgpack.packb([inner], option=ormsgpack.OPT_NON_STR_KEYS)
+    BUILT.clear()
+    got = loads_exact(serde, "msgpack", data)
+    assert BUILT == [7]
+    assert got == serde.loads_typed(("msgpack", data))
+    leaf = got[0]
+    for _ in range(30):
+        assert isinstance(leaf, ToolMessage)
+        leaf = leaf.artifact
+    assert leaf == Counted(7)
+
+
+def test_a_serializer_whose_loads_is_wrapped_sees_every_read() -> None:
+    serde = default_serde()
+    seen: list[str] = []
+    loads = serde.loads_typed
+
+    def counting(data: tuple[str, bytes]) -> Any:
+        seen.append(data[0])
+        return loads(data)
+
+    serde.loads_typed = counting  # type: ignore[method-assign]
+    type_, data = serde.dumps_typed([AIMessage("hi", id="a")])
+    assert loads_exact(serde, type_, data) == [AIMessage("hi", id="a")]
+    assert seen == ["msgpack"]
