@@ -249,7 +249,9 @@ class ChainReader:
         if type(metas) is not list or len(metas) != len(chain):
             raise _Slow
         writes = self._writes
-        chunks: list[list[bytes | memoryview]] = []
+        # each delta's parts, newest delta first and its parts backwards: one
+        # reverse at the end puts every part in order
+        rparts: list[bytes | memoryview] = []
         visited: list[tuple[str, bytes, int, int]] = []
         costs = 0
         try:
@@ -258,29 +260,41 @@ class ChainReader:
                 if type(header) is not bytes or type(body_len) is not int or type(crc) is not int:
                     raise _Slow
                 visited.append((cur, header, body_len, crc))
-                parts: list[bytes | memoryview] = []
-                off = refs = 0
-                for g in segs:
+                off = len(tail)
+                refs = 0
+                for g in reversed(segs):
                     if type(g) is int:
-                        parts.append(tail[off : off + g])
-                        off += g
+                        if g < 0 or g > off:
+                            raise _Slow
+                        rparts.append(tail[off - g : off])
+                        off -= g
                         continue
-                    w = writes.get((writes_of, unpack_task(g[0]), g[1]))  # type: ignore[arg-type]
-                    if w is None or w[0] not in _MSGPACK_TYPES or w[1] is None:
+                    task = g[0]
+                    if type(task) is bytes and len(task) == 16:
+                        h = task.hex()  # unpack_task, inline (once per write of the chain)
+                        task = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+                    w = writes.get((writes_of, task, g[1]))
+                    if w is None or w[0] not in _MSGPACK_TYPES or not w[1]:
                         raise _Slow
                     wb = w[1]
-                    h = _header_len(wb)
-                    if h is None or wb[0] in (0xDE, 0xDF) or 0x80 <= wb[0] <= 0x8F:
+                    b0 = wb[0]
+                    # a list write's items: its array header cut off
+                    if 0x90 <= b0 <= 0x9F:
+                        rparts.append(memoryview(wb)[1:])
+                    elif (b0 == 0xDC and len(wb) >= 3) or (b0 == 0xDD and len(wb) >= 5):
+                        rparts.append(memoryview(wb)[3 if b0 == 0xDC else 5 :])
+                    else:
                         raise _Slow
-                    parts.append(memoryview(wb)[h:])
                     refs += 1
-                chunks.append(parts)
+                if off:
+                    raise _Slow  # inline bytes the segments do not account for
                 costs += len(blob) + row_cost * (1 + refs)
         except _Slow:
             raise
         except Exception as exc:
             raise _Slow from exc
-        data = self._finish(version, base, visited, chunks, costs)
+        rparts.reverse()
+        data = self._finish(version, base, visited, rparts, costs)
         if data is None:
             raise _Slow
         return data
@@ -350,7 +364,8 @@ class ChainReader:
             raise BrokenChainError(f"the chain of {version!r} loops")
         if base is None:  # pragma: no cover - the loop either breaks or raises
             raise BrokenChainError(f"the chain of {version!r} has no snapshot")
-        out = self._finish(version, base, visited, chunks, costs)
+        parts_in_order = [p for parts in reversed(chunks) for p in parts]
+        out = self._finish(version, base, visited, parts_in_order, costs)
         if out is None:
             raise BrokenChainError(
                 f"the chain of {version!r} does not add up (a row was rewritten)"
@@ -362,22 +377,22 @@ class ChainReader:
         version: str,
         base: _Known,
         visited: list[tuple[str, bytes, int, int]],
-        chunks: list[list[bytes | memoryview]],
+        parts: list[bytes | memoryview],
         costs: int,
     ) -> tuple[str, bytes, Link | None] | None:
-        """The rebuilt value from its base and its deltas' parts (newest first); None
+        """The rebuilt value from its base and its deltas' parts (oldest first); None
         if it does not match its length and CRC."""
         if not visited:
             data = base.header + base.body
             link = snapshot_link(version, base.type, data, self._policy)
             return base.type, data, link
-        pieces: list[bytes | memoryview] = [base.body]
-        for parts in reversed(chunks):
-            pieces.extend(parts)
-        body = b"".join(pieces)
         _, header, body_len, crc = visited[0]
-        if len(body) != body_len or zlib.crc32(body) != crc:
+        # the whole value in one copy; its body checked in place
+        data = b"".join([header, base.body, *parts])
+        hl = len(header)
+        if len(data) - hl != body_len or zlib.crc32(memoryview(data)[hl:]) != crc:
             return None
+        body = data[hl:]
         depth = base.depth + len(visited)
         known = _Known(
             base.type, header, body, depth, base.costs + costs, base.snapshot_bytes, base.root
@@ -394,4 +409,4 @@ class ChainReader:
             known.snapshot_bytes,
             base.root,
         )
-        return base.type, header + body, link
+        return base.type, data, link

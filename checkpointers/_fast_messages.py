@@ -58,19 +58,17 @@ _AUDITED = {
 class _Plain:
     """One message class whose plain instances are rebuilt without validation."""
 
-    __slots__ = ("ai", "cls", "fields", "make", "type")
+    __slots__ = ("ai", "cls", "direct", "fields", "type")
 
     def __init__(self, cls: Any) -> None:
         self.cls = cls
         self.fields = frozenset(cls.model_fields)
         self.type = cls.model_fields["type"].default
         self.ai = self.fields == _AI_FIELDS
-        self.make: Callable[[dict[str, Any]], Any] = lambda kw: cls.model_construct(**kw)
         # the state model_construct sets, set directly (4x cheaper), if this
         # pydantic keeps exactly that state: checked on a sample against cls(**fields)
         sample = cls(content="x", id="i").model_dump()
-        if _same_state(_direct(cls, dict(sample)), cls(**sample)):
-            self.make = lambda kw: _direct(cls, kw)
+        self.direct = _same_state(_direct(cls, dict(sample)), cls(**sample))
 
     def build(self, kw: Any) -> Any:
         """The message, or None when ``kw`` is not plain (then the serializer builds it).
@@ -104,7 +102,14 @@ class _Plain:
                 return None
             if extra.get("tool_calls"):
                 return None
-        return self.make(kw)
+        if not self.direct:
+            return self.cls.model_construct(**kw)
+        obj = _new(self.cls)  # _direct, inline (once per message)
+        _set(obj, "__dict__", kw)
+        _set(obj, "__pydantic_fields_set__", set(kw))
+        _set(obj, "__pydantic_extra__", {})
+        _set(obj, "__pydantic_private__", None)
+        return obj
 
 
 _new = object.__new__
