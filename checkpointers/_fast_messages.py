@@ -163,38 +163,14 @@ def _plain_classes() -> dict[tuple[str, str], _Plain]:
 _PLAIN: dict[tuple[str, str], _Plain] | None = None
 
 
-def _str_at(data: bytes, i: int) -> tuple[str, int] | None:
-    """The msgpack string at ``data[i]`` and the offset after it, or None."""
-    if i >= len(data):
-        return None
-    b = data[i]
-    if 0xA0 <= b <= 0xBF:
-        n, i = b - 0xA0, i + 1
-    elif b == 0xD9 and i + 1 < len(data):
-        n, i = data[i + 1], i + 2
-    else:
-        return None
-    if i + n > len(data):
-        return None
-    try:
-        return data[i : i + n].decode(), i + n
-    except UnicodeDecodeError:
-        return None
+def _head(module: str, name: str) -> bytes:
+    """How a pydantic ext payload of ``module.name`` starts, as LangGraph encodes it.
 
-
-def _class_key(data: bytes) -> tuple[str, str] | None:
-    """``(module, name)`` at the head of a pydantic ext payload, without decoding its fields.
-
-    Only the classes rebuilt here need the whole payload decoded; for any other
-    the serializer's hook is called straight away.
+    A fixarray of 4 (module, name, fields, method), then the two strings. A
+    payload that starts otherwise (another class, or the same strings encoded
+    in a longer form) goes to the serializer's hook, undecoded here.
     """
-    if not data or data[0] != 0x94:  # a fixarray of 4: module, name, fields, method
-        return None
-    module = _str_at(data, 1)
-    if module is None:
-        return None
-    name = _str_at(data, module[1])
-    return None if name is None else (module[0], name[0])
+    return b"\x94" + ormsgpack.packb(module) + ormsgpack.packb(name)
 
 
 class _NotPlain(Exception):
@@ -216,8 +192,11 @@ def fast_ext_hook(fallback: Callable[[int, bytes], Any]) -> Callable[[int, bytes
     if plain is None:
         plain = _PLAIN = _plain_classes()
 
+    heads = tuple(_head(*key) for key in plain)
+
     def hook(code: int, data: bytes) -> Any:
-        if code == _EXT_PYDANTIC_V2 and _class_key(data) in plain:
+        # other classes are told from the payload's head, without decoding it
+        if code == _EXT_PYDANTIC_V2 and data.startswith(heads):
             try:
                 # a plain message holds no ext value: the first one found sends the
                 # whole message to ``fallback`` before anything nested was built

@@ -206,3 +206,27 @@ def test_a_serializer_whose_loads_is_wrapped_sees_every_read() -> None:
     type_, data = serde.dumps_typed([AIMessage("hi", id="a")])
     assert loads_exact(serde, type_, data) == [AIMessage("hi", id="a")]
     assert seen == ["msgpack"]
+
+
+def test_a_head_encoded_in_a_longer_form_reaches_the_serializer() -> None:
+    # the cheap path recognises a class by the payload's first bytes as LangGraph
+    # writes them; the same class written with a str8 module name is not
+    # recognised, and the serializer builds it (the same message)
+    serde = default_serde()
+    fields = AIMessage(content="hi", id="a").model_dump()
+    module = b"langchain_core.messages.ai"
+    payload = (b"\x94" + b"\xd9" + bytes([len(module)]) + module
+               + ormsgpack.packb("AIMessage") + ormsgpack.packb(fields)
+               + ormsgpack.packb("model_validate_json"))
+    data = ormsgpack.packb([ormsgpack.Ext(5, payload)])
+    seen: list[int] = []
+
+    def fallback(code: int, data: bytes) -> Any:
+        seen.append(code)
+        return serde._unpack_ext_hook(code, data)  # type: ignore[attr-defined]
+
+    hook = fast_ext_hook(fallback)
+    got = ormsgpack.unpackb(data, ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+    assert seen == [5]
+    assert got == [AIMessage(content="hi", id="a")]
+    assert loads_exact(serde, "msgpack", data) == got
