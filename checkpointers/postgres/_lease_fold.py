@@ -54,6 +54,8 @@ def _lease_cte(step: str, gated: bool) -> str:
             "AND owner = %(owner)s",
             "AND owner = %(owner)s" + (" AND (SELECT ok FROM ok)" if gated else ""),
         )
+        if gated and body == RELEASE:
+            raise AssertionError("RELEASE changed: update its folded form")
     return _PARAM.sub(r"%(lease_\1)s", body.strip())
 
 
