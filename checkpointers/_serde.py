@@ -14,6 +14,8 @@ from checkpointers._errors import UnstorableValueError
 from checkpointers._fast_messages import fast_ext_hook
 
 _MAX_DEPTH = 64
+_PAIR, _NIL = b"\x92", b"\xc0"  # msgpack: an array of two; nil
+_OPT = ormsgpack.OPT_NON_STR_KEYS
 _BLOCKED_KINDS = ("msgpack_blocked", "msgpack_method_blocked")
 # the blocked-type events of the decode running in this thread / task
 _blocked: ContextVar[list[str] | None] = ContextVar("lgd_blocked_types", default=None)
@@ -94,8 +96,14 @@ def _has_lone_surrogate(value: Any, depth: int) -> bool:
     return False
 
 
-def loads_exact(serde: SerializerProtocol, type_: str, data: bytes) -> Any:
+def loads_exact(
+    serde: SerializerProtocol, type_: str, data: bytes, *, rebuilt: bool = False
+) -> Any:
     """``serde.loads_typed((type_, data))``, refusing data that names a blocked type.
+
+    ``rebuilt``: the bytes were rebuilt from a delta chain, whose checksum
+    covers the items but not the list's header; the decode then also checks
+    that the value ends where the bytes do.
 
     Raises:
         BlockedTypeError: a msgpack ext type outside the allowlist (an
@@ -108,11 +116,18 @@ def loads_exact(serde: SerializerProtocol, type_: str, data: bytes) -> Any:
         if type_ == "msgpack" and _plain_jsonplus(serde):
             # the serializer's own decode, with plain messages built cheaply
             # (checkpointers/_fast_messages.py); its hook does everything else
-            value = ormsgpack.unpackb(
-                data,
-                ext_hook=fast_ext_hook(serde._unpack_ext_hook),  # type: ignore[attr-defined]
-                option=ormsgpack.OPT_NON_STR_KEYS,
-            )
+            hook = fast_ext_hook(serde._unpack_ext_hook)  # type: ignore[attr-defined]
+            if rebuilt:
+                # decoded as [value, nil]: the value must end exactly where its
+                # bytes do (ormsgpack ignores trailing bytes, so a damaged
+                # container header, outside the chain's checksum, would read
+                # back a prefix of the list)
+                pair = ormsgpack.unpackb(_PAIR + data + _NIL, ext_hook=hook, option=_OPT)
+                if type(pair) is not list or len(pair) != 2 or pair[1] is not None:
+                    raise ValueError("the rebuilt value does not end where its bytes end")
+                value = pair[0]
+            else:
+                value = ormsgpack.unpackb(data, ext_hook=hook, option=_OPT)
         else:
             value = serde.loads_typed((type_, data))
         blocked = _blocked.get()

@@ -1,21 +1,23 @@
-"""Every one-byte corruption of a delta row is read back exactly or refused as a broken chain.
+"""Every one-byte corruption of a delta row is refused: as a broken chain, or by the decode.
 
 A row whose bytes were damaged (a flipped bit, a truncation) must never reach
 the saver as some other exception (a bare ``TypeError`` from a malformed meta
-list): the savers turn ``BrokenChainError`` into a ``CorruptCheckpointError``
-that names the thread, checkpoint and channel, and only that one.
+list), nor as a wrong value: the savers turn ``BrokenChainError`` and a refused
+decode into a ``CorruptCheckpointError`` that names the thread, checkpoint and
+channel.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph.message import add_messages
 
 from checkpointers import _delta_read
 from checkpointers._delta import DELTA_TYPE, BrokenChainError, DeltaPolicy, encode_value
-from checkpointers._serde import default_serde
+from checkpointers._serde import default_serde, loads_exact
 from tests.test_delta_values_read_back_exactly import _writes
 
 SERDE = default_serde()
@@ -68,8 +70,11 @@ def test_a_damaged_delta_byte_is_refused_as_a_broken_chain() -> None:
                 if got != expected[version]:
                     misread.append((got, expected[version]))
     assert refused > 0
-    # The one damage the checksum does not see (known, not yet covered): the
-    # value's container header, kept in the meta beside the checksummed body.
-    # Everything else of a misread value is exactly what was stored.
+    # The one damage the chain's checksum does not see is the value's container
+    # header, kept in the meta beside the checksummed body; the decode refuses
+    # it (the value must end where its bytes end), so no damage reads back.
+    assert misread
     for (type_, data), (want_type, want) in misread:
         assert type_ == want_type and data[1:] == want[1:] and data[0] != want[0]
+        with pytest.raises(ValueError):
+            loads_exact(SERDE, type_, data, rebuilt=True)

@@ -52,7 +52,8 @@ class ActivitiesCore:
         def _encode_value(self, value: Any) -> tuple[str, bytes]: ...
 
         def _decode_value(
-            self, type_: str, blob: bytes | None, *, where: Any, channel: str
+            self, type_: str, blob: bytes | None, *, where: Any, channel: str,
+            rebuilt: bool = False,
         ) -> Any: ...
 
     @cached_property

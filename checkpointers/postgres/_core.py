@@ -189,7 +189,8 @@ class PostgresCore(ThreadOpsCore):
         of a read (made from ``rows`` and ``writes`` if not given).
         """
         type_, blob = rows[version][:2]
-        if type_ == DELTA_TYPE:
+        rebuilt = type_ == DELTA_TYPE
+        if rebuilt:
             try:
                 if reader is None:
                     reader = ChainReader(rows, writes, self.delta_policy)
@@ -206,7 +207,7 @@ class PostgresCore(ThreadOpsCore):
             link = snapshot_link(version, type_, blob, self.delta_policy)
         else:
             link = None
-        value = self._decode_value(type_, blob, where=where, channel=channel)
+        value = self._decode_value(type_, blob, where=where, channel=channel, rebuilt=rebuilt)
         self._remember(where[0], where[1], channel, link)
         return value
 
@@ -235,10 +236,18 @@ class PostgresCore(ThreadOpsCore):
         return self._decode_value(held.type, held.data, where=where, channel=channel)
 
     def _decode_value(
-        self, type_: str, blob: bytes | None, *, where: tuple[str, str, str], channel: str
+        self,
+        type_: str,
+        blob: bytes | None,
+        *,
+        where: tuple[str, str, str],
+        channel: str,
+        rebuilt: bool = False,
     ) -> Any:
         try:
-            return loads_exact(self.serde, type_, blob if blob is not None else b"")
+            return loads_exact(
+                self.serde, type_, blob if blob is not None else b"", rebuilt=rebuilt
+            )
         except Exception as exc:
             raise CorruptCheckpointError(
                 thread_id=where[0],

@@ -314,10 +314,11 @@ class Codec:
             reader_rows, reader = self._reader(chain, head)
             reader_rows.setdefault(version, rows[version])
             type_, data, link = reader.read(version)
+            value = loads_exact(self.serde, type_, data, rebuilt=True)
         else:
             type_, data = rows[version]
             link = snapshot_link(version, type_, data, self.policy)
-        value = loads_exact(self.serde, type_, data)
+            value = loads_exact(self.serde, type_, data)
         self.remember(thread_id, ns, channel, link)
         return value
 
