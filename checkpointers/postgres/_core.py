@@ -401,36 +401,43 @@ class PostgresCore(ThreadOpsCore):
         """The value rows a ``SELECT_TUPLES`` statement fetched once for all its checkpoints."""
         out = _Values(self.delta_policy)
         for row in rows:
-            if row[8]:
-                if row[20] is None:  # get_tuple: all of the row's thread and namespace
-                    blobs = out.blobs
-                    for channel, version, type_, blob, base, writes_of in zip(
-                        row[8], row[19], row[9], row[10], row[29], row[30], strict=True
+            versions = row[19]
+            if versions:
+                if row[8] is None and row[20] is None:
+                    # get_tuple of one channel's chain (the common case)
+                    chain = out.blobs.setdefault((row[0], row[1], row[31]), {})
+                    for version, type_, blob, base, writes_of in zip(
+                        versions, row[9], row[10], row[29], row[30], strict=True
                     ):
-                        key = (row[0], row[1], channel)
-                        chain = blobs.get(key)
-                        if chain is None:
-                            chain = blobs[key] = {}
                         chain[version] = (type_, blob, base, writes_of)
                 else:
+                    n = len(versions)
+                    # NULL: every row's is the statement row's (thread, namespace)
+                    # or the one channel sent beside the arrays
+                    channels = row[8] if row[8] is not None else [row[31]] * n
+                    threads = row[20] if row[20] is not None else [row[0]] * n
+                    nss = row[21] if row[21] is not None else [row[1]] * n
                     for thread_id, ns, channel, version, type_, blob, base, writes_of in zip(
-                        row[20], row[21], row[8], row[19], row[9], row[10], row[29], row[30],
+                        threads, nss, channels, versions, row[9], row[10], row[29], row[30],
                         strict=True,
                     ):
                         out.blobs.setdefault((thread_id, ns, channel), {})[version] = (
                             type_, blob, base, writes_of,
                         )
             if row[24]:
+                # the statement sends msgpack writes only (what deltas refer to)
                 if row[22] is None:
                     writes = out.writes.setdefault((row[0], row[1]), {})
-                    for cid, task_id, idx, type_, blob in zip(*row[24:29], strict=True):
-                        writes[(cid, task_id, idx)] = (type_, blob)
+                    for cid, task_id, idx, blob in zip(
+                        row[24], row[25], row[26], row[28], strict=True
+                    ):
+                        writes[(cid, task_id, idx)] = (_MSGPACK, blob)
                 else:
-                    for thread_id, ns, cid, task_id, idx, type_, blob in zip(
-                        *row[22:29], strict=True
+                    for thread_id, ns, cid, task_id, idx, blob in zip(
+                        row[22], row[23], row[24], row[25], row[26], row[28], strict=True
                     ):
                         out.writes.setdefault((thread_id, ns), {})[(cid, task_id, idx)] = (
-                            type_, blob,
+                            _MSGPACK, blob,
                         )
         return out
 
@@ -708,6 +715,9 @@ class PostgresCore(ThreadOpsCore):
         else:
             current_v = int(str(current).split(".")[0])
         return f"{current_v + 1:032}.{random.random():016}"
+
+
+_MSGPACK = "msgpack"
 
 
 class _StaleHeld(Exception):
