@@ -409,7 +409,10 @@ class PostgresCore(ThreadOpsCore):
                     for version, type_, blob, base, writes_of in zip(
                         versions, row[9], row[10], row[29], row[30], strict=True
                     ):
-                        chain[version] = (type_, blob, base, writes_of)
+                        # a NULL type is a delta's (the statement sends no 'delta')
+                        chain[version] = (
+                            DELTA_TYPE if type_ is None else type_, blob, base, writes_of
+                        )
                 else:
                     n = len(versions)
                     # NULL: every row's is the statement row's (thread, namespace)
@@ -422,7 +425,7 @@ class PostgresCore(ThreadOpsCore):
                         strict=True,
                     ):
                         out.blobs.setdefault((thread_id, ns, channel), {})[version] = (
-                            type_, blob, base, writes_of,
+                            DELTA_TYPE if type_ is None else type_, blob, base, writes_of,
                         )
             if row[24]:
                 # the statement sends msgpack writes only (what deltas refer to)

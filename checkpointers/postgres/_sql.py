@@ -113,7 +113,8 @@ LEFT JOIN LATERAL (
     SELECT CASE WHEN min(channel) < max(channel) THEN array_agg(channel) END AS channels,
            CASE WHEN min(channel) = max(channel) THEN min(channel) END AS channel,
            array_agg(version) AS versions,
-           array_agg(type) AS types, array_agg(blob) AS blobs,
+           -- NULL for a delta (type is NOT NULL): most rows send no type
+           array_agg(NULLIF(type, 'delta')) AS types, array_agg(blob) AS blobs,
            array_agg(thread_id) AS threads, array_agg(checkpoint_ns) AS nss,
            array_agg(base_version) AS bases, array_agg(writes_of) AS writes_ofs
     FROM vals WHERE c.rn = 1
