@@ -9,10 +9,26 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 
+from checkpointers._writes_in_flight import WritesInFlight
+
 if TYPE_CHECKING:
     from checkpointers._run_leases import AsyncRunLeases, RunLeases
 
 S = TypeVar("S", bound="type[Any]")
+
+
+def _in_flight(saver: Any) -> WritesInFlight:
+    """The saver's registry of running ``put_writes`` (made on first use)."""
+    registry = saver.__dict__.get("_writes_in_flight")
+    if registry is None:
+        registry = saver.__dict__.setdefault("_writes_in_flight", WritesInFlight())
+    return registry  # type: ignore[no-any-return]
+
+
+def _step_key(config: RunnableConfig) -> tuple[Any, Any, Any]:
+    """(thread, namespace, checkpoint): what a step's writes and the next put share."""
+    conf = config.get("configurable") or {}
+    return conf.get("thread_id"), conf.get("checkpoint_ns", ""), conf.get("checkpoint_id")
 
 
 def sync_run_leases(cls: S) -> S:
@@ -28,6 +44,9 @@ def sync_run_leases(cls: S) -> S:
     @functools.wraps(put)
     def leased_put(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
                    metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+        # the parent's writes still being stored: let them land, so the delta
+        # refers to them (see checkpointers/_writes_in_flight.py)
+        _in_flight(self).wait(_step_key(config))
         leases: RunLeases | None = self.run_leases
         if leases is None:
             return put(self, config, checkpoint, metadata, new_versions)
@@ -39,9 +58,8 @@ def sync_run_leases(cls: S) -> S:
         leases.after(after)
         return result
 
-    @functools.wraps(put_writes)
-    def leased_put_writes(self: Any, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                          task_id: str, task_path: str = "") -> None:
+    def leased_put_writes_(self: Any, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                           task_id: str, task_path: str = "") -> None:
         leases: RunLeases | None = self.run_leases
         if leases is None:
             put_writes(self, config, writes, task_id, task_path)
@@ -53,6 +71,16 @@ def sync_run_leases(cls: S) -> S:
             return
         put_writes(self, config, writes, task_id, task_path)
         leases.after(after)
+
+    @functools.wraps(put_writes)
+    def leased_put_writes(self: Any, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
+                          task_id: str, task_path: str = "") -> None:
+        registry, key = _in_flight(self), _step_key(config)
+        registry.begin(key)
+        try:
+            leased_put_writes_(self, config, writes, task_id, task_path)
+        finally:
+            registry.end(key)
 
     cls.put = leased_put
     cls.put_writes = leased_put_writes
@@ -73,6 +101,7 @@ def async_run_leases(cls: S) -> S:
     @functools.wraps(aput)
     async def leased_aput(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
                           metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+        await _in_flight(self).await_settled(_step_key(config))  # see leased_put
         await self._write_deferred_audit()  # entries a sync helper handed over first
         leases: AsyncRunLeases | None = self.arun_leases
         if leases is None:
@@ -89,6 +118,16 @@ def async_run_leases(cls: S) -> S:
     async def leased_aput_writes(self: Any, config: RunnableConfig,
                                  writes: Sequence[tuple[str, Any]], task_id: str,
                                  task_path: str = "") -> None:
+        registry, key = _in_flight(self), _step_key(config)
+        registry.begin(key)  # before the first await: a put started after this waits
+        try:
+            await leased_aput_writes_(self, config, writes, task_id, task_path)
+        finally:
+            registry.end(key)
+
+    async def leased_aput_writes_(self: Any, config: RunnableConfig,
+                                  writes: Sequence[tuple[str, Any]], task_id: str,
+                                  task_path: str = "") -> None:
         # before the interrupt they audit (see checkpointers.DeferredAudit)
         await self._write_deferred_audit()
         leases: AsyncRunLeases | None = self.arun_leases
