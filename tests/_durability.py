@@ -227,9 +227,11 @@ def _redis_stored_shape(url: str, prefix: str, thread_id: str) -> list[Any]:
         ns, cid = field.split(b"\x00", 1)
         if ns:
             continue
-        _fmt, ck_type, ck_bytes, md_type, md_bytes, _v = ormsgpack.unpackb(records[field])
-        checkpoint = serde.loads_typed((ck_type, ck_bytes))
-        metadata = serde.loads_typed((md_type, md_bytes))
+        # record formats 1 and 2 share their first six items (2 appends ts and
+        # flags, and leaves the type out when it is msgpack)
+        _fmt, ck_type, ck_bytes, md_type, md_bytes, _v = ormsgpack.unpackb(records[field])[:6]
+        checkpoint = serde.loads_typed((ck_type or "msgpack", ck_bytes))
+        metadata = serde.loads_typed((md_type or "msgpack", md_bytes))
         channels = set(checkpoint["channel_values"])
         for blob_field in ormsgpack.unpackb(refs[field])[1]:
             raw = blobs.get(blob_field.encode())
