@@ -148,16 +148,59 @@ def _plain_classes() -> dict[tuple[str, str], _Plain]:
             *deco.model_validators,
         }
         fields, audited = _AUDITED[cls.__name__]
+        constrained = {k: repr(f.metadata) for k, f in cls.model_fields.items() if f.metadata}
         if (
             key not in SAFE_MSGPACK_TYPES
             or validators != audited
             or set(cls.model_fields) != fields
+            or constrained != _AUDITED_CONSTRAINTS
             or cls.__pydantic_post_init__ is not None
             or cls.__private_attributes__
         ):
             continue  # not what was audited: the serializer's own path
-        out[key] = _Plain(cls)
+        plain = _Plain(cls)
+        if all(_agrees(plain, sample) for sample in _samples(cls)):
+            out[key] = plain
     return out
+
+
+# Field constraints the audit saw (an ``Annotated`` validator or another
+# constraint on a field would be skipped by the cheap path: such a class is not taken).
+_AUDITED_CONSTRAINTS = {"id": "[_PydanticGeneralMetadata(coerce_numbers_to_str=True)]"}
+
+
+def _samples(cls: Any) -> list[dict[str, Any]]:
+    """Dumped fields of ``cls`` with values a validator might normalize (spaces, lists).
+
+    Set over a dump, not passed to the class: stored messages were dumped by
+    whatever langchain-core wrote them, so what this one's validation would
+    change must show here.
+    """
+    base = cls(content="x").model_dump()
+    variants: list[dict[str, Any]] = [
+        {"id": "i"},
+        {"content": "  padded \n", "id": " i ", "name": " n "},
+        {"content": ["a ", {"type": "text", "text": " b"}], "additional_kwargs": {"k": [1]},
+         "response_metadata": {"m": " v "}},
+    ]
+    if "usage_metadata" in base:
+        variants.append({"usage_metadata": {
+            "input_tokens": 1, "output_tokens": 2, "total_tokens": 3}})
+    return [{**base, **v} for v in variants]
+
+
+def _agrees(plain: _Plain, dumped: dict[str, Any]) -> bool:
+    """Whether the cheap build of ``dumped`` is what validating it builds (checked at first use).
+
+    A langchain-core whose message classes normalize a value (strip, coerce)
+    in a way the audit above cannot see fails here, and its messages take the
+    serializer's path.
+    """
+    try:
+        cheap = plain.build(dict(dumped))
+        return cheap is not None and _same_state(cheap, plain.cls(**dumped))
+    except Exception:
+        return False
 
 
 _PLAIN: dict[tuple[str, str], _Plain] | None = None

@@ -230,3 +230,23 @@ def test_a_head_encoded_in_a_longer_form_reaches_the_serializer() -> None:
     assert seen == [5]
     assert got == [AIMessage(content="hi", id="a")]
     assert loads_exact(serde, "msgpack", data) == got
+
+
+def test_a_message_class_that_normalizes_values_is_not_taken() -> None:
+    # a langchain-core whose HumanMessage strips its content on validation: a
+    # stored message with spaces would read back unstripped through the cheap
+    # path, so the first-use check refuses the class
+    from typing import Annotated
+
+    from pydantic import BeforeValidator
+
+    from checkpointers._fast_messages import _agrees, _Plain, _samples
+
+    class Stripping(HumanMessage):
+        content: Annotated[str, BeforeValidator(lambda v: v.strip())]  # type: ignore[assignment]
+
+    plain = _Plain(Stripping)
+    assert not all(_agrees(plain, s) for s in _samples(Stripping))
+    # the installed classes agree on every sample
+    for cls in (AIMessage, HumanMessage, SystemMessage):
+        assert all(_agrees(_Plain(cls), s) for s in _samples(cls))
