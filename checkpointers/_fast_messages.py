@@ -216,6 +216,9 @@ def _head(module: str, name: str) -> bytes:
     return b"\x94" + ormsgpack.packb(module) + ormsgpack.packb(name)
 
 
+_NO_TOOL_CALLS = ormsgpack.packb("tool_calls") + ormsgpack.packb([])
+
+
 class _NotPlain(Exception):
     """A nested ext value: the message is not plain."""
 
@@ -236,10 +239,17 @@ def fast_ext_hook(fallback: Callable[[int, bytes], Any]) -> Callable[[int, bytes
         plain = _PLAIN = _plain_classes()
 
     heads = tuple(_head(*key) for key in plain)
+    ai_head = next((_head(*key) for key, p in plain.items() if p.ai), None)
 
     def hook(code: int, data: bytes) -> Any:
-        # other classes are told from the payload's head, without decoding it
-        if code == _EXT_PYDANTIC_V2 and data.startswith(heads):
+        # other classes are told from the payload's head, without decoding it,
+        # and an AIMessage with tool calls by the bytes of an empty tool_calls
+        # (a plain one has them; without, it would be decoded twice)
+        if (
+            code == _EXT_PYDANTIC_V2
+            and data.startswith(heads)
+            and (_NO_TOOL_CALLS in data or not data.startswith(ai_head or b"\x00"))
+        ):
             try:
                 # a plain message holds no ext value: the first one found sends the
                 # whole message to ``fallback`` before anything nested was built
