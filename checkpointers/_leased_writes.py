@@ -25,10 +25,26 @@ def _in_flight(saver: Any) -> WritesInFlight:
     return registry  # type: ignore[no-any-return]
 
 
-def _step_key(config: RunnableConfig) -> tuple[Any, Any, Any]:
-    """(thread, namespace, checkpoint): what a step's writes and the next put share."""
+# LangGraph's key for a run's durability in the configurable of the calls it makes
+_DURABILITY = "__pregel_durability"
+
+
+def _step_key(config: RunnableConfig, *, put: bool = False) -> tuple[Any, Any, Any] | None:
+    """(thread, namespace, checkpoint): what a step's writes and the next put share.
+
+    None where nothing is waited for: a put of a ``durability="sync"`` run (the
+    wait would add a round trip to each of its steps), or ids that are not
+    hashable (the saver's own checks then name what is wrong).
+    """
     conf = config.get("configurable") or {}
-    return conf.get("thread_id"), conf.get("checkpoint_ns", ""), conf.get("checkpoint_id")
+    if put and conf.get(_DURABILITY) == "sync":
+        return None
+    key = (conf.get("thread_id"), conf.get("checkpoint_ns") or "", conf.get("checkpoint_id"))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def sync_run_leases(cls: S) -> S:
@@ -46,7 +62,9 @@ def sync_run_leases(cls: S) -> S:
                    metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
         # the parent's writes still being stored: let them land, so the delta
         # refers to them (see checkpointers/_writes_in_flight.py)
-        _in_flight(self).wait(_step_key(config))
+        key = _step_key(config, put=True)
+        if key is not None:
+            _in_flight(self).wait(key)
         leases: RunLeases | None = self.run_leases
         if leases is None:
             return put(self, config, checkpoint, metadata, new_versions)
@@ -76,6 +94,9 @@ def sync_run_leases(cls: S) -> S:
     def leased_put_writes(self: Any, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
                           task_id: str, task_path: str = "") -> None:
         registry, key = _in_flight(self), _step_key(config)
+        if key is None:
+            leased_put_writes_(self, config, writes, task_id, task_path)
+            return
         registry.begin(key)
         try:
             leased_put_writes_(self, config, writes, task_id, task_path)
@@ -101,7 +122,9 @@ def async_run_leases(cls: S) -> S:
     @functools.wraps(aput)
     async def leased_aput(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
                           metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
-        await _in_flight(self).await_settled(_step_key(config))  # see leased_put
+        key = _step_key(config, put=True)
+        if key is not None:
+            await _in_flight(self).await_settled(key)  # see leased_put
         await self._write_deferred_audit()  # entries a sync helper handed over first
         leases: AsyncRunLeases | None = self.arun_leases
         if leases is None:
@@ -119,6 +142,9 @@ def async_run_leases(cls: S) -> S:
                                  writes: Sequence[tuple[str, Any]], task_id: str,
                                  task_path: str = "") -> None:
         registry, key = _in_flight(self), _step_key(config)
+        if key is None:
+            await leased_aput_writes_(self, config, writes, task_id, task_path)
+            return
         registry.begin(key)  # before the first await: a put started after this waits
         try:
             await leased_aput_writes_(self, config, writes, task_id, task_path)

@@ -10,11 +10,16 @@ here when it starts; a ``put`` whose parent checkpoint has writes in flight in
 this process waits for them (briefly, bounded by ``timeout``) before it builds
 its rows. Waiting never changes what is stored, only whether a delta refers or
 copies; a ``put_writes`` that fails just ends its wait.
+
+The wait costs a run with ``durability="sync"`` a round trip per step (LangGraph
+blocks each step on its ``put``, which would otherwise overlap the writes), so
+such runs do not wait: their puts may copy, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Hashable
@@ -33,11 +38,22 @@ class WritesInFlight:
 
     def __init__(self, timeout: float = 1.0) -> None:
         self.timeout = timeout
+        self._reset()
+
+    def _reset(self) -> None:
+        self._pid = os.getpid()
         self._running: dict[Hashable, int] = {}
         self._settled = threading.Condition()
 
+    def _own(self) -> None:
+        # a forked child inherits counts of writes it does not run (and maybe a
+        # lock held by a thread it does not have): it starts empty
+        if self._pid != os.getpid():
+            self._reset()
+
     def begin(self, key: Hashable) -> None:
         """A ``put_writes`` for ``key`` starts (call :meth:`end` when it returns or fails)."""
+        self._own()
         with self._settled:
             self._running[key] = self._running.get(key, 0) + 1
 
@@ -57,6 +73,7 @@ class WritesInFlight:
 
     def wait(self, key: Hashable) -> None:
         """Block until no ``put_writes`` for ``key`` runs, or ``timeout`` passed."""
+        self._own()
         if key not in self._running:
             return
         with self._settled:
@@ -64,6 +81,7 @@ class WritesInFlight:
 
     async def await_settled(self, key: Hashable) -> None:
         """:meth:`wait` for an event loop (the writes run as tasks of a loop)."""
+        self._own()
         if key not in self._running:
             return
         until = time.monotonic() + self.timeout
