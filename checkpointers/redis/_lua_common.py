@@ -74,7 +74,13 @@ end
 local function write_members(f, t)
   local out = lexrange(WI, f .. SEP)
   if t and t[7] then
-    for _, s in ipairs(t[7]) do out[#out + 1] = f .. SEP .. s end
+    -- once each, should a write be in both (a thread stored before layout step 6)
+    local seen = {}
+    for _, m in ipairs(out) do seen[m] = true end
+    for _, s in ipairs(t[7]) do
+      local m = f .. SEP .. s
+      if not seen[m] then seen[m] = true; out[#out + 1] = m end
+    end
   end
   return out
 end

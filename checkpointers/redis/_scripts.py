@@ -158,6 +158,9 @@ for _ = 1, nw do
       t[7][#t[7] + 1] = s
       if not dirty[f] then dirty[f] = true; dirty[#dirty + 1] = f end
     end
+    -- a thread the layout step did not compact may still index it in WI:
+    -- listed in both, every reader would return it twice
+    redis.call('ZREM', WI, m)
   else
     redis.call('ZADD', WI, 0, m)
   end

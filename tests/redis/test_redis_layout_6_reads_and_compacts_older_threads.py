@@ -168,3 +168,31 @@ def test_an_unmigrated_thread_keeps_working(
         saver.prune(["a"], strategy="keep_latest")
         kept = list(saver.list({"configurable": {"thread_id": "a"}}))
         assert [t.checkpoint["id"] for t in kept] == [cp["id"], expected["latest"][1][1]]
+
+
+def test_a_write_stored_again_on_an_unmigrated_thread_is_listed_once(
+    redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    """A layout-5 thread keeps its writes in ``wi``; a write stored again moves to the refs.
+
+    (It was listed in both, and every read returned it twice: an interrupt
+    shown twice to the user after each resume.)
+    """
+    url, prefix = redis_prefix
+    with RedisSaver.from_conn_string(url, prefix=prefix) as saver:
+        saver.setup()
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"a": 1}
+        cp["channel_versions"] = {"a": 1}
+        config = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, cp,
+                           {"source": "loop", "step": 1}, {"a": 1})
+        saver.put_writes(config, [("__interrupt__", "first")], "task1")
+        saver.put_writes(config, [("x", "v")], "task2")
+        _to_layout_5(raw, prefix, "t")
+        raw.set(Keys(prefix).layout(), latest_version())  # the step never reached it
+        saver.put_writes(config, [("__interrupt__", "second")], "task1")  # replaces
+        saver.put_writes(config, [("x", "v")], "task2")  # sent again (a retry)
+        got = saver.get_tuple(config)
+        assert got is not None
+        assert got.pending_writes == [("task1", "__interrupt__", "second"), ("task2", "x", "v")]
+        assert raw.zrange(Keys(prefix).thread("t")[7], 0, -1) == []  # moved to the refs
