@@ -206,17 +206,24 @@ class AsyncRedisSaver(
 
     async def _run(self, operation: str, gen: Any) -> Any:
         reply: Any = None
+        failed: Exception | None = None
         try:
             while True:
                 try:
-                    step = gen.send(reply)
+                    # a command's error goes into the operation, so that its
+                    # ``finally`` can still send what it must (setup's unlock)
+                    step = gen.send(reply) if failed is None else gen.throw(failed)
                 except StopIteration as stop:
                     return stop.value
+                failed = None
                 if isinstance(step, Sleep):
                     await asyncio.sleep(step.seconds)
                     reply = None
                 else:
-                    reply = await self._execute(step.cmds)
+                    try:
+                        reply = await self._execute(step.cmds)
+                    except Exception as exc:
+                        failed, reply = exc, None
         except Exception as exc:
             raise translate(exc, operation) from exc
 

@@ -32,8 +32,12 @@ for _, m in ipairs(redis.call('ZRANGE', WI, 0, -1)) do
 end
 for _, f in ipairs(order) do
   local raw = redis.call('HGET', R, f)
-  if raw then
-    local t = cmsgpack.unpack(raw)
+  -- damaged refs stay as they are, their writes in wi (readers take both
+  -- forms; the read names the damage): one bad checkpoint must not stop the
+  -- step for every thread of the prefix
+  local ok, t = false, nil
+  if raw then ok, t = pcall(cmsgpack.unpack, raw) end
+  if ok and type(t) == 'table' then
     t[3] = t[3] or {}; t[4] = t[4] or {}; t[5] = t[5] or {}; t[6] = t[6] or 0
     t[7] = t[7] or {}
     local have, moved = {}, {}

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import ormsgpack
+import pytest
 import redis
 from langgraph.checkpoint.base import empty_checkpoint
 
@@ -196,3 +197,44 @@ def test_a_write_stored_again_on_an_unmigrated_thread_is_listed_once(
         assert got is not None
         assert got.pending_writes == [("task1", "__interrupt__", "second"), ("task2", "x", "v")]
         assert raw.zrange(Keys(prefix).thread("t")[7], 0, -1) == []  # moved to the refs
+
+
+def test_a_step_that_fails_releases_the_layout_lock(
+    redis_prefix: tuple[str, str], raw: redis.Redis
+) -> None:
+    """A thread the step cannot handle fails setup() loudly, and the lock is released.
+
+    (The lock's release ran in a ``finally`` the shell never let run: the next
+    setup() waited out the 60 s lock.) Damaged refs alone no longer stop the
+    step: that checkpoint's writes stay in ``wi``, which readers also read.
+    """
+    import time
+
+    from checkpointers import CheckpointerError
+
+    url, prefix = redis_prefix
+    keys = Keys(prefix)
+    with RedisSaver.from_conn_string(url, prefix=prefix) as saver:
+        saver.setup()
+        for thread in ("good", "damaged", "broken"):
+            _fill(saver, thread)
+            _to_layout_5(raw, prefix, thread)
+        expected = _reads(saver, "good")
+    damaged = keys.thread("damaged")
+    raw.hset(damaged[3], raw.hkeys(damaged[3])[0], b"\xc1not refs")
+    broken = keys.thread("broken")
+    refs = raw.hgetall(broken[3])
+    raw.delete(broken[3])
+    raw.set(broken[3], b"not a hash")  # the step's HGET fails on it
+    raw.set(keys.layout(), 5)
+    with RedisSaver.from_conn_string(url, prefix=prefix) as saver:
+        start = time.monotonic()
+        with pytest.raises(CheckpointerError):
+            saver.setup()
+        assert raw.exists(keys.layout_lock()) == 0
+        raw.delete(broken[3])
+        raw.hset(broken[3], mapping=refs)
+        saver.setup()  # at once: nobody holds the lock
+        assert time.monotonic() - start < 30
+        assert raw.get(keys.layout()) == str(latest_version()).encode()
+        assert _reads(saver, "good") == expected
