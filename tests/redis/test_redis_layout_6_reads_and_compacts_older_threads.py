@@ -237,4 +237,9 @@ def test_a_step_that_fails_releases_the_layout_lock(
         saver.setup()  # at once: nobody holds the lock
         assert time.monotonic() - start < 30
         assert raw.get(keys.layout()) == str(latest_version()).encode()
-        assert _reads(saver, "good") == expected
+        # the good thread's own reads (the cross-thread listings also meet the
+        # checkpoint whose refs this test damaged)
+        got = _reads(saver, "good")
+        for across in ("across", "across_all"):
+            del got[across], expected[across]
+        assert got == expected
