@@ -215,6 +215,15 @@ local function all_desc(before, limit)
   return out
 end
 
+-- remove the wait entries ``wl`` (fields of WT) from the wait hash and both
+-- wait indexes, appending them to ``into`` (what the caller reports removed)
+local function drop_waits(wl, into)
+  if #wl > 0 then
+    chunked('HDEL', WT, wl); chunked('ZREM', WL, wl); chunked('ZREM', WD, wl)
+    if into then for _, m in ipairs(wl) do into[#into + 1] = m end end
+  end
+end
+
 -- delete one checkpoint (f = ns\0cid) with its waits; returns the blob fields
 -- it referenced (garbage candidates), appends removed waits, and appends its
 -- writes to wcand (a kept delta may refer to them: gc decides)
@@ -235,11 +244,7 @@ local function del_checkpoint(f, removed, wcand)
   local wm = write_members(f, t)
   for _, m in ipairs(wm) do wcand[#wcand + 1] = m end
   if #wm > 0 then chunked('ZREM', WI, wm) end
-  local wl = lexrange(WL, f .. SEP)
-  if #wl > 0 then
-    chunked('HDEL', WT, wl); chunked('ZREM', WL, wl); chunked('ZREM', WD, wl)
-    for _, m in ipairs(wl) do removed[#removed + 1] = m end
-  end
+  drop_waits(lexrange(WL, f .. SEP), removed)
   return fields
 end
 

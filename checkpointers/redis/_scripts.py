@@ -117,9 +117,7 @@ for j = i, #ARGV do zargs[#zargs + 1] = 0; zargs[#zargs + 1] = ARGV[j] end
 if #zargs > 0 then chunked('ZADD', X, zargs) end
 -- the thread moved past the waits of older checkpoints of this namespace
 local gone = redis.call('ZRANGEBYLEX', WL, '[' .. ns .. SEP, '(' .. f)
-if #gone > 0 then
-  chunked('HDEL', WT, gone); chunked('ZREM', WL, gone); chunked('ZREM', WD, gone)
-end
+drop_waits(gone)
 refresh(ARGV[5], ARGV[6], ARGV[7])
 return gone
 """,
@@ -169,11 +167,7 @@ end
 for _, f in ipairs(dirty) do redis.call('HSET', R, f, cmsgpack.pack(refs[f])) end
 local removed = {}
 for _ = 1, nr do
-  local gone = lexrange(WL, ARGV[i])
-  if #gone > 0 then
-    chunked('HDEL', WT, gone); chunked('ZREM', WL, gone); chunked('ZREM', WD, gone)
-    for _, m in ipairs(gone) do removed[#removed + 1] = m end
-  end
+  drop_waits(lexrange(WL, ARGV[i]), removed)
   i = i + 1
 end
 while i <= #ARGV do

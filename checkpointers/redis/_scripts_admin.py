@@ -273,11 +273,7 @@ if ARGV[i] == '1' then
   for _, m in ipairs(wm) do if not keep[m] then drop[#drop + 1] = m end end
   if #drop > 0 then chunked('HDEL', W, drop) end
   if #wm > 0 then chunked('ZREM', WI, wm) end
-  local wl = lexrange(WL, f .. SEP)
-  if #wl > 0 then
-    chunked('HDEL', WT, wl); chunked('ZREM', WL, wl); chunked('ZREM', WD, wl)
-    for _, m in ipairs(wl) do out[#out + 1] = m end
-  end
+  drop_waits(lexrange(WL, f .. SEP), out)
   local nw = tonumber(ARGV[i + 1])
   i = i + 2
   for _ = 1, nw do
