@@ -57,7 +57,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from interrupts import CLOCK_CONFIG_KEY, ApprovalSweeper, decide  # noqa: E402
+from langgraph_durable.interrupts import CLOCK_CONFIG_KEY, ApprovalSweeper, decide  # noqa: E402
 from tests._approval_graphs import T0, FakeClock, review_graph  # noqa: E402
 from tests._approval_savers import open_sync  # noqa: E402
 from tests._servers import postgres_url, redis_url  # noqa: E402
@@ -131,8 +131,8 @@ def add_waiting(area: Area, saver: Any, template: str, count: int, start: int,
         return
     import ormsgpack
 
-    from checkpointers.redis._codec import SEP
-    from checkpointers.redis._keys import THREAD_SUFFIXES, shard_of
+    from langgraph_durable.checkpointers.redis._codec import SEP
+    from langgraph_durable.checkpointers.redis._keys import THREAD_SUFFIXES, shard_of
 
     wt, wd = THREAD_SUFFIXES.index("wt"), THREAD_SUFFIXES.index("wd")
     keys = saver._core.keys
@@ -313,13 +313,13 @@ def sweeper_process(args: dict[str, Any]) -> None:
         options["pool_size"] = args["concurrency"] + 2
     timed = _Timed(args["url"], measure_server=args["backend"] == "postgres")
     if args["cas"] == "each":  # the sweeper as before: one timeout compare-and-set per approval
-        import interrupts._sweeper
+        import langgraph_durable.interrupts._sweeper
 
         def one_by_one(entries: Any, now: Any) -> Any:
             return {}
             yield  # a flow that records nothing: each entry records its own
 
-        interrupts._sweeper.record_timeouts_flow = one_by_one  # type: ignore[assignment]
+        langgraph_durable.interrupts._sweeper.record_timeouts_flow = one_by_one  # type: ignore[assignment]
 
     def sweeper_of(saver: Any) -> ApprovalSweeper:
         return ApprovalSweeper(review_graph(saver), clock=lambda: now,
@@ -331,7 +331,7 @@ def sweeper_process(args: dict[str, Any]) -> None:
 
         with ExitStack() as stack:
             if args["backend"] == "postgres":
-                from checkpointers.postgres import PostgresSaver
+                from langgraph_durable.checkpointers.postgres import PostgresSaver
 
                 saver = stack.enter_context(PostgresSaver.from_conn_string(url, **options))
                 saver.setup()
@@ -350,9 +350,9 @@ def sweeper_process(args: dict[str, Any]) -> None:
     async def main() -> None:  # arun_once: graph.ainvoke, tasks on one event loop
         saver_cls: Any
         if args["backend"] == "postgres":
-            from checkpointers.postgres import AsyncPostgresSaver as saver_cls
+            from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver as saver_cls
         else:
-            from checkpointers.redis import AsyncRedisSaver as saver_cls
+            from langgraph_durable.checkpointers.redis import AsyncRedisSaver as saver_cls
         async with saver_cls.from_conn_string(url, **options) as saver:
             await saver.setup()
             sweeper = sweeper_of(saver)
@@ -369,7 +369,7 @@ def bench_resume(backend: str, n: int) -> list[dict[str, Any]]:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command
 
-    from interrupts._records import timeout_record
+    from langgraph_durable.interrupts._records import timeout_record
 
     def run(saver: Any, label: str) -> dict[str, Any]:
         clock = FakeClock()
@@ -407,7 +407,7 @@ def bench_batch(backend: str, sizes: list[int], samples: int = 10) -> list[dict[
 
     from langgraph.graph import END, START, StateGraph
 
-    from interrupts import request_batch_approval
+    from langgraph_durable.interrupts import request_batch_approval
 
     def review(state: dict[str, Any]) -> dict[str, Any]:
         res = request_batch_approval(state["items"], key=lambda o: o["id"])
@@ -480,8 +480,8 @@ def bench_batch_ops(backend: str, size: int = 1000, reps: int = 30) -> list[dict
 
     from langgraph.graph import END, START, StateGraph
 
-    from interrupts import request_batch_approval
-    from interrupts._records import item_key, new_record
+    from langgraph_durable.interrupts import request_batch_approval
+    from langgraph_durable.interrupts._records import item_key, new_record
 
     def review(state: dict[str, Any]) -> dict[str, Any]:
         res = request_batch_approval(state["items"], key=lambda o: o["id"])

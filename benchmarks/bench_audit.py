@@ -32,8 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checkpointers import audit_entry  # noqa: E402
-from interrupts import audit_log  # noqa: E402
+from langgraph_durable.checkpointers import audit_entry  # noqa: E402
+from langgraph_durable.interrupts import audit_log  # noqa: E402
 from tests._approval_savers import open_sync  # noqa: E402
 from tests._servers import postgres_url, redis_url  # noqa: E402
 

@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 
 from benchmarks.bench_approvals import Area  # noqa: E402
-from checkpointers.postgres import PostgresSaver  # noqa: E402
-from checkpointers.postgres._stmt import CONNECT_KWARGS  # noqa: E402
+from langgraph_durable.checkpointers.postgres import PostgresSaver  # noqa: E402
+from langgraph_durable.checkpointers.postgres._stmt import CONNECT_KWARGS  # noqa: E402
 
 
 def _backend_cpu_s(pid: int) -> float:

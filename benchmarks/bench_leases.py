@@ -45,10 +45,10 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from checkpointers import LeaseSettings
-from checkpointers.postgres import PostgresSaver
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._leases import RedisLeaseKeys, to_ms
+from langgraph_durable.checkpointers import LeaseSettings
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._leases import RedisLeaseKeys, to_ms
 
 STEPS = 20
 BLOCK = b"x" * 256 * 1024
@@ -166,9 +166,9 @@ def _instrument() -> None:
     carries the lease statement in the same round trip). Round trips: calls
     that wait for the server (a Postgres call or a Redis pipeline).
     """
-    from checkpointers._run_leases import RunLeases
-    from checkpointers.postgres._leases import SyncLeases as PgLeases
-    from checkpointers.redis._leases import SyncLeases as RedisLeases
+    from langgraph_durable.checkpointers._run_leases import RunLeases
+    from langgraph_durable.checkpointers.postgres._leases import SyncLeases as PgLeases
+    from langgraph_durable.checkpointers.redis._leases import SyncLeases as RedisLeases
 
     for name in ("after", "beat", "around"):
         setattr(RunLeases, name, _timed(getattr(RunLeases, name)))

@@ -71,7 +71,7 @@ async def open_saver(backend: str, pool: int) -> AsyncIterator[Any]:
         import psycopg
         from psycopg import sql
 
-        from checkpointers.postgres import AsyncPostgresSaver
+        from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
         url, schema = postgres_url(), f"bench_{uuid.uuid4().hex[:10]}"
         with psycopg.connect(url, autocommit=True) as conn:
@@ -88,7 +88,7 @@ async def open_saver(backend: str, pool: int) -> AsyncIterator[Any]:
     else:
         import redis
 
-        from checkpointers.redis import AsyncRedisSaver
+        from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 
         url, prefix = redis_url(), f"bench{uuid.uuid4().hex[:10]}"
         try:

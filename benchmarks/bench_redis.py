@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_savers import SAVERS as PG_SAVERS
 from benchmarks.bench_savers import bench, build_graph
-from checkpointers.redis import AsyncRedisSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 
 SaverFactory = Callable[[str, int], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
 

@@ -46,7 +46,7 @@ from psycopg_pool import AsyncConnectionPool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from checkpointers.postgres import AsyncPostgresSaver
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
 SaverFactory = Callable[[str, int], AbstractAsyncContextManager[BaseCheckpointSaver[Any]]]
 

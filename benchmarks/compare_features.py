@@ -46,7 +46,7 @@ def openers(pg: str, rd: str) -> dict[str, Opener]:
 
     @contextmanager
     def ours_pg() -> Iterator[Saver]:
-        from checkpointers.postgres import PostgresSaver
+        from langgraph_durable.checkpointers.postgres import PostgresSaver
 
         with _database(pg) as db, PostgresSaver.from_conn_string(db) as s:
             s.setup()
@@ -62,7 +62,7 @@ def openers(pg: str, rd: str) -> dict[str, Opener]:
 
     @contextmanager
     def ours_redis() -> Iterator[Saver]:
-        from checkpointers.redis import RedisSaver
+        from langgraph_durable.checkpointers.redis import RedisSaver
 
         with RedisSaver.from_conn_string(rd, prefix=prefix) as s:
             s.setup()
@@ -152,7 +152,7 @@ def check_schema_version(s: Saver) -> str:
 
 
 def check_wait_index(s: Saver) -> str:
-    from checkpointers import WaitIndex
+    from langgraph_durable.checkpointers import WaitIndex
 
     return "yes" if isinstance(s, WaitIndex) else "no"
 

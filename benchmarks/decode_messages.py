@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from checkpointers._serde import default_serde, loads_exact
+from langgraph_durable.checkpointers._serde import default_serde, loads_exact
 
 
 def _lists() -> dict[str, list[Any]]:

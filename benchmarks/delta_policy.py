@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langchain_core.messages import AIMessage
 
-from checkpointers._delta import DeltaPolicy, Link, encode_value
-from checkpointers._serde import default_serde
+from langgraph_durable.checkpointers._delta import DeltaPolicy, Link, encode_value
+from langgraph_durable.checkpointers._serde import default_serde
 
 
 def simulate(

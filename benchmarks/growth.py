@@ -146,7 +146,7 @@ def official_pg() -> Iterator[tuple[BaseCheckpointSaver[Any], Callable[[], dict[
 
 @contextlib.contextmanager
 def ours_pg() -> Iterator[tuple[BaseCheckpointSaver[Any], Callable[[], dict[str, int]]]]:
-    from checkpointers.postgres import PostgresSaver
+    from langgraph_durable.checkpointers.postgres import PostgresSaver
 
     with (
         _pg_schema() as (url, schema),
@@ -178,7 +178,7 @@ def plain_redis() -> Iterator[tuple[BaseCheckpointSaver[Any], Callable[[], dict[
 
 @contextlib.contextmanager
 def ours_redis() -> Iterator[tuple[BaseCheckpointSaver[Any], Callable[[], dict[str, int]]]]:
-    from checkpointers.redis import RedisSaver
+    from langgraph_durable.checkpointers.redis import RedisSaver
 
     url, prefix = redis_url(), f"bench{uuid.uuid4().hex[:10]}"
     try:

@@ -54,7 +54,7 @@ def main() -> None:
 
     from langgraph_checkpoint_plainredis import RedisSaver as PlainSaver
 
-    from checkpointers.redis import RedisSaver
+    from langgraph_durable.checkpointers.redis import RedisSaver
 
     url = redis_url()
     ours_prefix, plain_prefix = f"bl{uuid.uuid4().hex[:8]}", f"bl{uuid.uuid4().hex[:8]}"

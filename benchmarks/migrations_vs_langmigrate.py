@@ -35,8 +35,8 @@ from psycopg import sql
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checkpointers.postgres import PostgresSaver
-from migrations import StateMigrations, upgrade_all
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.migrations import StateMigrations, upgrade_all
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
 

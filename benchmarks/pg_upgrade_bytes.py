@@ -17,8 +17,8 @@ import uuid
 import psycopg
 from psycopg import sql
 
-from checkpointers.postgres import PostgresSaver
-from migrations import upgrade_all
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.migrations import upgrade_all
 from tests.postgres.test_pg_upgrade_keeps_what_deltas_refer_to import (
     CONFIG,
     _graph,

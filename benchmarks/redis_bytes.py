@@ -46,7 +46,7 @@ def _raw(client: redis.Redis, key: bytes, kind: bytes) -> tuple[int, int, int]:
 
 def _races(client: redis.Redis, prefix: str) -> tuple[int, list[int]]:
     """(message deltas that copied their items, snapshot sizes) of the thread."""
-    from checkpointers._delta import DELTA_TYPE, delta_writes
+    from langgraph_durable.checkpointers._delta import DELTA_TYPE, delta_writes
 
     copied, snapshots = 0, []
     for key in client.scan_iter(match=f"{prefix}:*:b", count=1000):
@@ -70,7 +70,7 @@ def main() -> None:
 
 
 def _one(steps: int, *, detail: bool) -> None:
-    from checkpointers.redis import RedisSaver
+    from langgraph_durable.checkpointers.redis import RedisSaver
 
     url, prefix = redis_url(), f"bench{uuid.uuid4().hex[:10]}"
     client = redis.Redis.from_url(url)

@@ -29,7 +29,7 @@ from tests._servers import redis_url
 
 
 def main() -> None:
-    from checkpointers.redis import RedisSaver
+    from langgraph_durable.checkpointers.redis import RedisSaver
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=200)

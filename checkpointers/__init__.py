@@ -1,19 +1,19 @@
 """LangGraph checkpoint savers for PostgreSQL and Redis.
 
-The savers live in :mod:`checkpointers.postgres` and :mod:`checkpointers.redis`;
+The savers live in :mod:`langgraph_durable.checkpointers.postgres` and :mod:`langgraph_durable.checkpointers.redis`;
 importing this package imports neither driver.
 """
 
-from checkpointers._activities import ActivityRecord, ActivityStore
-from checkpointers._audit import (
+from langgraph_durable.checkpointers._activities import ActivityRecord, ActivityStore
+from langgraph_durable.checkpointers._audit import (
     AUDIT_FIELDS,
     AsyncAuditLog,
     AuditLog,
     DeferredAudit,
     audit_entry,
 )
-from checkpointers._delta import DeltaPolicy
-from checkpointers._errors import (
+from langgraph_durable.checkpointers._delta import DeltaPolicy
+from langgraph_durable.checkpointers._errors import (
     CheckpointerError,
     CorruptCheckpointError,
     InvalidConfigError,
@@ -22,15 +22,15 @@ from checkpointers._errors import (
     StorageUnavailableError,
     UnstorableValueError,
 )
-from checkpointers._leases import (
+from langgraph_durable.checkpointers._leases import (
     AsyncLeaseStore,
     LeaseCounts,
     LeaseRecord,
     LeaseSettings,
     LeaseStore,
 )
-from checkpointers._serde import default_serde
-from checkpointers._waits import (
+from langgraph_durable.checkpointers._serde import default_serde
+from langgraph_durable.checkpointers._waits import (
     WAIT_KEY,
     AsyncDecisionStore,
     AsyncWaitClaims,

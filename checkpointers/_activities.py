@@ -1,7 +1,7 @@
-"""The activity-result store: the protocol :func:`interrupts.activity` uses.
+"""The activity-result store: the protocol :func:`langgraph_durable.interrupts.activity` uses.
 
 An *activity* is a side-effect call made inside a graph node (charge a card,
-send an e-mail). :func:`interrupts.activity` derives a stable idempotency key
+send an e-mail). :func:`langgraph_durable.interrupts.activity` derives a stable idempotency key
 for each call and records the call's result once it returns, so a node that is
 re-executed after a crash returns the recorded result instead of calling again.
 

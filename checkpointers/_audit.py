@@ -88,7 +88,7 @@ class AuditLog(Protocol):
     """An append-only audit log kept next to the checkpoints (our savers).
 
     Our savers also accept ``audit=`` on
-    :meth:`~checkpointers.DecisionStore.record_decision`: that entry is appended
+    :meth:`~langgraph_durable.checkpointers.DecisionStore.record_decision`: that entry is appended
     in the same atomic unit as the decision, and only if this call stored the
     decision, so a recorded decision never lacks its entry.
     """

@@ -55,7 +55,7 @@ from typing import Any
 
 import ormsgpack
 
-from checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._errors import InvalidConfigError
 
 __all__ = [
     "DELTA_TYPE",
@@ -182,7 +182,7 @@ def _segments(suffix: bytes, writes: Iterable[WriteRef]) -> tuple[list[object], 
 class BrokenChainError(ValueError):
     """A delta's chain cannot be followed to a snapshot (a row is missing or malformed).
 
-    Backends translate this into :class:`~checkpointers.CorruptCheckpointError`
+    Backends translate this into :class:`~langgraph_durable.checkpointers.CorruptCheckpointError`
     with the thread, namespace, checkpoint and channel of the read.
     """
 
@@ -518,7 +518,7 @@ def decode_value(
 ) -> tuple[str, bytes, Link | None]:
     """Rebuild the serialized value of ``version`` from its stored chain.
 
-    One read of :class:`checkpointers._delta_read.ChainReader` (use a reader
+    One read of :class:`langgraph_durable.checkpointers._delta_read.ChainReader` (use a reader
     to rebuild several versions of a channel sharing the work).
 
     Args:
@@ -539,7 +539,7 @@ def decode_value(
         BrokenChainError: A version of the chain is missing or malformed.
     """
     # imported here: the reader builds on this module's format
-    from checkpointers._delta_read import ChainReader
+    from langgraph_durable.checkpointers._delta_read import ChainReader
 
     return ChainReader(rows, writes, policy).read(version)
 

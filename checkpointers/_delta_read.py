@@ -17,7 +17,7 @@ from typing import Any
 
 import ormsgpack
 
-from checkpointers._delta import (
+from langgraph_durable.checkpointers._delta import (
     _FORMAT,
     _FORMAT_COMPACT,
     _FORMAT_REFS,
@@ -131,7 +131,7 @@ class ChainReader:
             (format 3) are ``(type, blob, base version, writes_of)``: those
             two are stored beside the blob.
         writes: The pending writes the deltas refer to, by ``(checkpoint id,
-            task id, idx)`` (see :func:`~checkpointers._delta.delta_writes`).
+            task id, idx)`` (see :func:`~langgraph_durable.checkpointers._delta.delta_writes`).
         policy: The saver's policy (for the costs in the returned chain state).
     """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._errors import InvalidConfigError
 
 MAX_ID_LENGTH = 16_384
 

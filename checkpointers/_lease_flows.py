@@ -1,7 +1,7 @@
 """Multi-step lease operations as I/O-free flows, run by the sync and async drivers.
 
 A flow yields ``(method, kwargs)`` steps naming a
-:class:`~checkpointers._leases.LeaseStore` method; :func:`drive` calls it on a
+:class:`~langgraph_durable.checkpointers._leases.LeaseStore` method; :func:`drive` calls it on a
 sync store, :func:`adrive` calls the ``a``-prefixed twin on an async store.
 So the rules below exist once for both.
 
@@ -9,9 +9,9 @@ The rules are about a run that finds its thread leased by another owner (the
 *rival*), which after a crash is usually the killed run: its lease lives on
 until it expires, while a fresh process may already resume the thread. The
 new run takes the lease over at once when the rival is provably dead
-(:func:`~checkpointers._leases.owner_is_dead`: same host, its process is
+(:func:`~langgraph_durable.checkpointers._leases.owner_is_dead`: same host, its process is
 gone) or missed a heartbeat
-(:func:`~checkpointers._leases.heartbeat_is_stale`); otherwise it runs on
+(:func:`~langgraph_durable.checkpointers._leases.heartbeat_is_stale`); otherwise it runs on
 unleased, and its heartbeat tries again. If it ends first (finished or paused),
 it releases the rival's lease once the rival is proved dead, so the thread
 does not look running (and is not recovered) after it has finished.
@@ -23,14 +23,14 @@ from collections.abc import Generator
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from checkpointers._leases import (
+from langgraph_durable.checkpointers._leases import (
     PARKED,
     RUNNING,
     LeaseRecord,
     heartbeat_is_stale,
     owner_is_dead,
 )
-from checkpointers._run_book import end_shown_by
+from langgraph_durable.checkpointers._run_book import end_shown_by
 
 R = TypeVar("R")
 Step = tuple[str, dict[str, Any]]

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 
-from checkpointers._writes_in_flight import WritesInFlight
+from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
 if TYPE_CHECKING:
-    from checkpointers._run_leases import AsyncRunLeases, RunLeases
+    from langgraph_durable.checkpointers._run_leases import AsyncRunLeases, RunLeases
 
 S = TypeVar("S", bound="type[Any]")
 
@@ -112,7 +112,7 @@ def async_run_leases(cls: S) -> S:
     """Class decorator: run leases around an async saver's own ``aput``/``aput_writes``.
 
     The saver sets ``self.arun_leases`` (an :class:`AsyncRunLeases`, or ``None``)
-    and has :class:`~checkpointers._audit.DeferredAuditMixin`: entries handed
+    and has :class:`~langgraph_durable.checkpointers._audit.DeferredAuditMixin`: entries handed
     over with ``defer_audit`` are written before either write, whatever path
     the write then takes.
     """
@@ -154,7 +154,7 @@ def async_run_leases(cls: S) -> S:
     async def leased_aput_writes_(self: Any, config: RunnableConfig,
                                   writes: Sequence[tuple[str, Any]], task_id: str,
                                   task_path: str = "") -> None:
-        # before the interrupt they audit (see checkpointers.DeferredAudit)
+        # before the interrupt they audit (see langgraph_durable.checkpointers.DeferredAudit)
         await self._write_deferred_audit()
         leases: AsyncRunLeases | None = self.arun_leases
         if leases is None:

@@ -4,7 +4,7 @@ While a graph runs a thread through one of our savers, the saver holds a
 *lease* on the thread: an owner id and an expiry, renewed by a heartbeat. A
 lease that expires while its record still says ``running`` means the process
 running the thread died: the thread is *orphaned*, and a recovery worker
-(:class:`interrupts.RecoveryWorker`) claims it with compare-and-set and resumes
+(:class:`langgraph_durable.interrupts.RecoveryWorker`) claims it with compare-and-set and resumes
 it from its last checkpoint.
 
 One record per thread, in one of three states:
@@ -23,8 +23,8 @@ an injected clock. Expiry is therefore judged by the clocks of the hosts
 involved: keep the lease much longer than their clock skew.
 
 The protocols below are what :mod:`interrupts` uses; the Postgres and Redis
-savers implement both (``checkpointers.postgres._leases``,
-``checkpointers.redis._leases``).
+savers implement both (``langgraph_durable.checkpointers.postgres._leases``,
+``langgraph_durable.checkpointers.redis._leases``).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class LeaseSettings:
             is noticed this long after its last heartbeat.
         heartbeat: How often the background heartbeat renews held leases.
         max_idle: If set, a run that made no progress (no checkpoint write and no
-            :func:`interrupts.heartbeat` call) for this long stops being renewed,
+            :func:`langgraph_durable.interrupts.heartbeat` call) for this long stops being renewed,
             so a hung run is treated as dead. ``None`` (default): a run is kept
             alive as long as its process runs it, however long a node takes.
     """

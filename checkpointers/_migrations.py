@@ -4,25 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkpointers._errors import InvalidConfigError
-from migrations import StateMigrations
+from langgraph_durable.checkpointers._errors import InvalidConfigError
+from langgraph_durable.migrations import StateMigrations
 
 
 def check_migrations(migrations: Any) -> StateMigrations | None:
     """Validate ``migrations=`` when a saver is constructed (no I/O).
 
-    A gap in the chain raises ``migrations.MigrationChainError`` here, when the
+    A gap in the chain raises ``langgraph_durable.migrations.MigrationChainError`` here, when the
     app starts, rather than when an old thread resumes.
 
     Raises:
-        InvalidConfigError: not a ``migrations.StateMigrations``.
-        migrations.MigrationChainError: the chain is invalid.
+        InvalidConfigError: not a ``langgraph_durable.migrations.StateMigrations``.
+        langgraph_durable.migrations.MigrationChainError: the chain is invalid.
     """
     if migrations is None:
         return None
     if not isinstance(migrations, StateMigrations):
         raise InvalidConfigError(
             field="migrations",
-            reason=f"expected a migrations.StateMigrations, got {type(migrations).__name__}",
+            reason=f"expected a langgraph_durable.migrations.StateMigrations, got {type(migrations).__name__}",
         )
     return migrations.validate()

@@ -2,7 +2,7 @@
 
 This is the I/O-free half of run leases: :class:`RunBook` watches the calls
 LangGraph makes on a saver and decides when the saver must take, keep or give
-up a thread's lease. :mod:`checkpointers._run_leases` drives it against a lease
+up a thread's lease. :mod:`langgraph_durable.checkpointers._run_leases` drives it against a lease
 store from a background heartbeat.
 
 What a saver sees (checked on langgraph 1.2):
@@ -41,7 +41,7 @@ from typing import Any
 
 from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, TASKS
 
-from checkpointers._leases import (
+from langgraph_durable.checkpointers._leases import (
     ENDED_ERROR,
     ENDED_FINISHED,
     ENDED_GONE,

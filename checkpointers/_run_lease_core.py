@@ -1,9 +1,9 @@
 """Run leases: what the sync and async drivers share (no I/O).
 
-:class:`RunLeasesCore` holds a saver's :class:`~checkpointers._run_book.RunBook`
+:class:`RunLeasesCore` holds a saver's :class:`~langgraph_durable.checkpointers._run_book.RunBook`
 and decides, for each write that starts or ends a run, which lease statements
 travel with it and how its outcome is booked (:meth:`RunLeasesCore._around`, a
-flow the drivers in :mod:`checkpointers._run_leases` run sync or async).
+flow the drivers in :mod:`langgraph_durable.checkpointers._run_leases` run sync or async).
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from checkpointers import _lease_flows as flows
-from checkpointers._leases import (
+from langgraph_durable.checkpointers import _lease_flows as flows
+from langgraph_durable.checkpointers._leases import (
     RUNNING,
     LeaseRecord,
     LeaseSettings,
     new_owner_id,
     register_owner,
 )
-from checkpointers._run_book import Decision, RunBook
+from langgraph_durable.checkpointers._run_book import Decision, RunBook
 
-log = logging.getLogger("checkpointers.leases")
+log = logging.getLogger("langgraph_durable.checkpointers.leases")
 
 Clock = Callable[[], datetime]
 
@@ -177,7 +177,7 @@ class RunLeasesCore:
         pass
 
     def touch(self, thread_id: str, note: str | None = None) -> bool:
-        """Report progress of a held run (what :func:`interrupts.heartbeat` calls)."""
+        """Report progress of a held run (what :func:`langgraph_durable.interrupts.heartbeat` calls)."""
         return self.book.touch(thread_id, self.clock(), note)
 
     def holds(self, thread_id: str) -> bool:

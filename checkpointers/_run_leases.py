@@ -1,7 +1,7 @@
 """Run leases held by a saver: the sync and async drivers.
 
 :class:`RunLeases` (sync savers) and :class:`AsyncRunLeases` (async savers)
-drive a :class:`~checkpointers._run_book.RunBook` against a lease store: they
+drive a :class:`~langgraph_durable.checkpointers._run_book.RunBook` against a lease store: they
 take a thread's lease when a run of it starts writing, give it back when the
 run finishes, pauses or is gone, and renew held leases from a background
 heartbeat (a daemon thread, or an asyncio task on the run's event loop) that
@@ -10,11 +10,11 @@ acquire travels with the run's first write and the release with its last, in
 the same round trip (the saver's ``_run_with_lease``: one Postgres pipeline or
 one Redis pipeline), so a run shorter than the heartbeat interval pays no
 round trip of its own for its lease. A run that finds its thread leased by a
-dead or silent owner takes the lease over (:mod:`checkpointers._lease_flows`).
-What both drivers decide is in :mod:`checkpointers._run_lease_core`.
+dead or silent owner takes the lease over (:mod:`langgraph_durable.checkpointers._lease_flows`).
+What both drivers decide is in :mod:`langgraph_durable.checkpointers._run_lease_core`.
 
 A saver opts in with the class decorators :func:`sync_run_leases` /
-:func:`async_run_leases` (:mod:`checkpointers._leased_writes`) and a
+:func:`async_run_leases` (:mod:`langgraph_durable.checkpointers._leased_writes`) and a
 ``run_leases`` / ``arun_leases`` attribute.
 """
 
@@ -27,9 +27,9 @@ import threading
 import weakref
 from typing import Any
 
-from checkpointers import _lease_flows as flows
-from checkpointers._leased_writes import async_run_leases, sync_run_leases
-from checkpointers._leases import (
+from langgraph_durable.checkpointers import _lease_flows as flows
+from langgraph_durable.checkpointers._leased_writes import async_run_leases, sync_run_leases
+from langgraph_durable.checkpointers._leases import (
     CLEAN_ENDS,
     ENDED_GONE,
     AsyncLeaseStore,
@@ -37,8 +37,8 @@ from checkpointers._leases import (
     LeaseSettings,
     LeaseStore,
 )
-from checkpointers._run_book import Decision, Plan
-from checkpointers._run_lease_core import (
+from langgraph_durable.checkpointers._run_book import Decision, Plan
+from langgraph_durable.checkpointers._run_lease_core import (
     Clock,
     RunLeasesCore,
     StepTarget,

@@ -10,8 +10,8 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from checkpointers._errors import UnstorableValueError
-from checkpointers._fast_messages import fast_ext_hook
+from langgraph_durable.checkpointers._errors import UnstorableValueError
+from langgraph_durable.checkpointers._fast_messages import fast_ext_hook
 
 _MAX_DEPTH = 64
 _PAIR, _NIL = b"\x92", b"\xc0"  # msgpack: an array of two; nil

@@ -291,7 +291,7 @@ class DecisionStore(Protocol):
     ``f"{interrupt_id}/{item_key}"``. A decision is a JSON-able dict with at
     least ``decision_id`` (unique per attempt), ``at`` (ISO UTC) and ``by``.
 
-    A saver that also implements :class:`~checkpointers.AuditLog` takes
+    A saver that also implements :class:`~langgraph_durable.checkpointers.AuditLog` takes
     ``audit=`` (an audit entry) on :meth:`record_decision` and appends it in
     the same atomic unit as the decision, only when that call stored it.
     """

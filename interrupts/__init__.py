@@ -2,7 +2,7 @@
 
 Approvals (work with any LangGraph saver; our savers add indexed fast paths)::
 
-    from interrupts import request_approval, approve, pending_approvals, ApprovalSweeper
+    from langgraph_durable.interrupts import request_approval, approve, pending_approvals, ApprovalSweeper
 
     def review(state):
         d = request_approval({"action": "refund"}, timeout=timedelta(minutes=15))
@@ -10,7 +10,7 @@ Approvals (work with any LangGraph saver; our savers add indexed fast paths)::
 
 Compensation (sagas) and idempotent activities::
 
-    from interrupts import compensable, add_compensation, Compensate, activity
+    from langgraph_durable.interrupts import compensable, add_compensation, Compensate, activity
 
     @compensable(undo=refund_card)
     def charge_card(state): ...
@@ -19,15 +19,21 @@ Compensation (sagas) and idempotent activities::
 
 Run recovery (our savers hold a lease on each running thread)::
 
-    from interrupts import RecoveryWorker, heartbeat, thread_state
+    from langgraph_durable.interrupts import RecoveryWorker, heartbeat, thread_state
 
     RecoveryWorker(graph, max_recoveries=3).run_once()  # resume runs whose process died
 """
 
-from interrupts._activity import Activity, activity, idempotency_key
-from interrupts._approve import aapprove, approve, areject, reject
-from interrupts._audit import AuditEntry, aaudit_log, apurge_audit, audit_log, purge_audit
-from interrupts._authz import (
+from langgraph_durable.interrupts._activity import Activity, activity, idempotency_key
+from langgraph_durable.interrupts._approve import aapprove, approve, areject, reject
+from langgraph_durable.interrupts._audit import (
+    AuditEntry,
+    aaudit_log,
+    apurge_audit,
+    audit_log,
+    purge_audit,
+)
+from langgraph_durable.interrupts._authz import (
     REQUESTER,
     Authorize,
     AuthRequest,
@@ -36,7 +42,7 @@ from interrupts._authz import (
     default_authorize,
     set_authorization,
 )
-from interrupts._batch import (
+from langgraph_durable.interrupts._batch import (
     BatchDecision,
     DecideResult,
     ItemDecision,
@@ -44,12 +50,12 @@ from interrupts._batch import (
     decide,
     request_batch_approval,
 )
-from interrupts._clock import CLOCK_CONFIG_KEY, Clock
-from interrupts._compensable import compensable
-from interrupts._compensation import add_compensation, compensate_command
-from interrupts._compensator import Backoff
-from interrupts._embedded import start_embedded_postgres
-from interrupts._errors import (
+from langgraph_durable.interrupts._clock import CLOCK_CONFIG_KEY, Clock
+from langgraph_durable.interrupts._compensable import compensable
+from langgraph_durable.interrupts._compensation import add_compensation, compensate_command
+from langgraph_durable.interrupts._compensator import Backoff
+from langgraph_durable.interrupts._embedded import start_embedded_postgres
+from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
     AmbiguousApproval,
     InterruptsError,
@@ -58,14 +64,14 @@ from interrupts._errors import (
     StaleApproval,
     UnknownBatchItem,
 )
-from interrupts._heartbeat import heartbeat
-from interrupts._inbox import (
+from langgraph_durable.interrupts._heartbeat import heartbeat
+from langgraph_durable.interrupts._inbox import (
     aapproval_health,
     apending_approvals,
     approval_health,
     pending_approvals,
 )
-from interrupts._models import (
+from langgraph_durable.interrupts._models import (
     ApprovalHealth,
     ApprovalItem,
     BatchItemState,
@@ -74,15 +80,15 @@ from interrupts._models import (
     Escalation,
     OnTimeout,
 )
-from interrupts._recovery import (
+from langgraph_durable.interrupts._recovery import (
     ParkedThread,
     RecoveryPass,
     RecoveryWorker,
     aunpark_thread,
     unpark_thread,
 )
-from interrupts._registry import register_undo
-from interrupts._report import (
+from langgraph_durable.interrupts._registry import register_undo
+from langgraph_durable.interrupts._report import (
     ErrorInfo,
     RecoveryAction,
     RecoveryReport,
@@ -90,10 +96,15 @@ from interrupts._report import (
     is_recovery_value,
     resume_recovery,
 )
-from interrupts._request import request_approval
-from interrupts._saga_state import COMPENSATE_NODE, SAGA_KEY, Compensate, SagaState
-from interrupts._sweeper import ApprovalSweeper
-from interrupts._thread_states import (
+from langgraph_durable.interrupts._request import request_approval
+from langgraph_durable.interrupts._saga_state import (
+    COMPENSATE_NODE,
+    SAGA_KEY,
+    Compensate,
+    SagaState,
+)
+from langgraph_durable.interrupts._sweeper import ApprovalSweeper
+from langgraph_durable.interrupts._thread_states import (
     RunHealth,
     ThreadState,
     parked_threads,
@@ -101,7 +112,12 @@ from interrupts._thread_states import (
     running_threads,
     thread_state,
 )
-from interrupts._timeline import TimelineEntry, TimelineInterrupt, plot_timeline, thread_timeline
+from langgraph_durable.interrupts._timeline import (
+    TimelineEntry,
+    TimelineInterrupt,
+    plot_timeline,
+    thread_timeline,
+)
 
 __all__ = [
     "CLOCK_CONFIG_KEY",

@@ -12,7 +12,7 @@ checkpoint). A side effect inside the node would happen again each time.
   for the next step or another thread. It is passed to the function as
   ``idempotency_key=`` (for a payment API that de-duplicates on it);
 * once the call returns, its result is recorded through the saver (natively if
-  it implements :class:`checkpointers.ActivityStore`, else as a pending write),
+  it implements :class:`langgraph_durable.checkpointers.ActivityStore`, else as a pending write),
   so a re-executed node gets the recorded result without calling again.
 
 A crash between the side effect and the record is the one window left: the
@@ -30,8 +30,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, TypeVar
 
-from interrupts._activity_store import is_missing, store_for
-from interrupts._pregel import TaskContext, current_task
+from langgraph_durable.interrupts._activity_store import is_missing, store_for
+from langgraph_durable.interrupts._pregel import TaskContext, current_task
 
 P = ParamSpec("P")
 R = TypeVar("R")

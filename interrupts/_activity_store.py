@@ -1,9 +1,9 @@
-"""Where :func:`interrupts.activity` records results: the saver, one way or another.
+"""Where :func:`langgraph_durable.interrupts.activity` records results: the saver, one way or another.
 
 Two implementations behind one small interface:
 
 * :class:`_NativeStore` uses a saver that implements
-  :class:`checkpointers.ActivityStore` (ours do: a table in PostgreSQL, a hash
+  :class:`langgraph_durable.checkpointers.ActivityStore` (ours do: a table in PostgreSQL, a hash
   in Redis), keyed by ``(thread_id, key)``.
 * :class:`_WritesStore` works with any ``BaseCheckpointSaver``: the result is a
   *pending write* of the checkpoint the node runs from, filed under a pseudo
@@ -21,7 +21,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from interrupts._pregel import CONFIG_KEY_CHECKPOINTER
+from langgraph_durable.interrupts._pregel import CONFIG_KEY_CHECKPOINTER
 
 ACTIVITY_CHANNEL = "__durable_activity__"
 """The reserved channel name of activity results kept as pending writes."""

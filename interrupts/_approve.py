@@ -2,7 +2,7 @@
 
 The order is the exactly-once guarantee: the decision is stored (one winner
 per approval) *before* the run resumes. A process that dies between the two
-leaves the decision stored; :class:`~interrupts.ApprovalSweeper` finds it one
+leaves the decision stored; :class:`~langgraph_durable.interrupts.ApprovalSweeper` finds it one
 lease later and finishes the resume.
 """
 
@@ -15,20 +15,24 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Interrupt
 
-from checkpointers import audit_entry, extract_wait
-from interrupts._authz import (
+from langgraph_durable.checkpointers import audit_entry, extract_wait
+from langgraph_durable.interrupts._authz import (
     REQUESTED_BY_KEY,
     Authorize,
     NotAuthorized,
     check_decider,
     policy_of,
 )
-from interrupts._clock import Clock, now_of, with_clock
-from interrupts._driver import Env, Flow, adrive, drive, op
-from interrupts._errors import AlreadyDecided, AmbiguousApproval, NoPendingApproval
-from interrupts._models import Decision
-from interrupts._records import new_record, section, won
-from interrupts._store import Backend
+from langgraph_durable.interrupts._clock import Clock, now_of, with_clock
+from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive, op
+from langgraph_durable.interrupts._errors import (
+    AlreadyDecided,
+    AmbiguousApproval,
+    NoPendingApproval,
+)
+from langgraph_durable.interrupts._models import Decision
+from langgraph_durable.interrupts._records import new_record, section, won
+from langgraph_durable.interrupts._store import Backend
 
 
 def thread_of(config: dict[str, Any]) -> str:
@@ -214,7 +218,7 @@ def decide_approval_flow(
     """Find the pending approval, check the decider, CAS the decision, resume the run.
 
     With ``resume=False`` the decision is recorded as deferred and returned as a
-    :class:`~interrupts.Decision`; the next sweep (``ApprovalSweeper``, the
+    :class:`~langgraph_durable.interrupts.Decision`; the next sweep (``ApprovalSweeper``, the
     ``worker`` or ``sweep`` command) resumes the run with it.
 
     Every attempt is audited: a refusal (not authorized, already decided) on its
@@ -322,20 +326,20 @@ def approve(
             records the decision and a worker resumes the run.
         config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
         by: Who approves.
-        comment: Free text kept in the :class:`~interrupts.Decision`.
+        comment: Free text kept in the :class:`~langgraph_durable.interrupts.Decision`.
         approval_id: Which approval, when the thread has several pending.
         roles: Roles the decider holds (for authorization policies).
         clock: Time source for the decision time and the resumed run.
         authorize: Policy for this call; default: the graph's (``set_authorization``),
             else the decider's id or a role must be among the request's approvers.
         resume: ``False`` records the decision (exactly once, as always) without
-            resuming: the next :class:`~interrupts.ApprovalSweeper` pass (or the
+            resuming: the next :class:`~langgraph_durable.interrupts.ApprovalSweeper` pass (or the
             ``worker``/``sweep`` command) resumes the run with it, at once, whatever
             the sweeper's lease.
 
     Returns:
         What ``graph.invoke`` returns for the resumed run; with ``resume=False``,
-        the recorded :class:`~interrupts.Decision`.
+        the recorded :class:`~langgraph_durable.interrupts.Decision`.
 
     Raises:
         NotAuthorized: the decider may not decide it (nothing recorded, still waiting).

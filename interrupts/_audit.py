@@ -30,12 +30,12 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import interrupt
 from pydantic import BaseModel
 
-from checkpointers import DeferredAudit, audit_entry
-from interrupts._clock import utc_now
-from interrupts._pregel import CONFIG_KEY_CHECKPOINTER, current_task
-from interrupts._store import Backend
+from langgraph_durable.checkpointers import DeferredAudit, audit_entry
+from langgraph_durable.interrupts._clock import utc_now
+from langgraph_durable.interrupts._pregel import CONFIG_KEY_CHECKPOINTER, current_task
+from langgraph_durable.interrupts._store import Backend
 
-log = logging.getLogger("interrupts.audit")
+log = logging.getLogger("langgraph_durable.interrupts.audit")
 
 # what an entry's `action` says
 APPROVE, REJECT, DECIDE, ESCALATE, REQUEST, REASK, UNDO = (

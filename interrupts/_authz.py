@@ -22,9 +22,9 @@ from typing import Any
 from langgraph.config import get_config
 from langgraph.types import Interrupt
 
-from checkpointers import extract_wait
-from interrupts._errors import InterruptsError
-from interrupts._records import section
+from langgraph_durable.checkpointers import extract_wait
+from langgraph_durable.interrupts._errors import InterruptsError
+from langgraph_durable.interrupts._records import section
 
 REQUESTER = "requester"
 """``forbid=[REQUESTER]``: whoever started the run may not decide its approvals."""

@@ -1,6 +1,6 @@
 """Partial-batch approvals: each item decided on its own, exactly once.
 
-Item decisions are compare-and-set in the :class:`~checkpointers.DecisionStore`
+Item decisions are compare-and-set in the :class:`~langgraph_durable.checkpointers.DecisionStore`
 under ``f"{batch_id}/{item_key}"``, so they survive restarts and deploys while
 the thread keeps waiting. When the last open item is decided (or the deadline
 passes and the sweeper decides the rest by ``on_timeout``), one caller wins the
@@ -19,8 +19,8 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from checkpointers import WAIT_KEY, WaitEntry, wait_marker
-from interrupts._approve import (
+from langgraph_durable.checkpointers import WAIT_KEY, WaitEntry, wait_marker
+from langgraph_durable.interrupts._approve import (
     already_reason,
     decide_env,
     decided_entry,
@@ -31,8 +31,8 @@ from interrupts._approve import (
     thread_of,
     timeout_entry,
 )
-from interrupts._audit import ask, node_audit
-from interrupts._authz import (
+from langgraph_durable.interrupts._audit import ask, node_audit
+from langgraph_durable.interrupts._authz import (
     Authorize,
     NotAuthorized,
     check_decider,
@@ -40,10 +40,10 @@ from interrupts._authz import (
     requested_by_of_run,
     thread_of_run,
 )
-from interrupts._clock import Clock, clock_from_config, now_of
-from interrupts._driver import Flow, adrive, drive, op
-from interrupts._errors import AlreadyDecided, StaleApproval, UnknownBatchItem
-from interrupts._records import (
+from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
+from langgraph_durable.interrupts._driver import Flow, adrive, drive, op
+from langgraph_durable.interrupts._errors import AlreadyDecided, StaleApproval, UnknownBatchItem
+from langgraph_durable.interrupts._records import (
     SYSTEM,
     age_at_least,
     fingerprint,
@@ -136,7 +136,7 @@ def request_batch_approval(
         on_timeout: ``"reject"`` or ``"approve"``, applied by the sweeper to open items.
         approvers: Routing labels or user ids.
         on_stale: An item whose payload changed after it was decided is asked again
-            (``"reask"``) or raises :class:`~interrupts.StaleApproval` (``"raise"``).
+            (``"reask"``) or raises :class:`~langgraph_durable.interrupts.StaleApproval` (``"raise"``).
         clock: Time source (defaults to the run's clock).
         forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
             started the run (``config["configurable"]["requested_by"]``).
@@ -178,7 +178,7 @@ def request_batch_approval(
                      fingerprint=fingerprint([i["fingerprint"] for i in value["batch"]["items"]]),
                      approvers=asked, deadline=deadline, level=0)
         if not isinstance(answer, dict) or answer.get("type") != "batch_complete":
-            raise TypeError("a batch must be resumed through interrupts.decide() or the sweeper")
+            raise TypeError("a batch must be resumed through langgraph_durable.interrupts.decide() or the sweeper")
         stale = []
         for k in open_keys:
             rec = (answer.get("decisions") or {}).get(k)
@@ -433,11 +433,11 @@ def decide(
         batch_id: Which batch, when the thread has several pending.
         roles: Roles the decider holds (for authorization policies).
         clock: Time source for the decision time and the resumed run.
-        authorize: Policy for this call (see :func:`~interrupts.approve`).
+        authorize: Policy for this call (see :func:`~langgraph_durable.interrupts.approve`).
         resume: ``False`` records the decisions (exactly once, as always) without
             resuming: a call that decides the last open item records the batch's
             completion (:attr:`DecideResult.deferred`) and the next
-            :class:`~interrupts.ApprovalSweeper` pass (or the ``worker``/``sweep``
+            :class:`~langgraph_durable.interrupts.ApprovalSweeper` pass (or the ``worker``/``sweep``
             command) resumes the run with it, at once, whatever the sweeper's lease.
 
     Raises:

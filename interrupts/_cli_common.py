@@ -2,9 +2,9 @@
 loading a user's object, and turning mistakes into one clear line.
 
 A subcommand lives in its own module (``interrupts/_cli_<name>.py``), decorates
-itself with ``@main.command()`` from :mod:`interrupts.cli`, takes ``@url_option``
+itself with ``@main.command()`` from :mod:`langgraph_durable.interrupts.cli`, takes ``@url_option``
 and opens storage with :func:`open_saver`. Raise :class:`CliError` for a user
-mistake; :func:`interrupts.cli.main` prints it as one line and exits non-zero.
+mistake; :func:`langgraph_durable.interrupts.cli.main` prints it as one line and exits non-zero.
 """
 
 from __future__ import annotations
@@ -96,11 +96,11 @@ def open_saver(url: str, **options: Any) -> Iterator[Any]:
     options = {**found, **options}
     try:
         if backend == "postgres":
-            from checkpointers.postgres import PostgresSaver
+            from langgraph_durable.checkpointers.postgres import PostgresSaver
 
             cm: Any = PostgresSaver.from_conn_string(url, **options)
         else:
-            from checkpointers.redis import RedisSaver
+            from langgraph_durable.checkpointers.redis import RedisSaver
 
             cm = RedisSaver.from_conn_string(url, **options)
         with cm as saver:
@@ -124,11 +124,11 @@ async def open_async_saver(url: str, **options: Any) -> AsyncIterator[Any]:
     options = {**found, **options}
     try:
         if backend == "postgres":
-            from checkpointers.postgres import AsyncPostgresSaver
+            from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
             cm: Any = AsyncPostgresSaver.from_conn_string(url, **options)
         else:
-            from checkpointers.redis import AsyncRedisSaver
+            from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 
             options.pop("pool_size", None)  # the Redis client pools on its own
             cm = AsyncRedisSaver.from_conn_string(url, **options)
@@ -148,7 +148,7 @@ def _raise_unreachable(url: str, exc: Exception) -> None:
 
 
 def _is_connection_error(exc: BaseException) -> bool:
-    from checkpointers import StorageUnavailableError
+    from langgraph_durable.checkpointers import StorageUnavailableError
 
     if isinstance(exc, (StorageUnavailableError, ConnectionError, OSError)):
         return True
@@ -208,7 +208,11 @@ def bind_graph(obj: Any, saver: Any, spec: str) -> Any:
     if isinstance(obj, Pregel):
         bound = obj.copy(update={"checkpointer": saver})
         # the copy is another object: it keeps the graph's authorization policy
-        from interrupts._authz import default_authorize, policy_of, set_authorization
+        from langgraph_durable.interrupts._authz import (
+            default_authorize,
+            policy_of,
+            set_authorization,
+        )
 
         policy = policy_of(obj, None)
         if policy is not default_authorize:

@@ -10,13 +10,13 @@ import uuid
 
 import click
 
-from interrupts._cli_common import CliError, backend_of, redact_url
-from interrupts.cli import main
+from langgraph_durable.interrupts._cli_common import CliError, backend_of, redact_url
+from langgraph_durable.interrupts.cli import main
 
 
 def _role(role: str, url: str, thread: str, *extra: str) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "interrupts._demo", role, "--url", url, "--thread", thread, *extra]
+    cmd = [sys.executable, "-m", "langgraph_durable.interrupts._demo", role, "--url", url, "--thread", thread, *extra]
     done = subprocess.run(cmd, env=env, check=False)
     if done.returncode != 0:
         raise CliError(f"the demo's {role} process failed (exit code {done.returncode})")
@@ -39,7 +39,7 @@ def demo(url: str | None, timeout_demo: bool) -> None:
     started = time.monotonic()
     handle = None
     if url is None:
-        from interrupts._embedded import cache_folder, start_embedded_postgres
+        from langgraph_durable.interrupts._embedded import cache_folder, start_embedded_postgres
 
         click.echo(f"starting an embedded PostgreSQL (data in {cache_folder()}) ...")
         url, handle = start_embedded_postgres()

@@ -10,20 +10,26 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from interrupts._cli_common import CliError, load_object, open_saver, redact_url, url_option
-from interrupts.cli import main
+from langgraph_durable.interrupts._cli_common import (
+    CliError,
+    load_object,
+    open_saver,
+    redact_url,
+    url_option,
+)
+from langgraph_durable.interrupts.cli import main
 
 EXIT_SOME_FAILED = 3
 """Exit code of ``migrate`` when some checkpoints could not be upgraded."""
 
 
 def _load_migrations(spec: str) -> Any:
-    from migrations import MigrationsError, StateMigrations
+    from langgraph_durable.migrations import MigrationsError, StateMigrations
 
     m = load_object(spec, what="--migrations")
     if not isinstance(m, StateMigrations):
         raise CliError(
-            f"--migrations {spec!r} is a {type(m).__name__}, expected a migrations.StateMigrations"
+            f"--migrations {spec!r} is a {type(m).__name__}, expected a langgraph_durable.migrations.StateMigrations"
         )
     try:
         m.validate()
@@ -33,7 +39,7 @@ def _load_migrations(spec: str) -> Any:
 
 
 def _require_protocol(saver: Any, url: str) -> None:
-    from migrations import MigrationStore
+    from langgraph_durable.migrations import MigrationStore
 
     if not isinstance(saver, MigrationStore):
         raise CliError(
@@ -68,7 +74,7 @@ def migrate(url: str, spec: str, dry_run: bool, all_history: bool, batch_size: i
     --all-history: every checkpoint). Safe to stop and run again, and to run
     in several processes at once. Exits with code 3 if some checkpoints failed.
     """
-    from migrations import upgrade_all
+    from langgraph_durable.migrations import upgrade_all
 
     m = _load_migrations(spec)
     out = Console(stderr=False)
@@ -138,10 +144,14 @@ def status(url: str) -> None:
     with open_saver(url) as saver:
         _require_protocol(saver, url)
         rows = saver.migration_status()
-        from interrupts._cli_sweep import health_line
+        from langgraph_durable.interrupts._cli_sweep import health_line
 
         approvals = health_line(saver)
-        from interrupts._thread_states import parked_threads, run_health, running_threads
+        from langgraph_durable.interrupts._thread_states import (
+            parked_threads,
+            run_health,
+            running_threads,
+        )
 
         runs = run_health(saver)
         # the threads behind the counts, with lease owner and age (the lease index alone)
@@ -159,7 +169,7 @@ def status(url: str) -> None:
     Console().print(table)
     click.echo(approvals)
     click.echo(f"runs: {runs.running} running, {runs.orphaned} orphaned, {runs.parked} parked")
-    from interrupts._cli_operate import state_text
+    from langgraph_durable.interrupts._cli_operate import state_text
 
     for st in listed:
         click.echo(f"  {st.thread_id}: {state_text(st)}")

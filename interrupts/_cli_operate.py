@@ -7,7 +7,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from interrupts._cli_common import (
+from langgraph_durable.interrupts._cli_common import (
     CliError,
     bind_graph,
     console,
@@ -15,7 +15,7 @@ from interrupts._cli_common import (
     open_saver,
     url_option,
 )
-from interrupts.cli import main
+from langgraph_durable.interrupts.cli import main
 
 
 def state_text(st: Any) -> str:
@@ -57,8 +57,8 @@ def _decision_text(d: dict[str, Any] | None, resumed: bool) -> str:
 )
 def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
     """A timeline of THREAD's checkpoints: step, nodes, schema version, interrupts, decisions."""
-    from interrupts._thread_states import thread_state
-    from interrupts._timeline import thread_timeline
+    from langgraph_durable.interrupts._thread_states import thread_state
+    from langgraph_durable.interrupts._timeline import thread_timeline
 
     with open_saver(url) as saver:
         try:
@@ -111,7 +111,7 @@ def audit_cmd(url: str, thread: str, as_json: bool) -> None:
     trail outlives the thread (delete_thread keeps it); it is read even after
     the thread is gone.
     """
-    from interrupts._audit import audit_log
+    from langgraph_durable.interrupts._audit import audit_log
 
     with open_saver(url) as saver:
         trail = audit_log(saver, thread_id=thread)
@@ -147,7 +147,7 @@ def _decide(
     roles: tuple[str, ...],
     resume: bool,
 ) -> None:
-    from interrupts import AlreadyDecided, InterruptsError, approve, reject
+    from langgraph_durable.interrupts import AlreadyDecided, InterruptsError, approve, reject
 
     obj = load_object(spec, what="--graph") if spec else None
     resume = resume and obj is not None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from interrupts._cli_common import open_saver, redact_url, url_option
-from interrupts.cli import main
+from langgraph_durable.interrupts._cli_common import open_saver, redact_url, url_option
+from langgraph_durable.interrupts.cli import main
 
 
 @main.command()

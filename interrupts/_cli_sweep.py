@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from interrupts._cli_common import (
+from langgraph_durable.interrupts._cli_common import (
     backend_of,
     bind_graph,
     load_object,
@@ -18,7 +18,7 @@ from interrupts._cli_common import (
     open_saver,
     url_option,
 )
-from interrupts.cli import main
+from langgraph_durable.interrupts.cli import main
 
 
 @main.command()
@@ -80,7 +80,7 @@ def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_s
 
     Safe to run in several processes at once: each approval is resolved once.
     """
-    from interrupts._sweeper import ApprovalSweeper
+    from langgraph_durable.interrupts._sweeper import ApprovalSweeper
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     obj = load_object(spec, what="--graph")
@@ -121,7 +121,7 @@ async def _asweep(url: str, pool: dict[str, Any], sweeper_of: Any, interval: flo
 
 def health_line(saver: Any) -> str:
     """One line of approval health for ``status``: waiting, overdue, oldest overdue."""
-    from interrupts._inbox import approval_health
+    from langgraph_durable.interrupts._inbox import approval_health
 
     h = approval_health(saver)
     line = f"approvals: {h.waiting} waiting, {h.overdue} overdue"

@@ -9,14 +9,14 @@ from typing import Any
 
 import click
 
-from interrupts._cli_common import bind_graph, load_object, open_saver, url_option
-from interrupts.cli import main
+from langgraph_durable.interrupts._cli_common import bind_graph, load_object, open_saver, url_option
+from langgraph_durable.interrupts.cli import main
 
 
 def health_line(saver: Any, recovered: int, parked_now: int) -> str:
     """``waiting=.. overdue=.. running=.. orphaned=.. recovered=.. parked=..``."""
-    from interrupts._inbox import approval_health
-    from interrupts._thread_states import run_health
+    from langgraph_durable.interrupts._inbox import approval_health
+    from langgraph_durable.interrupts._thread_states import run_health
 
     approvals = approval_health(saver)
     runs = run_health(saver)
@@ -45,9 +45,9 @@ def worker(url: str, spec: str, interval: float, once: bool, max_recoveries: int
     Safe to run in several processes at once: every approval is resolved once
     and every orphaned run is recovered by exactly one worker.
     """
-    from checkpointers._leases import LeaseSettings
-    from interrupts._recovery import RecoveryWorker
-    from interrupts._sweeper import ApprovalSweeper
+    from langgraph_durable.checkpointers._leases import LeaseSettings
+    from langgraph_durable.interrupts._recovery import RecoveryWorker
+    from langgraph_durable.interrupts._sweeper import ApprovalSweeper
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     obj = load_object(spec, what="--graph")
@@ -85,7 +85,7 @@ def unpark(url: str, thread: str) -> None:
     count of --max-recoveries; a thread whose last checkpoint shows it finished
     or waiting is only released. Fails, changing nothing, if THREAD is not parked.
     """
-    from interrupts._recovery import unpark_thread
+    from langgraph_durable.interrupts._recovery import unpark_thread
 
     with open_saver(url) as saver:
         outcome = unpark_thread(saver, thread)

@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 
 from langgraph.types import Command
 
-from interrupts._pregel import current_task
-from interrupts._registry import register_undo
-from interrupts._saga_state import SAGA_KEY
+from langgraph_durable.interrupts._pregel import current_task
+from langgraph_durable.interrupts._registry import register_undo
+from langgraph_durable.interrupts._saga_state import SAGA_KEY
 
 F = TypeVar("F", bound=Callable[..., Any])
 

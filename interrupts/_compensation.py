@@ -36,15 +36,15 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from interrupts._compensator import (
+from langgraph_durable.interrupts._compensator import (
     Backoff,
     Compensator,
     _utcnow,
     default_asleep,
     default_sleep,
 )
-from interrupts._pregel import read_channel
-from interrupts._saga_state import (
+from langgraph_durable.interrupts._pregel import read_channel
+from langgraph_durable.interrupts._saga_state import (
     COMPENSATE_NODE,
     RUNNING,
     SAGA_KEY,

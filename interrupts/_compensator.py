@@ -20,13 +20,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, interrupt
 
-from interrupts._activity import accepts_key, arun_once, run_once
-from interrupts._audit import FAILED, UNDO, anode_audit, node_audit
-from interrupts._pregel import TaskContext, current_task
-from interrupts._records import SYSTEM, fingerprint
-from interrupts._registry import lookup_undo
-from interrupts._report import ErrorInfo, RecoveryReport, StepInfo, parse_decision
-from interrupts._saga_state import (
+from langgraph_durable.interrupts._activity import accepts_key, arun_once, run_once
+from langgraph_durable.interrupts._audit import FAILED, UNDO, anode_audit, node_audit
+from langgraph_durable.interrupts._pregel import TaskContext, current_task
+from langgraph_durable.interrupts._records import SYSTEM, fingerprint
+from langgraph_durable.interrupts._registry import lookup_undo
+from langgraph_durable.interrupts._report import ErrorInfo, RecoveryReport, StepInfo, parse_decision
+from langgraph_durable.interrupts._saga_state import (
     ABORTED,
     COMPENSATE_NODE,
     COMPENSATED,
@@ -173,7 +173,7 @@ def _ask(saga: dict[str, Any]) -> Any:
 
 
 class Compensator:
-    """The body of the compensation node (see :func:`interrupts.add_compensation`)."""
+    """The body of the compensation node (see :func:`langgraph_durable.interrupts.add_compensation`)."""
 
     def __init__(
         self,

@@ -16,7 +16,7 @@ what survives between them is only what the saver stored:
   sweeper applies the default (reject) and the run completes.
 * ``audit``: a fresh process reads the thread back, as the worker does.
 
-Run as ``python -m interrupts._demo ROLE --url URL --thread ID``.
+Run as ``python -m langgraph_durable.interrupts._demo ROLE --url URL --thread ID``.
 """
 
 from __future__ import annotations
@@ -32,8 +32,13 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from interrupts import ApprovalSweeper, approve, pending_approvals, request_approval
-from interrupts._clock import Clock, utc_now
+from langgraph_durable.interrupts import (
+    ApprovalSweeper,
+    approve,
+    pending_approvals,
+    request_approval,
+)
+from langgraph_durable.interrupts._clock import Clock, utc_now
 
 APPROVAL_TIMEOUT = timedelta(minutes=30)
 GATHER_STEPS = (
@@ -110,7 +115,7 @@ def build_graph(saver: Any) -> Any:
 @contextmanager
 def open_saver(url: str) -> Iterator[Any]:
     """The sync saver for ``url``, set up."""
-    from interrupts._cli_common import open_saver as _open
+    from langgraph_durable.interrupts._cli_common import open_saver as _open
 
     with _open(url) as saver:
         saver.setup()
@@ -223,7 +228,7 @@ def run_audit(url: str, thread: str, *, header: bool = True) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one role of the demo story in this process."""
-    parser = argparse.ArgumentParser(prog="python -m interrupts._demo")
+    parser = argparse.ArgumentParser(prog="python -m langgraph_durable.interrupts._demo")
     parser.add_argument("role", choices=["agent", "operator", "worker", "sweeper", "audit"])
     parser.add_argument("--url", required=True)
     parser.add_argument("--thread", required=True)

@@ -13,8 +13,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from interrupts._saver_state import SaverView
-from interrupts._store import Backend
+from langgraph_durable.interrupts._saver_state import SaverView
+from langgraph_durable.interrupts._store import Backend
 
 T = TypeVar("T")
 

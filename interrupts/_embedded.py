@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from interrupts._cli_common import CliError
+from langgraph_durable.interrupts._cli_common import CliError
 
 
 def cache_folder() -> Path:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from checkpointers import WaitEntry
-from interrupts._clock import Clock, now_of
-from interrupts._driver import Env, Flow, adrive, drive, op
-from interrupts._models import ApprovalHealth, ApprovalItem, BatchItemState
-from interrupts._records import item_key, section
-from interrupts._store import Backend
+from langgraph_durable.checkpointers import WaitEntry
+from langgraph_durable.interrupts._clock import Clock, now_of
+from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive, op
+from langgraph_durable.interrupts._models import ApprovalHealth, ApprovalItem, BatchItemState
+from langgraph_durable.interrupts._records import item_key, section
+from langgraph_durable.interrupts._store import Backend
 
 INBOX_KINDS = ("approval", "batch")
 
@@ -97,7 +97,7 @@ def pending_approvals(
         limit: At most this many items.
 
     Returns:
-        :class:`~interrupts.ApprovalItem` list; batches list their items, open and decided.
+        :class:`~langgraph_durable.interrupts.ApprovalItem` list; batches list their items, open and decided.
     """
     return drive(inbox_flow(approver, thread_id, limit), Env(Backend(saver)))
 

@@ -62,7 +62,7 @@ class Escalation(BaseModel):
 
 
 class Decision(BaseModel):
-    """The outcome of :func:`~interrupts.request_approval`.
+    """The outcome of :func:`~langgraph_durable.interrupts.request_approval`.
 
     Attributes:
         approved: ``True`` to go ahead.
@@ -116,7 +116,7 @@ class BatchItemState(BaseModel):
 
 
 class ApprovalItem(BaseModel):
-    """One entry of the approval inbox (:func:`~interrupts.pending_approvals`).
+    """One entry of the approval inbox (:func:`~langgraph_durable.interrupts.pending_approvals`).
 
     Attributes:
         thread_id: The waiting thread.
@@ -142,7 +142,7 @@ class ApprovalItem(BaseModel):
 
 
 class ApprovalHealth(BaseModel):
-    """What :func:`~interrupts.approval_health` reports.
+    """What :func:`~langgraph_durable.interrupts.approval_health` reports.
 
     Attributes:
         waiting: Approvals waiting (not yet decided or swept).

@@ -1,7 +1,7 @@
 """The decision record: what the store keeps and what a resumed node receives.
 
 A record is a JSON-able dict, compare-and-set once per key in the
-:class:`~checkpointers.DecisionStore`::
+:class:`~langgraph_durable.checkpointers.DecisionStore`::
 
     {
       "v": 1,
@@ -30,7 +30,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from checkpointers import WAIT_KEY, WaitEntry
+from langgraph_durable.checkpointers import WAIT_KEY, WaitEntry
 
 RECORD_VERSION = 1
 SYSTEM = "system"

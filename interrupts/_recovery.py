@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from checkpointers._lease_flows import adrive, close_if_ended, drive, unpark
-from checkpointers._leases import (
+from langgraph_durable.checkpointers._lease_flows import adrive, close_if_ended, drive, unpark
+from langgraph_durable.checkpointers._leases import (
     ENDED_ERROR,
     ENDED_FINISHED,
     ENDED_INTERRUPTED,
@@ -27,10 +27,10 @@ from checkpointers._leases import (
     LeaseRecord,
     clip_error,
 )
-from checkpointers._run_leases import AsyncRunLeases, RunLeases
-from interrupts._errors import NotParked
+from langgraph_durable.checkpointers._run_leases import AsyncRunLeases, RunLeases
+from langgraph_durable.interrupts._errors import NotParked
 
-log = logging.getLogger("interrupts.recovery")
+log = logging.getLogger("langgraph_durable.interrupts.recovery")
 
 Clock = Callable[[], datetime]
 
@@ -272,7 +272,7 @@ def unpark_thread(saver: Any, thread_id: str, *, clock: Clock | None = None) -> 
     """
     outcome, _ = drive(saver, unpark(thread_id, (clock or _utc_now)()))
     if outcome is None:
-        from interrupts._thread_states import thread_state
+        from langgraph_durable.interrupts._thread_states import thread_state
 
         raise NotParked(thread_id=thread_id, state=thread_state(saver, thread_id).state)
     log.info("unparked thread %r (%s)", thread_id, outcome)

@@ -5,7 +5,7 @@ log; the compensation node looks the function up here when it runs, possibly
 in another process days later. The name defaults to the function's qualified
 name (``module.qualname``), so the process that resumes a thread must import
 the module that defines the undo (it does: it imports the graph). Pass an
-explicit ``name=`` to :func:`interrupts.compensable` or :func:`register_undo`
+explicit ``name=`` to :func:`langgraph_durable.interrupts.compensable` or :func:`register_undo`
 to keep the stored name stable when code moves.
 """
 
@@ -72,6 +72,6 @@ def lookup_undo(name: str) -> Callable[..., Any]:
     if fn is None:
         raise LookupError(
             f"no undo registered under {name!r}: import the module that defines it "
-            "(or register it with interrupts.register_undo) before resuming"
+            "(or register it with langgraph_durable.interrupts.register_undo) before resuming"
         )
     return fn

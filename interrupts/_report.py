@@ -8,7 +8,7 @@ from typing import Any, Literal
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from checkpointers._waits import WAIT_KEY, wait_marker
+from langgraph_durable.checkpointers._waits import WAIT_KEY, wait_marker
 
 RecoveryAction = Literal["retry", "skip", "abort"]
 """What a human can answer: run the undo again, leave it undone, stop compensating."""

@@ -15,14 +15,14 @@ from typing import Any, Literal
 
 from langgraph.config import get_config
 
-from checkpointers import WAIT_KEY, wait_marker
-from interrupts._audit import ask, node_audit
-from interrupts._authz import requested_by_of_run, thread_of_run
-from interrupts._clock import Clock, clock_from_config, now_of
-from interrupts._errors import StaleApproval
-from interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
-from interrupts._records import SYSTEM, fingerprint
-from interrupts._saga_state import Compensate
+from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
+from langgraph_durable.interrupts._audit import ask, node_audit
+from langgraph_durable.interrupts._authz import requested_by_of_run, thread_of_run
+from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
+from langgraph_durable.interrupts._errors import StaleApproval
+from langgraph_durable.interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
+from langgraph_durable.interrupts._records import SYSTEM, fingerprint
+from langgraph_durable.interrupts._saga_state import Compensate
 
 OnStale = Literal["reask", "raise"]
 OnReject = Literal["return", "compensate"]
@@ -35,7 +35,7 @@ def _parse(value: str | None) -> datetime | None:
 def _check_answer(answer: Any) -> dict[str, Any]:
     if not isinstance(answer, dict) or "type" not in answer or "decision_id" not in answer:
         raise TypeError(
-            "an approval must be resumed through interrupts.approve()/reject() or the "
+            "an approval must be resumed through langgraph_durable.interrupts.approve()/reject() or the "
             f"sweeper, not Command(resume={answer!r})"
         )
     return answer
@@ -57,23 +57,23 @@ def request_approval(
     Args:
         request: JSON-able payload shown to the approver (and fingerprinted).
         timeout: How long to wait before ``on_timeout`` applies; ``None`` waits forever.
-        on_timeout: ``"reject"``, ``"approve"`` or :class:`~interrupts.Escalate`; applied
-            by :class:`~interrupts.ApprovalSweeper` once the deadline passes.
+        on_timeout: ``"reject"``, ``"approve"`` or :class:`~langgraph_durable.interrupts.Escalate`; applied
+            by :class:`~langgraph_durable.interrupts.ApprovalSweeper` once the deadline passes.
         approvers: Routing labels or user ids asked (the inbox filters on them).
         on_stale: When the node re-runs and computes a different ``request`` than the one
             decided: ``"reask"`` (default) asks again with the new payload, ``"raise"``
-            raises :class:`~interrupts.StaleApproval`.
+            raises :class:`~langgraph_durable.interrupts.StaleApproval`.
         forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
             started the run (``config["configurable"]["requested_by"]``).
         clock: Time source; defaults to the clock the run was given
             (``approve(..., clock=)``, ``ApprovalSweeper(clock=)``), else real UTC time.
         on_reject: ``"return"`` (default) returns the rejection; ``"compensate"``
-            raises :class:`~interrupts.Compensate`, so a graph wired with
-            :func:`~interrupts.add_compensation` undoes its committed steps (the
+            raises :class:`~langgraph_durable.interrupts.Compensate`, so a graph wired with
+            :func:`~langgraph_durable.interrupts.add_compensation` undoes its committed steps (the
             reason names who rejected, or the timeout, and the comment).
 
     Returns:
-        The :class:`~interrupts.Decision`.
+        The :class:`~langgraph_durable.interrupts.Decision`.
 
     Raises:
         StaleApproval: with ``on_stale="raise"``, when the decided payload changed.

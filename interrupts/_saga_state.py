@@ -34,7 +34,7 @@ SAGA_KEY = "saga"
 """Name of the reserved state channel that holds the saga log."""
 
 COMPENSATE_NODE = "__compensate__"
-"""Name of the node :func:`interrupts.add_compensation` adds."""
+"""Name of the node :func:`langgraph_durable.interrupts.add_compensation` adds."""
 
 RUNNING = "running"
 COMPENSATING = "compensating"
@@ -152,7 +152,7 @@ def saga_reducer(current: dict[str, Any] | None, update: Any) -> dict[str, Any]:
 class SagaState(TypedDict, total=False):
     """Mix into a TypedDict state to read the saga log as a typed key.
 
-    :func:`interrupts.add_compensation` adds the channel on its own; mixing
+    :func:`langgraph_durable.interrupts.add_compensation` adds the channel on its own; mixing
     this in only makes :data:`SAGA_KEY` part of the graph's declared output,
     so ``graph.invoke(...)`` returns it.
     """

@@ -18,7 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.types import Interrupt
 
-from interrupts._pregel import CONTROL_WRITES, INTERRUPT, NULL_TASK_ID
+from langgraph_durable.interrupts._pregel import CONTROL_WRITES, INTERRUPT, NULL_TASK_ID
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class SaverView:
     """A graph's state reads, answered from the saver alone (for graph-less flows).
 
     Has the ``get_state`` / ``get_state_history`` methods (and async twins)
-    that :class:`~interrupts._driver.Env` calls on a graph, so a flow runs the
+    that :class:`~langgraph_durable.interrupts._driver.Env` calls on a graph, so a flow runs the
     same with a compiled graph or with its saver only.
     """
 

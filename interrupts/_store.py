@@ -1,12 +1,12 @@
 """Where decisions and claims live: the saver's own fast path, or in process.
 
-Our savers implement :class:`~checkpointers.WaitIndex`,
-:class:`~checkpointers.WaitClaims` and :class:`~checkpointers.DecisionStore`
+Our savers implement :class:`~langgraph_durable.checkpointers.WaitIndex`,
+:class:`~langgraph_durable.checkpointers.WaitClaims` and :class:`~langgraph_durable.checkpointers.DecisionStore`
 (and their async twins) in storage. Any other LangGraph saver gets the fallback
 here: pending waits are found by scanning ``saver.list(None)`` and decisions and
 claims are compare-and-set in process memory, which is exactly as durable as an
 in-memory saver and correct for many threads of one process. The audit trail
-(:class:`~checkpointers.AuditLog`) falls back the same way: an in-process list
+(:class:`~langgraph_durable.checkpointers.AuditLog`) falls back the same way: an in-process list
 per saver, gone with the process.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
-from checkpointers import (
+from langgraph_durable.checkpointers import (
     AsyncAuditLog,
     AsyncDecisionStore,
     AsyncWaitClaims,
@@ -109,7 +109,7 @@ def filter_entries(
     thread_id: str | None = None,
     limit: int | None = None,
 ) -> list[WaitEntry]:
-    """Entries matching the :meth:`~checkpointers.WaitIndex.list_waits` filters."""
+    """Entries matching the :meth:`~langgraph_durable.checkpointers.WaitIndex.list_waits` filters."""
     out: list[WaitEntry] = []
     for e in entries:
         if kind is not None and e.info.kind != kind:

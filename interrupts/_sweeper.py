@@ -15,14 +15,20 @@ from typing import Any
 
 from langgraph.types import Command
 
-from checkpointers import WaitEntry
-from interrupts._approve import _env, pending_of, resume_config, resume_value, timeout_entry
-from interrupts._clock import Clock, now_of
-from interrupts._driver import Env, Flow, adrive, drive, op
-from interrupts._records import age_at_least, timeout_record, won
-from interrupts._store import DecisionItem
+from langgraph_durable.checkpointers import WaitEntry
+from langgraph_durable.interrupts._approve import (
+    _env,
+    pending_of,
+    resume_config,
+    resume_value,
+    timeout_entry,
+)
+from langgraph_durable.interrupts._clock import Clock, now_of
+from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive, op
+from langgraph_durable.interrupts._records import age_at_least, timeout_record, won
+from langgraph_durable.interrupts._store import DecisionItem
 
-log = logging.getLogger("interrupts.sweeper")
+log = logging.getLogger("langgraph_durable.interrupts.sweeper")
 
 DEFAULT_LEASE = timedelta(minutes=5)
 SWEPT_KINDS = ("approval", "batch")
@@ -59,7 +65,7 @@ def sweep_entry_flow(
     """
     thread_id, approval_id = entry.thread_id, entry.interrupt_id
     if entry.info.kind == "batch":
-        from interrupts._batch import batch_timeout_flow
+        from langgraph_durable.interrupts._batch import batch_timeout_flow
 
         record = yield from batch_timeout_flow(entry, now=now, lease=lease)
     elif entry.info.deadline is not None and entry.info.deadline <= now:
@@ -86,7 +92,7 @@ def sweep_entry_flow(
                      owner=owner, done=True)
             return False
     if entry.info.kind == "batch":
-        from interrupts._batch import batch_resume_value
+        from langgraph_durable.interrupts._batch import batch_resume_value
 
         answer = yield from batch_resume_value(entry, record)
     else:

@@ -15,7 +15,7 @@ from typing import Any
 
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from checkpointers._leases import (
+from langgraph_durable.checkpointers._leases import (
     ENDED_ERROR,
     ENDED_FINISHED,
     ENDED_INTERRUPTED,
@@ -25,7 +25,7 @@ from checkpointers._leases import (
     LeaseRecord,
     LeaseStore,
 )
-from checkpointers._run_book import end_shown_by
+from langgraph_durable.checkpointers._run_book import end_shown_by
 
 RUNNING_STATE = "running"
 WAITING = "waiting"

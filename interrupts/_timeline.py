@@ -13,9 +13,9 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from pydantic import BaseModel, Field
 
-from checkpointers import extract_wait
-from interrupts._audit import AuditEntry, audit_log
-from migrations import SCHEMA_VERSION_KEY
+from langgraph_durable.checkpointers import extract_wait
+from langgraph_durable.interrupts._audit import AuditEntry, audit_log
+from langgraph_durable.migrations import SCHEMA_VERSION_KEY
 
 INTERRUPT = "__interrupt__"
 
@@ -108,7 +108,7 @@ def thread_timeline(
     Raises:
         KeyError: the thread has no checkpoint.
     """
-    from interrupts._store import Backend
+    from langgraph_durable.interrupts._store import Backend
 
     configurable: dict[str, Any] = {"thread_id": thread_id}
     if checkpoint_ns is not None:

@@ -10,10 +10,10 @@ import sys
 
 import click
 
-from checkpointers import CheckpointerError
-from interrupts._cli_common import CliError
-from interrupts._errors import InterruptsError
-from migrations import MigrationsError
+from langgraph_durable.checkpointers import CheckpointerError
+from langgraph_durable.interrupts._cli_common import CliError
+from langgraph_durable.interrupts._errors import InterruptsError
+from langgraph_durable.migrations import MigrationsError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,7 +47,7 @@ def run() -> None:
 
 
 # Subcommands register themselves on `main` when imported.
-from interrupts import (  # noqa: E402, F401
+from langgraph_durable.interrupts import (  # noqa: E402, F401
     _cli_demo,
     _cli_migrate,
     _cli_operate,
@@ -59,7 +59,7 @@ from interrupts import (  # noqa: E402, F401
 __all__ = ["CliError", "main", "run"]
 
 if __name__ == "__main__":
-    # `python -m interrupts.cli`: use the registered module, not this __main__ copy
-    from interrupts.cli import run as _run
+    # `python -m langgraph_durable.interrupts.cli`: use the registered module, not this __main__ copy
+    from langgraph_durable.interrupts.cli import run as _run
 
     _run()

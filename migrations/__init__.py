@@ -9,7 +9,7 @@ chain of pure steps, and :func:`upgrade_all` rewrites them eagerly.
 Imports neither psycopg nor redis, nor :mod:`checkpointers`.
 """
 
-from migrations._bulk import (
+from langgraph_durable.migrations._bulk import (
     AsyncMigrationStore,
     BatchOutcome,
     CheckpointRef,
@@ -24,14 +24,14 @@ from migrations._bulk import (
     aupgrade_all,
     upgrade_all,
 )
-from migrations._chain import StateMigrations, Step, is_state_channel
-from migrations._errors import (
+from langgraph_durable.migrations._chain import StateMigrations, Step, is_state_channel
+from langgraph_durable.migrations._errors import (
     MigrationChainError,
     MigrationError,
     MigrationsError,
     SchemaVersionError,
 )
-from migrations._upgrade import (
+from langgraph_durable.migrations._upgrade import (
     SCHEMA_VERSION_KEY,
     Upgrade,
     check_version,

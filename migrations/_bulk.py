@@ -21,9 +21,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from langgraph.checkpoint.base import CheckpointTuple
 
-from migrations._chain import StateMigrations
-from migrations._errors import MigrationsError
-from migrations._upgrade import Upgrade, upgrade_checkpoint
+from langgraph_durable.migrations._chain import StateMigrations
+from langgraph_durable.migrations._errors import MigrationsError
+from langgraph_durable.migrations._upgrade import Upgrade, upgrade_checkpoint
 
 _PASS_PAUSE = 1.0
 
@@ -285,7 +285,7 @@ def _require(saver: Any, proto: type, what: str) -> None:
     if not isinstance(saver, proto):
         raise MigrationsError(
             f"{type(saver).__name__} does not support {what}: it does not implement "
-            f"migrations.{proto.__name__} (the langgraph-durable savers do)"
+            f"langgraph_durable.migrations.{proto.__name__} (the langgraph-durable savers do)"
         )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from migrations._errors import MigrationChainError, MigrationError
+from langgraph_durable.migrations._errors import MigrationChainError, MigrationError
 
 StepFn = Callable[[dict[str, Any]], dict[str, Any]]
 F = TypeVar("F", bound=StepFn)

@@ -14,7 +14,7 @@ What an upgrade from version ``k`` to the code's version does, step by step:
    on the plain values (a renamed key appears under its new name). Keys the step
    removed are dropped from the write. This is exactly "the write, seen through
    the step" for keys a step computes from their own value.
-3. The step's node renames are applied (see :mod:`migrations._renames`).
+3. The step's node renames are applied (see :mod:`langgraph_durable.migrations._renames`).
 4. The result is validated (per-step ``schema=``, then ``state_schema``).
 
 Channels whose value changed get a new *migrated version*: the stored version
@@ -36,9 +36,9 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
-from migrations._chain import StateMigrations, Step, is_state_channel, step_error
-from migrations._errors import MigrationError, SchemaVersionError
-from migrations._renames import rename_metadata, rename_nodes
+from langgraph_durable.migrations._chain import StateMigrations, Step, is_state_channel, step_error
+from langgraph_durable.migrations._errors import MigrationError, SchemaVersionError
+from langgraph_durable.migrations._renames import rename_metadata, rename_nodes
 
 SCHEMA_VERSION_KEY = "schema_version"
 _MARK = ".m"

@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 
 STORAGE = '''import os
 import warnings
-from interrupts import start_embedded_postgres
+from langgraph_durable.interrupts import start_embedded_postgres
 
 warnings.filterwarnings("ignore", module="platformdirs")
 
@@ -91,7 +91,7 @@ builder.add_edge("book", END);
     md("## Run until the pause"),
     code('''
 import uuid
-from checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers.postgres import PostgresSaver
 
 config = {"configurable": {"thread_id": f"quickstart-{uuid.uuid4().hex[:6]}"}}
 
@@ -122,7 +122,7 @@ Jupyter already runs an event loop, so use `await` directly: `AsyncPostgresSaver
 the storage and the behaviour of the sync saver.
 """),
     code('''
-from checkpointers.postgres import AsyncPostgresSaver
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
 config2 = {"configurable": {"thread_id": f"quickstart-async-{uuid.uuid4().hex[:6]}"}}
 async with AsyncPostgresSaver.from_conn_string(URL) as asaver:
@@ -138,7 +138,7 @@ print(done["notes"])
 draws it: one mark per checkpoint, the nodes that produced it, and the pause.
 """),
     code('''
-from interrupts import plot_timeline, thread_timeline
+from langgraph_durable.interrupts import plot_timeline, thread_timeline
 
 with PostgresSaver.from_conn_string(URL) as saver:
     entries = thread_timeline(saver, config["configurable"]["thread_id"])
@@ -167,8 +167,8 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from checkpointers.postgres import PostgresSaver
-from interrupts import (ApprovalSweeper, Escalate, approval_health, approve,
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.interrupts import (ApprovalSweeper, Escalate, approval_health, approve,
                         pending_approvals, request_approval)
 
 
@@ -259,7 +259,7 @@ ApprovalSweeper(esc, clock=clock).run_once()          # the manager did not answ
 print(esc.get_state(t3).values["outcome"])
 '''),
     code('''
-from interrupts import plot_timeline, thread_timeline
+from langgraph_durable.interrupts import plot_timeline, thread_timeline
 plot_timeline(thread_timeline(saver, t3["configurable"]["thread_id"]), title="escalated, then rejected");
 '''),
     code("saver_cm.__exit__(None, None, None);"),
@@ -283,8 +283,8 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from checkpointers.postgres import PostgresSaver
-from interrupts import decide, pending_approvals, request_batch_approval
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.interrupts import decide, pending_approvals, request_batch_approval
 
 
 class Orders(TypedDict, total=False):
@@ -377,8 +377,8 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from checkpointers.postgres import PostgresSaver
-from interrupts import (Compensate, RecoveryReport, SagaState, activity, add_compensation,
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.interrupts import (Compensate, RecoveryReport, SagaState, activity, add_compensation,
                         compensable, resume_recovery)
 
 LOG: list[str] = []          # what reached the outside world
@@ -480,7 +480,7 @@ stored = RecoveryReport.model_validate(final2["saga"]["reports"][0])
 print("decision:", stored.decision, "by", stored.decided_by, "-", stored.note)
 """),
     code("""
-from interrupts import plot_timeline, thread_timeline
+from langgraph_durable.interrupts import plot_timeline, thread_timeline
 plot_timeline(thread_timeline(saver, config2["configurable"]["thread_id"]),
               title="failed undo, recovery report, skip");
 """),
@@ -509,8 +509,8 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from checkpointers.postgres import PostgresSaver
-from migrations import SchemaVersionError, StateMigrations, upgrade_all
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.migrations import SchemaVersionError, StateMigrations, upgrade_all
 
 
 class StateV1(TypedDict, total=False):

@@ -9,7 +9,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from interrupts import (
+from langgraph_durable.interrupts import (
     Escalate,
     OnTimeout,
     request_approval,

@@ -35,13 +35,13 @@ def open_sync(backend: str, url: str, options: dict[str, Any]) -> Any:
     @contextmanager
     def cm() -> Iterator[Any]:
         if backend == "postgres":
-            from checkpointers.postgres import PostgresSaver
+            from langgraph_durable.checkpointers.postgres import PostgresSaver
 
             with PostgresSaver.from_conn_string(url, pool_size=12, **options) as saver:
                 saver.setup()
                 yield saver
         else:
-            from checkpointers.redis import RedisSaver
+            from langgraph_durable.checkpointers.redis import RedisSaver
 
             with RedisSaver.from_conn_string(url, **options) as saver:
                 saver.setup()
@@ -69,13 +69,13 @@ async def async_approval_saver(request: pytest.FixtureRequest) -> AsyncIterator[
         return
     url, options = saver_url(request, request.param)
     if request.param == "postgres":
-        from checkpointers.postgres import AsyncPostgresSaver
+        from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
         async with AsyncPostgresSaver.from_conn_string(url, pool_size=4, **options) as saver:
             await saver.setup()
             yield saver
     else:
-        from checkpointers.redis import AsyncRedisSaver
+        from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 
         async with AsyncRedisSaver.from_conn_string(url, **options) as saver:
             await saver.setup()

@@ -19,7 +19,12 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from interrupts import CLOCK_CONFIG_KEY, ApprovalSweeper, approve, request_approval
+from langgraph_durable.interrupts import (
+    CLOCK_CONFIG_KEY,
+    ApprovalSweeper,
+    approve,
+    request_approval,
+)
 from tests._approval_savers import open_sync
 
 

@@ -22,7 +22,7 @@ import time
 from datetime import datetime
 from typing import Any
 
-from interrupts import CLOCK_CONFIG_KEY, decide
+from langgraph_durable.interrupts import CLOCK_CONFIG_KEY, decide
 from tests._approval_graphs import order_graph, orders
 from tests._approval_savers import open_sync
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from migrations import StateMigrations
+from langgraph_durable.migrations import StateMigrations
 
 
 class State(TypedDict, total=False):
@@ -71,7 +71,7 @@ def seed_postgres(url: str, schema: str, threads: int) -> int:
     import psycopg
     from psycopg import sql
 
-    from checkpointers.postgres import PostgresSaver
+    from langgraph_durable.checkpointers.postgres import PostgresSaver
 
     with PostgresSaver.from_conn_string(url, schema=schema, migrations=v1) as saver:
         saver.setup()
@@ -134,7 +134,7 @@ def seed_redis(url: str, prefix: str, threads: int) -> int:
     """As :func:`seed_postgres`, on Redis: clones made with ``copy_thread``."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from checkpointers.redis import RedisSaver
+    from langgraph_durable.checkpointers.redis import RedisSaver
 
     with RedisSaver.from_conn_string(url, prefix=prefix, migrations=v1) as saver:
         saver.setup()

@@ -29,7 +29,7 @@ import psycopg
 from langgraph.graph import END, START, StateGraph
 from psycopg import sql
 
-from interrupts import (
+from langgraph_durable.interrupts import (
     AlreadyDecided,
     ApprovalSweeper,
     SagaState,

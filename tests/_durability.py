@@ -22,7 +22,7 @@ import psycopg
 from langgraph.graph import END, START, StateGraph
 from psycopg import sql
 
-from interrupts import AlreadyDecided, ApprovalSweeper, approve, request_approval
+from langgraph_durable.interrupts import AlreadyDecided, ApprovalSweeper, approve, request_approval
 
 BACKENDS = ["postgres", "redis"]
 
@@ -143,13 +143,13 @@ def history(saver: Any, thread_id: str) -> list[tuple[Any, ...]]:
 def open_saver(backend: str, url: str, area: str, *, pool_size: int = 4) -> Iterator[Any]:
     """A set-up sync saver of ``backend`` on the isolated ``area`` (schema / prefix)."""
     if backend == "postgres":
-        from checkpointers.postgres import PostgresSaver
+        from langgraph_durable.checkpointers.postgres import PostgresSaver
 
         with PostgresSaver.from_conn_string(url, schema=area, pool_size=pool_size) as saver:
             saver.setup()
             yield saver
     elif backend == "redis":
-        from checkpointers.redis import RedisSaver
+        from langgraph_durable.checkpointers.redis import RedisSaver
 
         with RedisSaver.from_conn_string(url, prefix=area) as saver:
             saver.setup()
@@ -208,8 +208,8 @@ def _redis_stored_shape(url: str, prefix: str, thread_id: str) -> list[Any]:
     import ormsgpack
     import redis
 
-    from checkpointers import default_serde
-    from checkpointers.redis._keys import Keys
+    from langgraph_durable.checkpointers import default_serde
+    from langgraph_durable.checkpointers.redis._keys import Keys
 
     serde = default_serde()
     names = ("z", "za", "c", "r", "b", "x", "w", "wi")

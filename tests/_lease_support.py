@@ -19,10 +19,10 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from checkpointers._leases import LeaseSettings
-from checkpointers.postgres import PostgresSaver
-from checkpointers.redis import RedisSaver
-from interrupts._heartbeat import heartbeat
+from langgraph_durable.checkpointers._leases import LeaseSettings
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.interrupts._heartbeat import heartbeat
 
 STEPS = 20
 
@@ -168,7 +168,7 @@ def _run(args: dict[str, Any]) -> None:
 
 def _recover(args: dict[str, Any]) -> None:
     """Run recovery passes until nothing runs or is orphaned (or ``until`` seconds)."""
-    from interrupts._recovery import RecoveryWorker
+    from langgraph_durable.interrupts._recovery import RecoveryWorker
 
     lease = settings(args["lease"], args["beat"])
     recovered: list[str] = []

@@ -20,7 +20,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.memory import InMemorySaver
 
-from migrations import (
+from langgraph_durable.migrations import (
     SCHEMA_VERSION_KEY,
     StateMigrations,
     code_version,

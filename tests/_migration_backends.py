@@ -28,7 +28,7 @@ class Backend:
     def open(self, migrations: Any = None) -> Iterator[Any]:
         """The sync saver on this area, set up."""
         if self.name == "postgres":
-            from checkpointers.postgres import PostgresSaver
+            from langgraph_durable.checkpointers.postgres import PostgresSaver
 
             with PostgresSaver.from_conn_string(
                 self.url, schema=self.area, migrations=migrations
@@ -36,7 +36,7 @@ class Backend:
                 saver.setup()
                 yield saver
         else:
-            from checkpointers.redis import RedisSaver
+            from langgraph_durable.checkpointers.redis import RedisSaver
 
             with RedisSaver.from_conn_string(
                 self.url, prefix=self.area, migrations=migrations
@@ -48,7 +48,7 @@ class Backend:
     async def aopen(self, migrations: Any = None) -> AsyncIterator[Any]:
         """The async saver on this area, set up."""
         if self.name == "postgres":
-            from checkpointers.postgres import AsyncPostgresSaver
+            from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
             async with AsyncPostgresSaver.from_conn_string(
                 self.url, schema=self.area, migrations=migrations
@@ -56,7 +56,7 @@ class Backend:
                 await saver.setup()
                 yield saver
         else:
-            from checkpointers.redis import AsyncRedisSaver
+            from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 
             async with AsyncRedisSaver.from_conn_string(
                 self.url, prefix=self.area, migrations=migrations
@@ -99,7 +99,7 @@ def _pause_v1(backend: Backend, thread_id: str, parallel: bool) -> None:
 def _upgrade_all(backend: Backend, all_history: bool, batch_size: int) -> None:
     import json
 
-    from migrations import upgrade_all
+    from langgraph_durable.migrations import upgrade_all
     from tests._bulk_seed import m
 
     with backend.open(m) as saver:

@@ -18,7 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
-from interrupts import SagaState, activity, add_compensation, compensable
+from langgraph_durable.interrupts import SagaState, activity, add_compensation, compensable
 
 
 def maybe_kill(point: str) -> None:

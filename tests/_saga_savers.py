@@ -41,13 +41,13 @@ def open_saver(kind: str, url: str, area: str) -> Iterator[Any]:
             saver.setup()
             yield saver
     elif kind == "postgres":
-        from checkpointers.postgres import PostgresSaver as OurPostgresSaver
+        from langgraph_durable.checkpointers.postgres import PostgresSaver as OurPostgresSaver
 
         with OurPostgresSaver.from_conn_string(url, schema=area) as ours:
             ours.setup()
             yield ours
     elif kind == "redis":
-        from checkpointers.redis import RedisSaver
+        from langgraph_durable.checkpointers.redis import RedisSaver
 
         with RedisSaver.from_conn_string(url, prefix=area) as rsaver:
             rsaver.setup()

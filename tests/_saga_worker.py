@@ -16,7 +16,7 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from interrupts._activity_store import ACTIVITY_CHANNEL
+from langgraph_durable.interrupts._activity_store import ACTIVITY_CHANNEL
 from tests import _saga_graphs as g
 from tests._saga_savers import open_saver
 

@@ -90,7 +90,7 @@ def build_v2(checkpointer: Any, *, parallel: bool = False) -> Any:
 
 def seed_migrations(*, with_step: bool = True) -> Any:
     """``version=2``: 1 -> 2 turns ``price`` into money and renames ``review``."""
-    from migrations import StateMigrations
+    from langgraph_durable.migrations import StateMigrations
 
     m = StateMigrations(version=2)
     if with_step:
@@ -105,6 +105,6 @@ def seed_migrations(*, with_step: bool = True) -> Any:
 
 
 def v1_migrations() -> Any:
-    from migrations import StateMigrations
+    from langgraph_durable.migrations import StateMigrations
 
     return StateMigrations(version=1)

@@ -11,7 +11,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.types import Command, RetryPolicy, interrupt
 from typing_extensions import TypedDict
 
-from interrupts import activity
+from langgraph_durable.interrupts import activity
 from tests._saga_savers import saga_saver_fixture  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.timeout(120)

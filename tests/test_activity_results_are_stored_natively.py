@@ -12,10 +12,10 @@ from langgraph.graph import START, StateGraph
 from psycopg import sql
 from typing_extensions import TypedDict
 
-from checkpointers import ActivityStore
-from checkpointers.postgres import AsyncPostgresSaver
-from checkpointers.redis import AsyncRedisSaver
-from interrupts import activity
+from langgraph_durable.checkpointers import ActivityStore
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver
+from langgraph_durable.interrupts import activity
 from tests._saga_savers import NATIVE, open_saver, saver_area
 
 pytestmark = pytest.mark.timeout(120)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from interrupts import (
+from langgraph_durable.interrupts import (
     CLOCK_CONFIG_KEY,
     AlreadyDecided,
     AmbiguousApproval,
@@ -108,7 +108,7 @@ def test_nothing_pending_and_several_pending_are_clear_errors(approval_saver: An
     # two parallel reviews on one thread
     from langgraph.graph import END, START, StateGraph
 
-    from interrupts import request_approval
+    from langgraph_durable.interrupts import request_approval
     from tests._approval_graphs import ReviewState
 
     def a(state: ReviewState) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from interrupts import (
+from langgraph_durable.interrupts import (
     CLOCK_CONFIG_KEY,
     AlreadyDecided,
     ApprovalSweeper,
@@ -17,7 +17,7 @@ from interrupts import (
     approve,
     pending_approvals,
 )
-from interrupts._approve import _env, decide_approval_flow
+from langgraph_durable.interrupts._approve import _env, decide_approval_flow
 from tests import _approval_savers
 from tests._approval_graphs import T0, FakeClock, review_graph, two_level_escalation
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from checkpointers.redis import RedisSaver
-from interrupts import (
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.interrupts import (
     CLOCK_CONFIG_KEY,
     AlreadyDecided,
     ApprovalSweeper,

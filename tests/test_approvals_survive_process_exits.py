@@ -24,7 +24,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from interrupts import ApprovalSweeper, pending_approvals
+from langgraph_durable.interrupts import ApprovalSweeper, pending_approvals
 from tests._approval_graphs import T0
 from tests._approval_savers import open_sync, saver_url
 from tests._approval_worker import APPROVAL_STEP, STEPS, Clock, build

@@ -9,7 +9,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from interrupts import (
+from langgraph_durable.interrupts import (
     ApprovalSweeper,
     NotAuthorized,
     approve,

@@ -15,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from interrupts import AlreadyDecided, ApprovalSweeper, aapprove, approve, audit_log
+from langgraph_durable.interrupts import (
+    AlreadyDecided,
+    ApprovalSweeper,
+    aapprove,
+    approve,
+    audit_log,
+)
 from tests._approval_graphs import FakeClock, review_graph
 from tests._approval_savers import open_sync, saver_url
 

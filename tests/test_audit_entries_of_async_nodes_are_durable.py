@@ -19,8 +19,8 @@ import redis
 from langgraph.graph import END, START, StateGraph
 from psycopg import sql
 
-from checkpointers import CheckpointerError
-from interrupts import aaudit_log, apending_approvals, request_approval
+from langgraph_durable.checkpointers import CheckpointerError
+from langgraph_durable.interrupts import aaudit_log, apending_approvals, request_approval
 
 REQUEST = {"action": "refund", "amount": 5}
 
@@ -48,7 +48,7 @@ def cfg(thread: str) -> dict[str, Any]:
 def test_postgres_entry_outlives_an_event_loop_that_ends_with_the_run(
     pg_schema: tuple[str, str],
 ) -> None:
-    from checkpointers.postgres import AsyncPostgresSaver
+    from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
     url, schema = pg_schema
 
@@ -87,7 +87,7 @@ def test_postgres_entry_outlives_an_event_loop_that_ends_with_the_run(
 async def test_redis_interrupt_is_not_stored_without_its_entry(
     redis_prefix: tuple[str, str],
 ) -> None:
-    from checkpointers.redis import AsyncRedisSaver
+    from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 
     url, prefix = redis_prefix
     async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:

@@ -13,7 +13,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 from psycopg import sql
 
-from interrupts import (
+from langgraph_durable.interrupts import (
     AlreadyDecided,
     ApprovalSweeper,
     Escalate,
@@ -33,7 +33,7 @@ from interrupts import (
     request_batch_approval,
     resume_recovery,
 )
-from interrupts._records import fingerprint
+from langgraph_durable.interrupts._records import fingerprint
 from tests import _saga_graphs as g
 from tests._approval_graphs import FakeClock, review_graph
 from tests._approval_savers import (  # noqa: F401 - fixtures
@@ -394,7 +394,7 @@ def test_delete_thread_keeps_the_audit_and_purge_removes_it(approval_saver: Any)
 
 @pytest.fixture
 def pg_saver(pg_schema: tuple[str, str]) -> Any:
-    from checkpointers.postgres import PostgresSaver
+    from langgraph_durable.checkpointers.postgres import PostgresSaver
 
     url, schema = pg_schema
     with PostgresSaver.from_conn_string(url, schema=schema) as saver:
@@ -460,7 +460,7 @@ def test_redis_keeps_the_audit_in_a_stream_in_the_threads_slot(
 ) -> None:
     import redis
 
-    from checkpointers.redis import RedisSaver
+    from langgraph_durable.checkpointers.redis import RedisSaver
 
     url, prefix = redis_prefix
     with RedisSaver.from_conn_string(url, prefix=prefix) as saver:

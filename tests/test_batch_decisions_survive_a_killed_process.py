@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from interrupts import pending_approvals
+from langgraph_durable.interrupts import pending_approvals
 from tests._approval_graphs import T0, order_graph
 from tests._approval_savers import open_sync, saver_url
 

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from interrupts import NotAuthorized, approve
-from interrupts._cli_common import open_saver
-from interrupts._demo import build_graph
+from langgraph_durable.interrupts import NotAuthorized, approve
+from langgraph_durable.interrupts._cli_common import open_saver
+from langgraph_durable.interrupts._demo import build_graph
 
 
 def _cli(*args: str) -> Any:
-    from interrupts.cli import main
+    from langgraph_durable.interrupts.cli import main
 
     return CliRunner().invoke(main, list(args))
 

@@ -7,12 +7,12 @@ import sys
 
 import pytest
 
-from interrupts._cli_common import redact_url
+from langgraph_durable.interrupts._cli_common import redact_url
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "interrupts.cli", *args],
+        [sys.executable, "-m", "langgraph_durable.interrupts.cli", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 from langgraph.checkpoint.memory import InMemorySaver
 
-from interrupts import set_authorization
-from interrupts.cli import main
+from langgraph_durable.interrupts import set_authorization
+from langgraph_durable.interrupts.cli import main
 from tests._approval_graphs import review_graph
 from tests._approval_savers import open_sync, saver_url
 

@@ -10,13 +10,13 @@ import pytest
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "interrupts.cli", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "langgraph_durable.interrupts.cli", *args], capture_output=True, text=True, timeout=120
     )
 
 
 def _agent(url: str, thread: str) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "interrupts._demo", "agent", "--url", url, "--thread", thread],
+        [sys.executable, "-m", "langgraph_durable.interrupts._demo", "agent", "--url", url, "--thread", thread],
         capture_output=True,
         text=True,
         timeout=120,
@@ -33,7 +33,7 @@ def storage_url(request: pytest.FixtureRequest) -> str:
 
 
 def test_inspect_approve_and_reject(storage_url: str) -> None:
-    graph = "interrupts._demo:build_graph"
+    graph = "langgraph_durable.interrupts._demo:build_graph"
     _agent(storage_url, "cli-1")
     shown = _cli("inspect", "cli-1", "--url", storage_url)
     assert shown.returncode == 0, shown.stderr
@@ -77,7 +77,7 @@ def test_unknown_thread_is_one_line(pg_database: str) -> None:
 
 
 def test_status_shows_approval_health_and_sweep_runs_once(storage_url: str) -> None:
-    graph = "interrupts._demo:build_graph"
+    graph = "langgraph_durable.interrupts._demo:build_graph"
     _agent(storage_url, "cli-3")
     if storage_url.startswith("postgres"):  # status needs the migrations protocol
         status = _cli("status", "--url", storage_url)
@@ -91,7 +91,7 @@ def test_status_shows_approval_health_and_sweep_runs_once(storage_url: str) -> N
 
 
 def test_approve_without_graph_records_and_the_sweep_resumes(storage_url: str) -> None:
-    graph = "interrupts._demo:build_graph"
+    graph = "langgraph_durable.interrupts._demo:build_graph"
     _agent(storage_url, "cli-4")
     # an operator's process without the graph: the decision is recorded, not applied
     recorded = _cli("approve", "cli-4", "--url", storage_url, "--by", "alice", "--roles", "ops",

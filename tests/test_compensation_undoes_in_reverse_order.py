@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from interrupts import Compensate, add_compensation, compensable
+from langgraph_durable.interrupts import Compensate, add_compensation, compensable
 from tests import _saga_graphs as g
 from tests._saga_savers import saga_saver_fixture  # noqa: F401 - fixture
 

@@ -18,7 +18,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from interrupts import CLOCK_CONFIG_KEY, approval_health, pending_approvals
+from langgraph_durable.interrupts import CLOCK_CONFIG_KEY, approval_health, pending_approvals
 from tests._approval_graphs import T0, FakeClock, review_graph
 from tests._approval_savers import open_sync, saver_url
 

@@ -15,9 +15,14 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph.message import add_messages
 
-from checkpointers import _delta_read
-from checkpointers._delta import DELTA_TYPE, BrokenChainError, DeltaPolicy, encode_value
-from checkpointers._serde import default_serde, loads_exact
+from langgraph_durable.checkpointers import _delta_read
+from langgraph_durable.checkpointers._delta import (
+    DELTA_TYPE,
+    BrokenChainError,
+    DeltaPolicy,
+    encode_value,
+)
+from langgraph_durable.checkpointers._serde import default_serde, loads_exact
 from tests.test_delta_values_read_back_exactly import _writes
 
 SERDE = default_serde()

@@ -14,7 +14,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from interrupts import (
+from langgraph_durable.interrupts import (
     AlreadyDecided,
     ApprovalSweeper,
     Decision,
@@ -165,7 +165,7 @@ def test_the_saver_alone_sees_what_the_graph_sees_pending(approval_saver: Any) -
 def test_a_policy_set_on_the_saver_applies_to_saver_alone_decisions(
     approval_saver: Any,
 ) -> None:
-    from interrupts import set_authorization
+    from langgraph_durable.interrupts import set_authorization
 
     graph = review_graph(approval_saver, open_to_all=False)
     graph.invoke({"amount": 9}, cfg("t-pol"))

@@ -20,10 +20,10 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from redis import asyncio as aredis
 
-from checkpointers import DeltaPolicy, InvalidConfigError
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
-from checkpointers.redis import AsyncRedisSaver, RedisSaver
-from checkpointers.redis._keys import Keys
+from langgraph_durable.checkpointers import DeltaPolicy, InvalidConfigError
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
+from langgraph_durable.checkpointers.redis._keys import Keys
 from tests._growing import growing_graph
 
 

@@ -1,4 +1,4 @@
-"""Delta storage (checkpointers._delta) rebuilds exactly the value that was put.
+"""Delta storage (langgraph_durable.checkpointers._delta) rebuilds exactly the value that was put.
 
 Randomized histories (hypothesis) run the real reducers LangGraph uses
 (``add_messages`` with ids, ``RemoveMessage`` and ``REMOVE_ALL_MESSAGES``,
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 
-from checkpointers._delta import (
+from langgraph_durable.checkpointers._delta import (
     DELTA_TYPE,
     BrokenChainError,
     ChainCache,
@@ -37,8 +37,8 @@ from checkpointers._delta import (
     encode_value,
     needed_versions,
 )
-from checkpointers._delta_read import ChainReader
-from checkpointers._serde import default_serde
+from langgraph_durable.checkpointers._delta_read import ChainReader
+from langgraph_durable.checkpointers._serde import default_serde
 
 SERDE = default_serde()
 STATS: dict[str, int] = {}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 def _demo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "interrupts.cli", "demo", *args],
+        [sys.executable, "-m", "langgraph_durable.interrupts.cli", "demo", *args],
         capture_output=True,
         text=True,
         timeout=240,

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from langgraph.types import Command
 
-from checkpointers import WAIT_KEY, extract_wait
-from interrupts import RecoveryReport, is_recovery_value, resume_recovery
+from langgraph_durable.checkpointers import WAIT_KEY, extract_wait
+from langgraph_durable.interrupts import RecoveryReport, is_recovery_value, resume_recovery
 from tests import _saga_graphs as g
 from tests._saga_savers import saga_saver_fixture  # noqa: F401 - fixture
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers import InvalidConfigError
+from langgraph_durable.checkpointers import InvalidConfigError
 from tests import _durability as d
 
 NASTY = [

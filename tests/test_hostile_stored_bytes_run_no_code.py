@@ -24,7 +24,7 @@ import redis
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg import sql
 
-from checkpointers import CorruptCheckpointError
+from langgraph_durable.checkpointers import CorruptCheckpointError
 from tests import _durability as d
 
 NS = "sub:1"
@@ -105,7 +105,7 @@ class Storage:
 
     def _redis_set(self, thread_id: str, suffix: str, match: Callable[[bytes, bytes], bool],
                    new: Callable[[bytes], bytes]) -> None:
-        from checkpointers.redis._keys import THREAD_SUFFIXES, Keys
+        from langgraph_durable.checkpointers.redis._keys import THREAD_SUFFIXES, Keys
 
         key = Keys(self.area).thread(thread_id)[THREAD_SUFFIXES.index(suffix)]
         client = redis.Redis.from_url(self.url)

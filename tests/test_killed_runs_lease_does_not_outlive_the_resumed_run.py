@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from checkpointers._leases import RELEASED, RUNNING
-from interrupts import RecoveryWorker, thread_state
+from langgraph_durable.checkpointers._leases import RELEASED, RUNNING
+from langgraph_durable.interrupts import RecoveryWorker, thread_state
 from tests._lease_support import builder, expected_final, leasing_saver, settings, spawn, where_of
 
 BACKENDS = ["pg", "redis"]

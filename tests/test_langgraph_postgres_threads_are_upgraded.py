@@ -8,8 +8,8 @@ import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver as OfficialSaver
 from langgraph.types import Command
 
-from checkpointers.postgres import PostgresSaver
-from migrations import StateMigrations, upgrade_all
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.migrations import StateMigrations, upgrade_all
 from tests._seed_graphs import build_v1, build_v2
 
 CFG = {"configurable": {"thread_id": "legacy"}}

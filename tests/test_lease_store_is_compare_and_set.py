@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from checkpointers.postgres import AsyncPostgresSaver
-from checkpointers.redis import AsyncRedisSaver
-from interrupts import RecoveryWorker
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver
+from langgraph_durable.interrupts import RecoveryWorker
 from tests._lease_support import (
     builder,
     expected_final,
@@ -151,8 +151,8 @@ def test_redis_released_records_expire_with_the_thread(
 ) -> None:
     import redis as redis_py
 
-    from checkpointers.redis import RedisSaver
-    from checkpointers.redis._leases import RedisLeaseKeys
+    from langgraph_durable.checkpointers.redis import RedisSaver
+    from langgraph_durable.checkpointers.redis._leases import RedisLeaseKeys
 
     url, prefix = redis_prefix
     with RedisSaver.from_conn_string(url, prefix=prefix, ttl=60) as saver:

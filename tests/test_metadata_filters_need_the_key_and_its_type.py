@@ -13,8 +13,8 @@ from typing import Any
 
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers.postgres import PostgresSaver
-from checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers.redis import RedisSaver
 
 
 def _store(saver: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from migrations import MigrationChainError, MigrationsError, StateMigrations
+from langgraph_durable.migrations import MigrationChainError, MigrationsError, StateMigrations
 from tests._migrating_memory import MigratingMemorySaver
 
 
@@ -54,7 +54,7 @@ def test_bad_registrations_are_refused_immediately(register) -> None:
 
 
 def test_errors_share_one_root_and_keyword_only_fields() -> None:
-    from migrations import MigrationError, SchemaVersionError
+    from langgraph_durable.migrations import MigrationError, SchemaVersionError
 
     for cls in (MigrationChainError, MigrationError, SchemaVersionError):
         assert issubclass(cls, MigrationsError)
@@ -74,7 +74,7 @@ def test_bad_version_is_refused() -> None:
 def test_upgrade_all_refuses_a_saver_without_the_protocol_and_bad_arguments() -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from migrations import aupgrade_all, upgrade_all
+    from langgraph_durable.migrations import aupgrade_all, upgrade_all
 
     m = StateMigrations(version=1)
     with pytest.raises(MigrationsError, match="MigrationStore"):

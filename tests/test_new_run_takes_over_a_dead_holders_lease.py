@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from checkpointers._leases import RELEASED, RUNNING
-from checkpointers.postgres import AsyncPostgresSaver
-from checkpointers.redis import AsyncRedisSaver
-from interrupts import thread_state
+from langgraph_durable.checkpointers._leases import RELEASED, RUNNING
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver
+from langgraph_durable.interrupts import thread_state
 from tests._lease_support import builder, expected_final, leasing_saver, settings, where_of
 
 BACKENDS = ["pg", "redis"]

@@ -16,7 +16,7 @@ import sys
 import pytest
 from langgraph.types import Command
 
-from migrations import SchemaVersionError
+from langgraph_durable.migrations import SchemaVersionError
 from tests._migration_backends import BACKENDS, Backend, backend_from_fixture
 from tests._seed_graphs import build_v2, seed_migrations, v1_migrations
 

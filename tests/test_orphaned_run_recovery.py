@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from checkpointers._leases import PARKED, RECOVERED_KEY, RECOVERIES_KEY, RELEASED
+from langgraph_durable.checkpointers._leases import PARKED, RECOVERED_KEY, RECOVERIES_KEY, RELEASED
 from tests._lease_support import builder, expected_final, leasing_saver, settings, spawn, where_of
 
 BACKENDS = ["pg", "redis"]

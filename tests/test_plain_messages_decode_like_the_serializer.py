@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from checkpointers._fast_messages import _plain_classes, fast_ext_hook
-from checkpointers._serde import BlockedTypeError, default_serde, loads_exact
+from langgraph_durable.checkpointers._fast_messages import _plain_classes, fast_ext_hook
+from langgraph_durable.checkpointers._serde import BlockedTypeError, default_serde, loads_exact
 
 _STATE = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
 
@@ -240,7 +240,7 @@ def test_a_message_class_that_normalizes_values_is_not_taken() -> None:
 
     from pydantic import BeforeValidator
 
-    from checkpointers._fast_messages import _agrees, _Plain, _samples
+    from langgraph_durable.checkpointers._fast_messages import _agrees, _Plain, _samples
 
     class Stripping(HumanMessage):
         content: Annotated[str, BeforeValidator(lambda v: v.strip())]  # type: ignore[assignment]

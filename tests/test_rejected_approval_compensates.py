@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from langgraph.graph import START, StateGraph
 
-from interrupts import add_compensation, reject, request_approval
+from langgraph_durable.interrupts import add_compensation, reject, request_approval
 from tests import _saga_graphs as g
 from tests._saga_savers import saga_saver_fixture  # noqa: F401 - fixture
 

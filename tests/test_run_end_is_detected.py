@@ -10,7 +10,7 @@ from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send, interrupt
 
-from checkpointers._run_book import may_have_next
+from langgraph_durable.checkpointers._run_book import may_have_next
 from tests._lease_support import leasing_saver, settings, where_of
 
 BACKENDS = ["pg", "redis"]

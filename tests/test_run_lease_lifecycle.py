@@ -11,7 +11,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from checkpointers._leases import PARKED, RELEASED, RUNNING
+from langgraph_durable.checkpointers._leases import PARKED, RELEASED, RUNNING
 from tests._lease_support import (
     StepState,
     builder,
@@ -102,7 +102,7 @@ def test_long_node_with_heartbeat_stays_leased_and_is_not_recovered(
     backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A node running 3x the lease is renewed in the background; no worker takes it."""
-    from interrupts._recovery import RecoveryWorker
+    from langgraph_durable.interrupts._recovery import RecoveryWorker
 
     where = where_of(backend, request)
     monkeypatch.setenv("LEASE_TEST_SLOW", "3")

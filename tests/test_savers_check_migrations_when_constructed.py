@@ -9,10 +9,10 @@ import pytest
 import redis
 import redis.asyncio as aredis
 
-from checkpointers import InvalidConfigError
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
-from checkpointers.redis import AsyncRedisSaver, RedisSaver
-from migrations import MigrationChainError, StateMigrations
+from langgraph_durable.checkpointers import InvalidConfigError
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
+from langgraph_durable.migrations import MigrationChainError, StateMigrations
 
 
 def _gap() -> StateMigrations:

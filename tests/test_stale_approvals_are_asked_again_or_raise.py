@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from interrupts import (
+from langgraph_durable.interrupts import (
     StaleApproval,
     approve,
     decide,

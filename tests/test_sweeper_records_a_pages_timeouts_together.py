@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from interrupts import (
+from langgraph_durable.interrupts import (
     CLOCK_CONFIG_KEY,
     ApprovalSweeper,
     aaudit_log,

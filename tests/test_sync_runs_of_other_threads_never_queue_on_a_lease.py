@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers.postgres import PostgresSaver
 from tests._approval_graphs import review_graph
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from migrations import aupgrade_all, upgrade_all
+from langgraph_durable.migrations import aupgrade_all, upgrade_all
 from tests._bulk_seed import add_bad_thread, picky, v1
 from tests._migration_backends import BACKENDS, Backend, backend_from_fixture, seed_bulk
 
@@ -74,7 +74,7 @@ def _cli(*args: str) -> Any:
     """Run the CLI in this process (fast); exit code, stdout and stderr as a subprocess would."""
     from click.testing import CliRunner
 
-    from interrupts.cli import main
+    from langgraph_durable.interrupts.cli import main
 
     return CliRunner().invoke(main, list(args))
 
@@ -106,7 +106,7 @@ def test_cli_migrate_exits_non_zero_when_some_failed_and_status_shows_versions(
 def test_cli_mistakes_are_one_line_without_traceback(backend: Backend) -> None:
     # the real entry point, in its own process
     out = subprocess.run(
-        [sys.executable, "-m", "interrupts.cli", "migrate", "--url", _url(backend),
+        [sys.executable, "-m", "langgraph_durable.interrupts.cli", "migrate", "--url", _url(backend),
          "--migrations", "tests._bulk_seed:nope"],
         capture_output=True, text=True, timeout=120,
     )
@@ -114,7 +114,7 @@ def test_cli_mistakes_are_one_line_without_traceback(backend: Backend) -> None:
     assert "Traceback" not in out.stderr and "has no 'nope'" in out.stderr
     for spec, says in (
         ("no_such_module:m", "cannot import"),
-        ("tests._bulk_seed:build", "expected a migrations.StateMigrations"),
+        ("tests._bulk_seed:build", "expected a langgraph_durable.migrations.StateMigrations"),
         ("tests._bulk_seed", "package.module:name"),
     ):
         res = _cli("migrate", "--url", _url(backend), "--migrations", spec)

@@ -9,7 +9,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send, interrupt
 
-from migrations import (
+from langgraph_durable.migrations import (
     MigrationError,
     StateMigrations,
     is_migrated_version,

@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from migrations import StateMigrations, upgrade_all
+from langgraph_durable.migrations import StateMigrations, upgrade_all
 from tests._migration_backends import BACKENDS, Backend, backend_from_fixture
 
 

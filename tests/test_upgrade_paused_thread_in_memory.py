@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langgraph.types import Command
 
-from migrations import MigrationError, SchemaVersionError, StateMigrations
+from langgraph_durable.migrations import MigrationError, SchemaVersionError, StateMigrations
 from tests._migrating_memory import MigratingMemorySaver
 from tests._seed_graphs import build_v1, build_v2, seed_migrations, v1_migrations
 

@@ -5,8 +5,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from langgraph.types import Interrupt
 
-from checkpointers import WAIT_KEY, InvalidConfigError, extract_wait, wait_marker
-from checkpointers._ids import check_id
+from langgraph_durable.checkpointers import WAIT_KEY, InvalidConfigError, extract_wait, wait_marker
+from langgraph_durable.checkpointers._ids import check_id
 
 
 def test_marker_round_trips_through_an_interrupt() -> None:

@@ -14,8 +14,8 @@ from typing import Any
 from langgraph.graph import START, StateGraph
 from langgraph.types import interrupt
 
-from checkpointers import WAIT_KEY, wait_marker
-from interrupts import parked_threads, run_health, running_threads, thread_state
+from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
+from langgraph_durable.interrupts import parked_threads, run_health, running_threads, thread_state
 from tests._lease_support import StepState, builder, expected_final, leasing_saver, settings, spawn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -83,7 +83,7 @@ def test_states_and_worker_command_recover_an_orphan(pg_database: str) -> None:
         assert (health.running, health.orphaned, health.parked) == (0, 1, 0)
 
         out = subprocess.run(
-            [sys.executable, "-m", "interrupts.cli", "worker", "--url", pg_database,
+            [sys.executable, "-m", "langgraph_durable.interrupts.cli", "worker", "--url", pg_database,
              "--graph", "tests._lease_support:CLI_GRAPH", "--once", "--lease", "1",
              "--heartbeat", "0.25"],
             cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from checkpointers.postgres import AsyncPostgresSaver
-from checkpointers.redis import AsyncRedisSaver
-from interrupts import NotParked, aunpark_thread, thread_state, unpark_thread
-from interrupts.cli import main
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver
+from langgraph_durable.interrupts import NotParked, aunpark_thread, thread_state, unpark_thread
+from langgraph_durable.interrupts.cli import main
 from tests._lease_support import builder, expected_final, leasing_saver, settings
 
 DEAD = "elsewhere:1:run:dead"

@@ -13,8 +13,8 @@ import os
 import threading
 import time
 
-from checkpointers._leased_writes import _step_key
-from checkpointers._writes_in_flight import WritesInFlight
+from langgraph_durable.checkpointers._leased_writes import _step_key
+from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
 
 def test_the_key_of_a_step() -> None:

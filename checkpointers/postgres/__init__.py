@@ -5,13 +5,13 @@ one I/O-free core and the tables of langgraph-checkpoint-postgres, which they
 adopt in place (``setup()`` only adds columns, indexes and tables).
 
 Example:
-    >>> from checkpointers.postgres import PostgresSaver  # doctest: +SKIP
+    >>> from langgraph_durable.checkpointers.postgres import PostgresSaver  # doctest: +SKIP
     >>> with PostgresSaver.from_conn_string("postgresql://...") as saver:
     ...     saver.setup()
     ...     graph = builder.compile(checkpointer=saver)
 """
 
-from checkpointers.postgres._aio import AsyncPostgresSaver
-from checkpointers.postgres._sync import PostgresSaver
+from langgraph_durable.checkpointers.postgres._aio import AsyncPostgresSaver
+from langgraph_durable.checkpointers.postgres._sync import PostgresSaver
 
 __all__ = ["AsyncPostgresSaver", "PostgresSaver"]

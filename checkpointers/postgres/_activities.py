@@ -1,7 +1,7 @@
-"""Activity results on PostgreSQL: :class:`~checkpointers.ActivityStore` over layout step 5.
+"""Activity results on PostgreSQL: :class:`~langgraph_durable.checkpointers.ActivityStore` over layout step 5.
 
 :class:`ActivitiesCore` holds the I/O-free operations (generators of
-:class:`~checkpointers.postgres._core.Stmt`); :class:`SyncActivities` and
+:class:`~langgraph_durable.checkpointers.postgres._core.Stmt`); :class:`SyncActivities` and
 :class:`AsyncActivities` are the thin shells mixed into the two savers. Values
 are encoded like channel values (the saver's serde, no pickle); rows are
 deleted with their thread (``delete_thread``).
@@ -12,10 +12,10 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from checkpointers._activities import ActivityRecord
-from checkpointers._ids import check_id
-from checkpointers.postgres._core import Op, Stmt
-from checkpointers.postgres._sql import render
+from langgraph_durable.checkpointers._activities import ActivityRecord
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers.postgres._core import Op, Stmt
+from langgraph_durable.checkpointers.postgres._sql import render
 
 # Insert once; a loser of the race reads the winner's row in the same statement
 # (or, if the winner committed after this statement's snapshot, re-reads).
@@ -89,7 +89,7 @@ class ActivitiesCore:
 
 
 class SyncActivities(ActivitiesCore):
-    """Sync shell of :class:`~checkpointers.ActivityStore`."""
+    """Sync shell of :class:`~langgraph_durable.checkpointers.ActivityStore`."""
 
     if TYPE_CHECKING:
 
@@ -105,7 +105,7 @@ class SyncActivities(ActivitiesCore):
 
 
 class AsyncActivities(ActivitiesCore):
-    """Async shell of :class:`~checkpointers.ActivityStore` (with sync bridges)."""
+    """Async shell of :class:`~langgraph_durable.checkpointers.ActivityStore` (with sync bridges)."""
 
     if TYPE_CHECKING:
 

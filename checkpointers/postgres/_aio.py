@@ -24,22 +24,26 @@ from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool
 
-from checkpointers._delta import DeltaPolicy, resolve_policy
-from checkpointers._errors import InvalidConfigError
-from checkpointers._leases import LeaseSettings
-from checkpointers._migrations import check_migrations
-from checkpointers._run_leases import AsyncRunLeases, async_run_leases, lease_settings
-from checkpointers._serde import default_serde
-from checkpointers._waits import WaitEntry
-from checkpointers.postgres._activities import AsyncActivities
-from checkpointers.postgres._approvals import AsyncApprovals
-from checkpointers.postgres._audit import AsyncAudit
-from checkpointers.postgres._core import Op, PostgresCore, _Queries
-from checkpointers.postgres._errors import translate
-from checkpointers.postgres._leases import AsyncLeases
-from checkpointers.postgres._migrate import PostgresMigrationAsync
-from checkpointers.postgres._stmt import CONNECT_KWARGS
-from checkpointers.postgres._sync import _check_schema
+from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
+from langgraph_durable.checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._leases import LeaseSettings
+from langgraph_durable.checkpointers._migrations import check_migrations
+from langgraph_durable.checkpointers._run_leases import (
+    AsyncRunLeases,
+    async_run_leases,
+    lease_settings,
+)
+from langgraph_durable.checkpointers._serde import default_serde
+from langgraph_durable.checkpointers._waits import WaitEntry
+from langgraph_durable.checkpointers.postgres._activities import AsyncActivities
+from langgraph_durable.checkpointers.postgres._approvals import AsyncApprovals
+from langgraph_durable.checkpointers.postgres._audit import AsyncAudit
+from langgraph_durable.checkpointers.postgres._core import Op, PostgresCore, _Queries
+from langgraph_durable.checkpointers.postgres._errors import translate
+from langgraph_durable.checkpointers.postgres._leases import AsyncLeases
+from langgraph_durable.checkpointers.postgres._migrate import PostgresMigrationAsync
+from langgraph_durable.checkpointers.postgres._stmt import CONNECT_KWARGS
+from langgraph_durable.checkpointers.postgres._sync import _check_schema
 
 T = TypeVar("T")
 
@@ -67,7 +71,7 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
 
 
 async def adrive_together(conn: AsyncConnection[Any], ops: list[Op]) -> list[Any]:
-    """The async twin of :func:`checkpointers.postgres._sync.drive_together`."""
+    """The async twin of :func:`langgraph_durable.checkpointers.postgres._sync.drive_together`."""
     results: list[Any] = [None] * len(ops)
     pending: dict[int, Any] = {}
     for i, op in enumerate(ops):
@@ -117,21 +121,21 @@ class AsyncPostgresSaver(
     """LangGraph checkpoint saver on PostgreSQL (asyncio API).
 
     Same storage, options and behaviour as
-    :class:`checkpointers.postgres.PostgresSaver`; see there.
+    :class:`langgraph_durable.checkpointers.postgres.PostgresSaver`; see there.
 
     Args:
         conn: A psycopg ``AsyncConnection`` (used under a lock, one call at a
             time) or an ``AsyncConnectionPool``. Connections should be
             ``autocommit=True``; otherwise each call commits at its end.
-        serde: Serializer; default :func:`checkpointers.default_serde`.
-        migrations: A ``migrations.StateMigrations`` (its ``version`` is stored).
+        serde: Serializer; default :func:`langgraph_durable.checkpointers.default_serde`.
+        migrations: A ``langgraph_durable.migrations.StateMigrations`` (its ``version`` is stored).
         schema: PostgreSQL schema holding the tables (default ``public``).
         leases: Run leases (see the README's "Run leases and recovery"): ``True``
             for the defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``,
             or ``False`` to turn them off.
         deltas: How a channel value that extends its previous version (a
             growing message list) is stored: ``True`` (default) as a delta
-            when :class:`checkpointers.DeltaPolicy` says so, ``False`` always
+            when :class:`langgraph_durable.checkpointers.DeltaPolicy` says so, ``False`` always
             whole (as langgraph-checkpoint-postgres does), or a ``DeltaPolicy``.
             Reads understand deltas whatever this says.
 

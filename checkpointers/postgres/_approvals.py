@@ -1,10 +1,10 @@
 """The approvals fast path on PostgreSQL: decisions (CAS) and claims with leases.
 
 :class:`ApprovalsCore` holds the I/O-free operations (generators of
-:class:`~checkpointers.postgres._core.Stmt`); :class:`SyncApprovals` and
+:class:`~langgraph_durable.checkpointers.postgres._core.Stmt`); :class:`SyncApprovals` and
 :class:`AsyncApprovals` are the thin shells mixed into the two savers. They
-implement :class:`~checkpointers.WaitClaims` and
-:class:`~checkpointers.DecisionStore` (and the async twins) over the tables of
+implement :class:`~langgraph_durable.checkpointers.WaitClaims` and
+:class:`~langgraph_durable.checkpointers.DecisionStore` (and the async twins) over the tables of
 layout step 0003.
 """
 
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from langgraph.checkpoint.serde.types import INTERRUPT
 from psycopg.types.json import Jsonb
 
-from checkpointers._ids import check_id
-from checkpointers._waits import WaitEntry, WaitInfo, decision_claim_time
-from checkpointers.postgres import _approvals_sql as q
-from checkpointers.postgres._audit import audit_param, audited
-from checkpointers.postgres._core import Op, Stmt
-from checkpointers.postgres._sql import render
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers._waits import WaitEntry, WaitInfo, decision_claim_time
+from langgraph_durable.checkpointers.postgres import _approvals_sql as q
+from langgraph_durable.checkpointers.postgres._audit import audit_param, audited
+from langgraph_durable.checkpointers.postgres._core import Op, Stmt
+from langgraph_durable.checkpointers.postgres._sql import render
 
 
 class _ApprovalQueries:
@@ -162,7 +162,7 @@ class ApprovalsCore:
 
 
 class SyncApprovals(ApprovalsCore):
-    """Sync shell: :class:`~checkpointers.WaitClaims` and :class:`~checkpointers.DecisionStore`."""
+    """Sync shell: :class:`~langgraph_durable.checkpointers.WaitClaims` and :class:`~langgraph_durable.checkpointers.DecisionStore`."""
 
     if TYPE_CHECKING:
 

@@ -2,7 +2,7 @@
 
 :class:`AuditCore` builds the statements (no I/O); :class:`SyncAudit` and
 :class:`AsyncAudit` are the thin shells mixed into the two savers. They
-implement :class:`~checkpointers.AuditLog` (and the async twin). The table's
+implement :class:`~langgraph_durable.checkpointers.AuditLog` (and the async twin). The table's
 trigger refuses UPDATE, TRUNCATE and DELETE; :meth:`AuditCore._op_purge_audit`
 is the one path that deletes (the thread and its entries, in one transaction
 that names the thread in a transaction-local setting the trigger checks).
@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
-from checkpointers._audit import AUDIT_FIELDS, DeferredAuditMixin
-from checkpointers._ids import check_id
-from checkpointers.postgres import _sql
-from checkpointers.postgres._sql import render
-from checkpointers.postgres._stmt import Op, Stmt
+from langgraph_durable.checkpointers._audit import AUDIT_FIELDS, DeferredAuditMixin
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers.postgres import _sql
+from langgraph_durable.checkpointers.postgres._sql import render
+from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt
 
 _COLUMNS = ", ".join(AUDIT_FIELDS)
 _RECORD = """e(at timestamptz, thread_id text, checkpoint_ns text, approval_id text, item text,
@@ -124,7 +124,7 @@ class AuditCore:
 
 
 class SyncAudit(AuditCore):
-    """Sync shell: :class:`~checkpointers.AuditLog`."""
+    """Sync shell: :class:`~langgraph_durable.checkpointers.AuditLog`."""
 
     if TYPE_CHECKING:
 

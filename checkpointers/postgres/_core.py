@@ -29,7 +29,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT, TASKS, _DeltaSnapshot
 from psycopg.types.json import Jsonb
 
-from checkpointers._delta import (
+from langgraph_durable.checkpointers._delta import (
     DELTA_TYPE,
     BrokenChainError,
     ChainCache,
@@ -42,27 +42,27 @@ from checkpointers._delta import (
     encode_value,
     snapshot_link,
 )
-from checkpointers._delta_read import ChainReader, rebuilds_held
-from checkpointers._errors import CorruptCheckpointError, InvalidConfigError
-from checkpointers._ids import check_id
-from checkpointers._migrations import check_migrations
-from checkpointers._serde import dumps_exact, loads_exact
-from checkpointers._waits import WaitInfo, extract_wait
-from checkpointers.postgres import _sql
-from checkpointers.postgres._metadata import (
+from langgraph_durable.checkpointers._delta_read import ChainReader, rebuilds_held
+from langgraph_durable.checkpointers._errors import CorruptCheckpointError, InvalidConfigError
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers._migrations import check_migrations
+from langgraph_durable.checkpointers._serde import dumps_exact, loads_exact
+from langgraph_durable.checkpointers._waits import WaitInfo, extract_wait
+from langgraph_durable.checkpointers.postgres import _sql
+from langgraph_durable.checkpointers.postgres._metadata import (
     decode_metadata,
     encode_metadata,
     float_survives_jsonb,
 )
-from checkpointers.postgres._stmt import Op, Rows, Stmt, _ids, _Queries
-from checkpointers.postgres._thread_ops import ThreadOpsCore
-from migrations import (
+from langgraph_durable.checkpointers.postgres._stmt import Op, Rows, Stmt, _ids, _Queries
+from langgraph_durable.checkpointers.postgres._thread_ops import ThreadOpsCore
+from langgraph_durable.migrations import (
     SCHEMA_VERSION_KEY,
     finish_read,
     is_migrated_version,
     versions_to_store,
 )
-from migrations.postgres import LayoutStep, layout_steps
+from langgraph_durable.migrations.postgres import LayoutStep, layout_steps
 
 # The vocabulary every core module and shell imports from here
 __all__ = ["Op", "PostgresCore", "Rows", "Stmt", "_Queries", "check_migrations"]
@@ -267,7 +267,7 @@ class PostgresCore(ThreadOpsCore):
 
         Stored version == code version (the common case) returns ``tup`` as is;
         an older one is upgraded in memory by the migrations' steps; one with no
-        path raises ``migrations.SchemaVersionError``.
+        path raises ``langgraph_durable.migrations.SchemaVersionError``.
         """
         if stored_version == self._schema_version():
             return tup

@@ -6,13 +6,13 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import PoolTimeout
 
-from checkpointers._errors import (
+from langgraph_durable.checkpointers._errors import (
     CheckpointerError,
     LayoutVersionError,
     PoolTimeoutError,
     StorageUnavailableError,
 )
-from migrations.postgres import latest_version
+from langgraph_durable.migrations.postgres import latest_version
 
 
 def translate(exc: psycopg.Error, operation: str) -> CheckpointerError | psycopg.Error:

@@ -1,7 +1,7 @@
 """A run's lease statement folded into the write it rides with: one statement.
 
 A run's first write takes its lease and its last write gives it back
-(:mod:`checkpointers._run_leases`). Sent as two statements in a pipeline, that
+(:mod:`langgraph_durable.checkpointers._run_leases`). Sent as two statements in a pipeline, that
 cost a sweeper's resume two extra statements and two pipelines (psycopg's
 pipeline mode costs more client CPU than a plain statement; the server runs
 one more statement each time). Here the lease statement becomes a
@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from checkpointers._ids import check_id
-from checkpointers._lease_flows import Step
-from checkpointers.postgres import _sql
-from checkpointers.postgres._leases_sql import ACQUIRE, COLS, RELEASE, record
-from checkpointers.postgres._stmt import Op, Stmt
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers._lease_flows import Step
+from langgraph_durable.checkpointers.postgres import _sql
+from langgraph_durable.checkpointers.postgres._leases_sql import ACQUIRE, COLS, RELEASE, record
+from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt
 
 # the statements whose lease steps are folded, and how
 ACQUIRE_STEP = "acquire_lease"

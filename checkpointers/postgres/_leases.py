@@ -2,9 +2,9 @@
 
 Each operation is one statement, so each compare-and-set is atomic by itself.
 :class:`LeaseOps` holds the I/O-free operations (generators of
-:class:`~checkpointers.postgres._core.Stmt`); :class:`SyncLeases` and
+:class:`~langgraph_durable.checkpointers.postgres._core.Stmt`); :class:`SyncLeases` and
 :class:`AsyncLeases` are the thin shells mixed into the two savers, which so
-implement :class:`~checkpointers._leases.LeaseStore` and its async twin.
+implement :class:`~langgraph_durable.checkpointers._leases.LeaseStore` and its async twin.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from checkpointers._ids import check_id
-from checkpointers._lease_flows import Step
-from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
-from checkpointers.postgres import _leases_sql as q
-from checkpointers.postgres._lease_fold import FoldedQueries, fold_op, foldable
-from checkpointers.postgres._leases_sql import record
-from checkpointers.postgres._sql import render
-from checkpointers.postgres._stmt import Op, Stmt
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers._lease_flows import Step
+from langgraph_durable.checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
+from langgraph_durable.checkpointers.postgres import _leases_sql as q
+from langgraph_durable.checkpointers.postgres._lease_fold import FoldedQueries, fold_op, foldable
+from langgraph_durable.checkpointers.postgres._leases_sql import record
+from langgraph_durable.checkpointers.postgres._sql import render
+from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt
 
 
 class _LeaseQueries:
@@ -165,7 +165,7 @@ def _split(results: list[Any], pre: Step | None,
 
 
 class SyncLeases(LeaseOps):
-    """Sync shell: :class:`~checkpointers._leases.LeaseStore` on the saver's connection."""
+    """Sync shell: :class:`~langgraph_durable.checkpointers._leases.LeaseStore` on the saver's connection."""
 
     if TYPE_CHECKING:
 
@@ -189,75 +189,75 @@ class SyncLeases(LeaseOps):
 
     def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
                       ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
         return self._run("acquire_lease",  # type: ignore[no-any-return]
                          self._op_acquire_lease(thread_id, owner, now, ttl))
 
     def renew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
                      ttl: timedelta,
                      progress: dict[str, tuple[datetime, str | None]] | None = None) -> list[str]:
-        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
         return self._run("renew_leases",  # type: ignore[no-any-return]
                          self._op_renew_leases(owner, thread_ids, now, ttl, progress))
 
     def release_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
                       error: str | None = None) -> bool:
-        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
         return self._run("release_lease",  # type: ignore[no-any-return]
                          self._op_release_lease(thread_id, owner, now, reason, error))
 
     def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
-        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
         self._run("record_lease_error", self._op_record_lease_error(thread_id, owner, error))
 
     def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
-        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
         return self._run("find_expired_leases",  # type: ignore[no-any-return]
                          self._op_find_expired_leases(now, limit))
 
     def claim_expired_lease(self, *, thread_id: str, token: int, owner: str, now: datetime,
                             ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
         return self._run("claim_expired_lease",  # type: ignore[no-any-return]
                          self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
 
     def take_over_lease(self, *, thread_id: str, token: int, renewed_at: datetime | None,
                         owner: str, now: datetime, ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.take_over_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
         return self._run("take_over_lease",  # type: ignore[no-any-return]
                          self._op_take_over_lease(thread_id, token, renewed_at, owner, now,
                                                   ttl))
 
     def park_lease(self, *, thread_id: str, token: int, now: datetime,
                    reason: str) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
         return self._run("park_lease",  # type: ignore[no-any-return]
                          self._op_park_lease(thread_id, token, now, reason))
 
     def unpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
-        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
         return self._run("unpark_lease",  # type: ignore[no-any-return]
                          self._op_unpark_lease(thread_id, retry_at))
 
     def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""
         return self._run("get_lease", self._op_get_lease(thread_id))  # type: ignore[no-any-return]
 
     def list_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
-        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.list_leases`."""
         return self._run("list_leases", self._op_list_leases(state, limit))  # type: ignore[no-any-return]
 
     def lease_counts(self, *, now: datetime) -> LeaseCounts:
-        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.lease_counts`."""
         return self._run("lease_counts", self._op_lease_counts(now))  # type: ignore[no-any-return]
 
     def delete_lease(self, *, thread_id: str) -> None:
-        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.delete_lease`."""
         self._run("delete_lease", self._op_delete_lease(thread_id))
 
 
 class AsyncLeases(LeaseOps):
-    """Async shell: :class:`~checkpointers._leases.AsyncLeaseStore` on the saver's connection."""
+    """Async shell: :class:`~langgraph_durable.checkpointers._leases.AsyncLeaseStore` on the saver's connection."""
 
     if TYPE_CHECKING:
 
@@ -277,7 +277,7 @@ class AsyncLeases(LeaseOps):
 
     async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
                              ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
         return await self._run("acquire_lease",  # type: ignore[no-any-return]
                                self._op_acquire_lease(thread_id, owner, now, ttl))
 
@@ -285,64 +285,64 @@ class AsyncLeases(LeaseOps):
                             ttl: timedelta,
                             progress: dict[str, tuple[datetime, str | None]] | None = None,
                             ) -> list[str]:
-        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
         return await self._run("renew_leases",  # type: ignore[no-any-return]
                                self._op_renew_leases(owner, thread_ids, now, ttl, progress))
 
     async def arelease_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
                              error: str | None = None) -> bool:
-        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
         return await self._run("release_lease",  # type: ignore[no-any-return]
                                self._op_release_lease(thread_id, owner, now, reason, error))
 
     async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
-        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
         await self._run("record_lease_error",
                         self._op_record_lease_error(thread_id, owner, error))
 
     async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
-        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
         return await self._run("find_expired_leases",  # type: ignore[no-any-return]
                                self._op_find_expired_leases(now, limit))
 
     async def aclaim_expired_lease(self, *, thread_id: str, token: int, owner: str,
                                    now: datetime, ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
         return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
                                self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
 
     async def atake_over_lease(self, *, thread_id: str, token: int,
                                renewed_at: datetime | None, owner: str, now: datetime,
                                ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.take_over_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
         return await self._run("take_over_lease",  # type: ignore[no-any-return]
                                self._op_take_over_lease(thread_id, token, renewed_at, owner,
                                                         now, ttl))
 
     async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
                           reason: str) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
         return await self._run("park_lease",  # type: ignore[no-any-return]
                                self._op_park_lease(thread_id, token, now, reason))
 
     async def aunpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
-        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
         return await self._run("unpark_lease",  # type: ignore[no-any-return]
                                self._op_unpark_lease(thread_id, retry_at))
 
     async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""
         return await self._run("get_lease", self._op_get_lease(thread_id))  # type: ignore[no-any-return]
 
     async def alist_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
-        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.list_leases`."""
         return await self._run("list_leases",  # type: ignore[no-any-return]
                                self._op_list_leases(state, limit))
 
     async def alease_counts(self, *, now: datetime) -> LeaseCounts:
-        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.lease_counts`."""
         return await self._run("lease_counts", self._op_lease_counts(now))  # type: ignore[no-any-return]
 
     async def adelete_lease(self, *, thread_id: str) -> None:
-        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.delete_lease`."""
         await self._run("delete_lease", self._op_delete_lease(thread_id))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checkpointers._leases import LeaseRecord
+from langgraph_durable.checkpointers._leases import LeaseRecord
 
 COLS = (
     "thread_id, state, owner, token, acquired_at, renewed_at, expires_at, progress_at,"

@@ -14,7 +14,7 @@ from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from checkpointers._serde import dumps_exact, loads_exact
+from langgraph_durable.checkpointers._serde import dumps_exact, loads_exact
 
 
 def _clean_str(value: str) -> tuple[str, bool]:

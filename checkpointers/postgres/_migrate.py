@@ -1,4 +1,4 @@
-"""Bulk schema-version upgrades on PostgreSQL: the saver's side of ``migrations.MigrationStore``.
+"""Bulk schema-version upgrades on PostgreSQL: the saver's side of ``langgraph_durable.migrations.MigrationStore``.
 
 A batch is one transaction: ``SELECT ... FOR UPDATE SKIP LOCKED`` claims up to
 ``limit`` checkpoints behind the target version in key order (the row locks are
@@ -18,9 +18,9 @@ from typing import Any
 from langgraph.checkpoint.base import CheckpointTuple
 from psycopg.types.json import Jsonb
 
-from checkpointers.postgres import _migrate_refs, _sql
-from checkpointers.postgres._metadata import encode_metadata
-from migrations import (
+from langgraph_durable.checkpointers.postgres import _migrate_refs, _sql
+from langgraph_durable.checkpointers.postgres._metadata import encode_metadata
+from langgraph_durable.migrations import (
     BatchOutcome,
     CheckpointRef,
     ItemOutcome,
@@ -162,7 +162,7 @@ class _MigrationQueries:
 
 
 class PostgresMigrationCore:
-    """I/O-free operations of ``migrations.MigrationStore`` (mixed into the savers)."""
+    """I/O-free operations of ``langgraph_durable.migrations.MigrationStore`` (mixed into the savers)."""
 
     _mq_cache: _MigrationQueries | None = None
 
@@ -291,7 +291,7 @@ class PostgresMigrationCore:
         """Rows of the upgraded pending writes and of their wait-index entries."""
         from langgraph.checkpoint.base import WRITES_IDX_MAP
 
-        from checkpointers.postgres._core import _marked_interrupts
+        from langgraph_durable.checkpointers.postgres._core import _marked_interrupts
 
         paths = dict(zip(row[11] or [], row[15] or [], strict=True))
         back = {v: k for k, v in up.task_ids.items()}
@@ -365,16 +365,16 @@ class _WriteRows:
 
 
 def _sql_stmt(query: str, params: Any = None, *, fetch: bool = False, prepare: Any = None) -> Any:
-    from checkpointers.postgres._core import Stmt
+    from langgraph_durable.checkpointers.postgres._core import Stmt
 
     return Stmt(query, params, fetch=fetch, prepare=prepare)
 
 
 class PostgresMigrationSync(PostgresMigrationCore):
-    """``migrations.MigrationStore`` on the sync saver."""
+    """``langgraph_durable.migrations.MigrationStore`` on the sync saver."""
 
     def migration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
-        """See ``migrations.MigrationStore.migration_counts``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""
         return self._run(  # type: ignore[attr-defined,no-any-return]
             "migration_counts", self._op_migration_counts(below, all_history)
         )
@@ -382,7 +382,7 @@ class PostgresMigrationSync(PostgresMigrationCore):
     def migration_sample(
         self, *, version: int, all_history: bool, limit: int
     ) -> list[CheckpointTuple]:
-        """See ``migrations.MigrationStore.migration_sample``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_sample``."""
         return self._run(  # type: ignore[attr-defined,no-any-return]
             "migration_sample", self._op_migration_sample(version, all_history, limit)
         )
@@ -396,22 +396,22 @@ class PostgresMigrationSync(PostgresMigrationCore):
         limit: int,
         upgrade: Callable[[CheckpointTuple, int], Upgrade],
     ) -> BatchOutcome:
-        """See ``migrations.MigrationStore.migration_upgrade_batch``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_upgrade_batch``."""
         return self._run(  # type: ignore[attr-defined,no-any-return]
             "migration_upgrade_batch",
             self._op_migration_batch(below, all_history, cursor, limit, upgrade),
         )
 
     def migration_status(self) -> list[VersionStatus]:
-        """See ``migrations.MigrationStore.migration_status``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_status``."""
         return self._run("migration_status", self._op_migration_status())  # type: ignore[attr-defined,no-any-return]
 
 
 class PostgresMigrationAsync(PostgresMigrationCore):
-    """``migrations.AsyncMigrationStore`` on the async saver (sync names bridge to it)."""
+    """``langgraph_durable.migrations.AsyncMigrationStore`` on the async saver (sync names bridge to it)."""
 
     async def amigration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
-        """See ``migrations.MigrationStore.migration_counts``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""
         return await self._run(  # type: ignore[attr-defined,no-any-return]
             "migration_counts", self._op_migration_counts(below, all_history)
         )
@@ -419,7 +419,7 @@ class PostgresMigrationAsync(PostgresMigrationCore):
     async def amigration_sample(
         self, *, version: int, all_history: bool, limit: int
     ) -> list[CheckpointTuple]:
-        """See ``migrations.MigrationStore.migration_sample``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_sample``."""
         return await self._run(  # type: ignore[attr-defined,no-any-return]
             "migration_sample", self._op_migration_sample(version, all_history, limit)
         )
@@ -433,12 +433,12 @@ class PostgresMigrationAsync(PostgresMigrationCore):
         limit: int,
         upgrade: Callable[[CheckpointTuple, int], Upgrade],
     ) -> BatchOutcome:
-        """See ``migrations.MigrationStore.migration_upgrade_batch``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_upgrade_batch``."""
         return await self._run(  # type: ignore[attr-defined,no-any-return]
             "migration_upgrade_batch",
             self._op_migration_batch(below, all_history, cursor, limit, upgrade),
         )
 
     async def amigration_status(self) -> list[VersionStatus]:
-        """See ``migrations.MigrationStore.migration_status``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_status``."""
         return await self._run("migration_status", self._op_migration_status())  # type: ignore[attr-defined,no-any-return]

@@ -21,7 +21,7 @@ from typing import Any
 
 import ormsgpack
 
-from checkpointers._delta import (
+from langgraph_durable.checkpointers._delta import (
     _FORMAT_COMPACT,
     _PREFIX,
     DELTA_TYPE,
@@ -30,7 +30,7 @@ from checkpointers._delta import (
     _pack_task,
     unpack_task,
 )
-from checkpointers._delta_read import ChainReader
+from langgraph_durable.checkpointers._delta_read import ChainReader
 
 # The deltas that name the writes of the checkpoints whose writes are replaced.
 AFFECTED = f"""

@@ -11,9 +11,9 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from checkpointers._errors import InvalidConfigError
-from checkpointers._ids import check_id
-from checkpointers.postgres import _sql
+from langgraph_durable.checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers.postgres import _sql
 
 
 @dataclass(frozen=True, slots=True)

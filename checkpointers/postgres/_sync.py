@@ -24,21 +24,21 @@ from psycopg import Connection
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
-from checkpointers._delta import DeltaPolicy, resolve_policy
-from checkpointers._errors import InvalidConfigError
-from checkpointers._leases import LeaseSettings
-from checkpointers._migrations import check_migrations
-from checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
-from checkpointers._serde import default_serde
-from checkpointers._waits import WaitEntry
-from checkpointers.postgres._activities import SyncActivities
-from checkpointers.postgres._approvals import SyncApprovals
-from checkpointers.postgres._audit import SyncAudit
-from checkpointers.postgres._core import Op, PostgresCore, _Queries
-from checkpointers.postgres._errors import translate
-from checkpointers.postgres._leases import SyncLeases
-from checkpointers.postgres._migrate import PostgresMigrationSync
-from checkpointers.postgres._stmt import CONNECT_KWARGS
+from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
+from langgraph_durable.checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._leases import LeaseSettings
+from langgraph_durable.checkpointers._migrations import check_migrations
+from langgraph_durable.checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
+from langgraph_durable.checkpointers._serde import default_serde
+from langgraph_durable.checkpointers._waits import WaitEntry
+from langgraph_durable.checkpointers.postgres._activities import SyncActivities
+from langgraph_durable.checkpointers.postgres._approvals import SyncApprovals
+from langgraph_durable.checkpointers.postgres._audit import SyncAudit
+from langgraph_durable.checkpointers.postgres._core import Op, PostgresCore, _Queries
+from langgraph_durable.checkpointers.postgres._errors import translate
+from langgraph_durable.checkpointers.postgres._leases import SyncLeases
+from langgraph_durable.checkpointers.postgres._migrate import PostgresMigrationSync
+from langgraph_durable.checkpointers.postgres._stmt import CONNECT_KWARGS
 
 
 def drive(conn: Connection[Any], op: Op) -> Any:
@@ -126,9 +126,9 @@ class PostgresSaver(
         conn: A psycopg ``Connection`` (used under a lock, one call at a time)
             or a ``ConnectionPool``. Connections should be ``autocommit=True``;
             otherwise each call commits at its end.
-        serde: Serializer; default :func:`checkpointers.default_serde` (no
+        serde: Serializer; default :func:`langgraph_durable.checkpointers.default_serde` (no
             pickle, strict msgpack allowlist).
-        migrations: A ``migrations.StateMigrations``; its ``version`` is stored
+        migrations: A ``langgraph_durable.migrations.StateMigrations``; its ``version`` is stored
             with every checkpoint (``0`` without one).
         schema: PostgreSQL schema holding the tables (default ``public``).
         leases: Run leases (see the README's "Run leases and recovery"): ``True``
@@ -136,7 +136,7 @@ class PostgresSaver(
             or ``False`` to turn them off.
         deltas: How a channel value that extends its previous version (a
             growing message list) is stored: ``True`` (default) as a delta
-            when :class:`checkpointers.DeltaPolicy` says so, ``False`` always
+            when :class:`langgraph_durable.checkpointers.DeltaPolicy` says so, ``False`` always
             whole (as langgraph-checkpoint-postgres does), or a ``DeltaPolicy``.
             Reads understand deltas whatever this says.
 

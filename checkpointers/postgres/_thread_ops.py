@@ -1,7 +1,7 @@
 """I/O-free operations on whole threads: delete, copy, prune, delta history, waits.
 
-Mixed into :class:`checkpointers.postgres._core.PostgresCore`; same protocol
-(generators of :class:`~checkpointers.postgres._stmt.Stmt`).
+Mixed into :class:`langgraph_durable.checkpointers.postgres._core.PostgresCore`; same protocol
+(generators of :class:`~langgraph_durable.checkpointers.postgres._stmt.Stmt`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_sort_key
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from checkpointers._delta import DELTA_TYPE, ChainCache
-from checkpointers._ids import check_id
-from checkpointers._waits import WaitEntry, WaitInfo
-from checkpointers.postgres import _sql
-from checkpointers.postgres._stmt import Op, Stmt, _ids, _Queries
+from langgraph_durable.checkpointers._delta import DELTA_TYPE, ChainCache
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers._waits import WaitEntry, WaitInfo
+from langgraph_durable.checkpointers.postgres import _sql
+from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt, _ids, _Queries
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 

@@ -3,7 +3,7 @@
 Importing this package imports redis-py, never psycopg.
 """
 
-from checkpointers.redis._async import AsyncRedisSaver
-from checkpointers.redis._sync import RedisSaver
+from langgraph_durable.checkpointers.redis._async import AsyncRedisSaver
+from langgraph_durable.checkpointers.redis._sync import RedisSaver
 
 __all__ = ["AsyncRedisSaver", "RedisSaver"]

@@ -1,4 +1,4 @@
-"""Activity results on Redis: :class:`~checkpointers.ActivityStore` in the thread's slot.
+"""Activity results on Redis: :class:`~langgraph_durable.checkpointers.ActivityStore` in the thread's slot.
 
 One hash per thread, ``<prefix>:{t:<thread>}:act`` (the thread's hash tag, so
 it lives in the thread's Cluster slot), field = idempotency key, value = the
@@ -6,7 +6,7 @@ result encoded like a channel value (the saver's serde, no pickle). ``HSETNX``
 makes the first writer win. ``delete_thread`` deletes the hash; with a TTL
 the hash expires like the thread's keys (refreshed when a result is written).
 
-The operations are I/O-free generators of :class:`~checkpointers.redis._core.Call`
+The operations are I/O-free generators of :class:`~langgraph_durable.checkpointers.redis._core.Call`
 run by the savers' own shells (``_run``), sync and async alike.
 """
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from checkpointers._activities import ActivityRecord
-from checkpointers._errors import CorruptCheckpointError
-from checkpointers._ids import check_id
-from checkpointers.redis._core import Call, Op, RedisCore
+from langgraph_durable.checkpointers._activities import ActivityRecord
+from langgraph_durable.checkpointers._errors import CorruptCheckpointError
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers.redis._core import Call, Op, RedisCore
 
 
 def activity_key(core: RedisCore, thread_id: str) -> str:
@@ -63,7 +63,7 @@ def delete_activities(core: RedisCore, thread_id: str) -> Op:
 
 
 class SyncActivities:
-    """Sync shell, mixed into :class:`~checkpointers.redis.RedisSaver`."""
+    """Sync shell, mixed into :class:`~langgraph_durable.checkpointers.redis.RedisSaver`."""
 
     _core: RedisCore
 
@@ -81,7 +81,7 @@ class SyncActivities:
 
 
 class AsyncActivities:
-    """Async shell, mixed into :class:`~checkpointers.redis.AsyncRedisSaver`."""
+    """Async shell, mixed into :class:`~langgraph_durable.checkpointers.redis.AsyncRedisSaver`."""
 
     _core: RedisCore
 

@@ -17,13 +17,13 @@ from collections.abc import Generator, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from checkpointers._audit import AUDIT_FIELDS
-from checkpointers._ids import check_id
-from checkpointers._waits import WaitEntry, decision_claim_time
-from checkpointers.redis import _approvals_lua as L
-from checkpointers.redis._codec import SEP
-from checkpointers.redis._core import Call, RedisCore, script
-from checkpointers.redis._keys import shard_of
+from langgraph_durable.checkpointers._audit import AUDIT_FIELDS
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers._waits import WaitEntry, decision_claim_time
+from langgraph_durable.checkpointers.redis import _approvals_lua as L
+from langgraph_durable.checkpointers.redis._codec import SEP
+from langgraph_durable.checkpointers.redis._core import Call, RedisCore, script
+from langgraph_durable.checkpointers.redis._keys import shard_of
 
 
 def entry_json(entry: dict[str, Any]) -> str:
@@ -222,7 +222,7 @@ def wait_counts(core: RedisCore, now: datetime, kinds: Sequence[str] | None) -> 
 
 
 class SyncApprovals:
-    """Sync shell: :class:`~checkpointers.WaitClaims` and :class:`~checkpointers.DecisionStore`."""
+    """Sync shell: :class:`~langgraph_durable.checkpointers.WaitClaims` and :class:`~langgraph_durable.checkpointers.DecisionStore`."""
 
     _core: RedisCore
 

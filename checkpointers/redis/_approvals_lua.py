@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checkpointers.redis import _scripts as S
-from checkpointers.redis._lua_common import COMMON as _COMMON
-from checkpointers.redis._lua_common import Script
+from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._lua_common import COMMON as _COMMON
+from langgraph_durable.checkpointers.redis._lua_common import Script
 
 # The approvals keys follow the saver's 11 thread keys (THREAD_SUFFIXES order).
 _APPROVALS = r"""

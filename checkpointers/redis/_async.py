@@ -22,16 +22,20 @@ from redis import asyncio as aredis
 from redis import exceptions as rx
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-from checkpointers._delta import DeltaPolicy
-from checkpointers._errors import CheckpointerError
-from checkpointers._leases import LeaseSettings
-from checkpointers._run_leases import AsyncRunLeases, async_run_leases, lease_settings
-from checkpointers._waits import WaitEntry
-from checkpointers.redis import _layout
-from checkpointers.redis._activities import AsyncActivities
-from checkpointers.redis._approvals import AsyncApprovals
-from checkpointers.redis._audit import AsyncAudit
-from checkpointers.redis._base import (
+from langgraph_durable.checkpointers._delta import DeltaPolicy
+from langgraph_durable.checkpointers._errors import CheckpointerError
+from langgraph_durable.checkpointers._leases import LeaseSettings
+from langgraph_durable.checkpointers._run_leases import (
+    AsyncRunLeases,
+    async_run_leases,
+    lease_settings,
+)
+from langgraph_durable.checkpointers._waits import WaitEntry
+from langgraph_durable.checkpointers.redis import _layout
+from langgraph_durable.checkpointers.redis._activities import AsyncActivities
+from langgraph_durable.checkpointers.redis._approvals import AsyncApprovals
+from langgraph_durable.checkpointers.redis._audit import AsyncAudit
+from langgraph_durable.checkpointers.redis._base import (
     RETRIES,
     TOLERATED,
     UNAVAILABLE,
@@ -42,10 +46,10 @@ from checkpointers.redis._base import (
     describe,
     translate,
 )
-from checkpointers.redis._core import Call, Cmd, Emit, Sleep
-from checkpointers.redis._leases import AsyncLeases
-from checkpointers.redis._migrate import RedisMigrationAsync
-from checkpointers.redis._wire import DIRECT, AsyncLane, direct_pool
+from langgraph_durable.checkpointers.redis._core import Call, Cmd, Emit, Sleep
+from langgraph_durable.checkpointers.redis._leases import AsyncLeases
+from langgraph_durable.checkpointers.redis._migrate import RedisMigrationAsync
+from langgraph_durable.checkpointers.redis._wire import DIRECT, AsyncLane, direct_pool
 
 MAX_CONNECTIONS = 100
 """Connections of the client ``from_conn_string`` opens (as redis-py's default)."""
@@ -86,15 +90,15 @@ class AsyncRedisSaver(
 ):
     """Asyncio LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
-    Same storage, options and behaviour as :class:`checkpointers.redis.RedisSaver`
+    Same storage, options and behaviour as :class:`langgraph_durable.checkpointers.redis.RedisSaver`
     (one core drives both). The sync methods work from other threads while
     the saver's event loop runs (as langgraph-checkpoint-postgres's async saver).
 
     Args:
         client: A ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``
             created with ``decode_responses=False``.
-        serde: Serializer (default: :func:`checkpointers.default_serde`).
-        migrations: A ``migrations.StateMigrations``; its ``version`` tags every put.
+        serde: Serializer (default: :func:`langgraph_durable.checkpointers.default_serde`).
+        migrations: A ``langgraph_durable.migrations.StateMigrations``; its ``version`` tags every put.
         prefix: Key prefix (no ``{``/``}``).
         ttl: Seconds (or a timedelta) after which an idle thread's keys expire.
         refresh_on_read: Also refresh the TTL when ``aget_tuple`` reads a thread.
@@ -104,7 +108,7 @@ class AsyncRedisSaver(
             defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``, or ``False``.
         deltas: How a channel value that extends its previous version (a
             growing message list) is stored: ``True`` (default) as a delta
-            when :class:`checkpointers.DeltaPolicy` says so, ``False`` always
+            when :class:`langgraph_durable.checkpointers.DeltaPolicy` says so, ``False`` always
             whole, or a ``DeltaPolicy``. Reads understand deltas whatever this
             says.
 

@@ -19,11 +19,11 @@ import json
 from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from checkpointers._audit import DeferredAuditMixin
-from checkpointers._ids import check_id
-from checkpointers.redis import _approvals_lua as L
-from checkpointers.redis._approvals import entry_json
-from checkpointers.redis._core import Call, RedisCore, script
+from langgraph_durable.checkpointers._audit import DeferredAuditMixin
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers.redis import _approvals_lua as L
+from langgraph_durable.checkpointers.redis._approvals import entry_json
+from langgraph_durable.checkpointers.redis._core import Call, RedisCore, script
 
 Op = Generator[Call, Any, Any]
 
@@ -79,7 +79,7 @@ def purge_audit(core: RedisCore, thread_id: str) -> Op:
 
 
 class SyncAudit:
-    """Sync shell: :class:`~checkpointers.AuditLog`."""
+    """Sync shell: :class:`~langgraph_durable.checkpointers.AuditLog`."""
 
     _core: RedisCore
 

@@ -11,11 +11,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as rx
 
-from checkpointers._delta import DeltaPolicy
-from checkpointers._errors import CheckpointerError, InvalidConfigError, StorageUnavailableError
-from checkpointers._serde import default_serde
-from checkpointers.redis import _scripts as S
-from checkpointers.redis._core import Cmd, RedisCore
+from langgraph_durable.checkpointers._delta import DeltaPolicy
+from langgraph_durable.checkpointers._errors import (
+    CheckpointerError,
+    InvalidConfigError,
+    StorageUnavailableError,
+)
+from langgraph_durable.checkpointers._serde import default_serde
+from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._core import Cmd, RedisCore
 
 UNAVAILABLE = (rx.ConnectionError, rx.TimeoutError, rx.ClusterDownError, rx.TryAgainError)
 RETRIES = 3

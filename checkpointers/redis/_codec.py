@@ -25,7 +25,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from checkpointers._delta import (
+from langgraph_durable.checkpointers._delta import (
     DELTA_TYPE,
     ChainCache,
     DeltaPolicy,
@@ -36,12 +36,12 @@ from checkpointers._delta import (
     encode_value,
     snapshot_link,
 )
-from checkpointers._delta_read import ChainReader, rebuilds_held
-from checkpointers._errors import CorruptCheckpointError
-from checkpointers._serde import dumps_exact, loads_exact
-from checkpointers._waits import WaitEntry, extract_wait
-from checkpointers.redis._delta_lua import WREF
-from migrations import SCHEMA_VERSION_KEY, is_migrated_version
+from langgraph_durable.checkpointers._delta_read import ChainReader, rebuilds_held
+from langgraph_durable.checkpointers._errors import CorruptCheckpointError
+from langgraph_durable.checkpointers._serde import dumps_exact, loads_exact
+from langgraph_durable.checkpointers._waits import WaitEntry, extract_wait
+from langgraph_durable.checkpointers.redis._delta_lua import WREF
+from langgraph_durable.migrations import SCHEMA_VERSION_KEY, is_migrated_version
 
 SEP = "\x00"
 RECORD_FORMAT = 2

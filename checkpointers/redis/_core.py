@@ -30,13 +30,13 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from checkpointers._delta import DeltaPolicy, resolve_policy
-from checkpointers._errors import InvalidConfigError
-from checkpointers._ids import check_id
-from checkpointers._migrations import check_migrations
-from checkpointers._waits import WaitEntry, decision_claim_time
-from checkpointers.redis import _scripts as S
-from checkpointers.redis._codec import (
+from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
+from langgraph_durable.checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers._migrations import check_migrations
+from langgraph_durable.checkpointers._waits import WaitEntry, decision_claim_time
+from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._codec import (
     SEP,
     Codec,
     StaleKnown,
@@ -44,9 +44,14 @@ from checkpointers.redis._codec import (
     now_utc,
     share_chains,
 )
-from checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
-from checkpointers.redis._listing import list_all_threads
-from migrations import SCHEMA_VERSION_KEY, code_version, finish_read, versions_to_store
+from langgraph_durable.checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
+from langgraph_durable.checkpointers.redis._listing import list_all_threads
+from langgraph_durable.migrations import (
+    SCHEMA_VERSION_KEY,
+    code_version,
+    finish_read,
+    versions_to_store,
+)
 
 Cmd = tuple[Any, ...]
 BASE_MISSING = b"\xffbase-missing"
@@ -132,7 +137,7 @@ class RedisCore:
 
         Stored version == code version (the common case) returns ``tup`` as is;
         an older one is upgraded in memory; one with no path raises
-        ``migrations.SchemaVersionError``.
+        ``langgraph_durable.migrations.SchemaVersionError``.
         """
         if stored_version == self.schema_version:
             return tup

@@ -6,7 +6,7 @@ value, in the same hash, namespace and channel. Two stored forms:
 
 * ``delta\\0<base version>\\0<blob>`` (layout steps 1-4): the base is spelled
   out for Lua; the blob copies the new items.
-* ``delta2\\0<blob>`` (layout step 5): the blob of :mod:`checkpointers._delta`
+* ``delta2\\0<blob>`` (layout step 5): the blob of :mod:`langgraph_durable.checkpointers._delta`
   as is (1 format byte, 4-byte length of the msgpack meta, the meta, the
   tail). Lua reads the base, and for format 2 the pending writes the delta
   refers to, from the meta with the small msgpack reader below (``cmsgpack``

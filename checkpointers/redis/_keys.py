@@ -51,7 +51,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-from checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._errors import InvalidConfigError
 
 SEP = "\x00"
 THREAD_SUFFIXES = (

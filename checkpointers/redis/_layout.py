@@ -7,12 +7,12 @@ import uuid
 from collections.abc import Generator
 from typing import Any
 
-from checkpointers._errors import LayoutVersionError
-from checkpointers.redis import _scripts as S
-from checkpointers.redis._core import Call, Cmd, RedisCore, Sleep, script
-from migrations.redis import steps
+from langgraph_durable.checkpointers._errors import LayoutVersionError
+from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._core import Call, Cmd, RedisCore, Sleep, script
+from langgraph_durable.migrations.redis import steps
 
-logger = logging.getLogger("checkpointers.redis")
+logger = logging.getLogger("langgraph_durable.checkpointers.redis")
 LOCK_MS = 60_000
 _warned: set[str] = set()
 

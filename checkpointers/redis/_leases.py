@@ -29,12 +29,12 @@ from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from checkpointers._ids import check_id
-from checkpointers._lease_flows import Step
-from checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
-from checkpointers.redis._core import Call, Cmd
-from checkpointers.redis._keys import escape_tag
-from checkpointers.redis._leases_lua import (
+from langgraph_durable.checkpointers._ids import check_id
+from langgraph_durable.checkpointers._lease_flows import Step
+from langgraph_durable.checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
+from langgraph_durable.checkpointers.redis._core import Call, Cmd
+from langgraph_durable.checkpointers.redis._keys import escape_tag
+from langgraph_durable.checkpointers.redis._leases_lua import (
     ACQUIRE,
     CLAIM,
     PARK,
@@ -147,7 +147,7 @@ Flow = Generator[Call, list[Any], Any]
 
 
 class RedisLeaseCore:
-    """Every lease operation as a flow of :class:`~checkpointers.redis._core.Call` (no I/O).
+    """Every lease operation as a flow of :class:`~langgraph_durable.checkpointers.redis._core.Call` (no I/O).
 
     A flow yields commands for one pipeline, receives the replies, and returns
     the operation's result; the savers' shells run it (``_run``).
@@ -365,7 +365,7 @@ class _LeaseCoreOwner:
 
 
 class SyncLeases(_LeaseCoreOwner):
-    """Sync shell: :class:`~checkpointers._leases.LeaseStore` on the saver's client."""
+    """Sync shell: :class:`~langgraph_durable.checkpointers._leases.LeaseStore` on the saver's client."""
 
     if TYPE_CHECKING:
 
@@ -378,74 +378,74 @@ class SyncLeases(_LeaseCoreOwner):
 
     def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
                       ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
         return self._run("acquire_lease",  # type: ignore[no-any-return]
                          self._lc.acquire(thread_id, owner, now, ttl))
 
     def renew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
                      ttl: timedelta,
                      progress: dict[str, tuple[datetime, str | None]] | None = None) -> list[str]:
-        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
         return self._run("renew_leases",  # type: ignore[no-any-return]
                          self._lc.renew(owner, thread_ids, now, ttl, progress))
 
     def release_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
                       error: str | None = None) -> bool:
-        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
         return self._run("release_lease",  # type: ignore[no-any-return]
                          self._lc.release(thread_id, owner, now, reason, error))
 
     def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
-        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
         self._run("record_lease_error", self._lc.record_error(thread_id, owner, error))
 
     def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
-        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
         return self._run("find_expired_leases",  # type: ignore[no-any-return]
                          self._lc.find_expired(now, limit))
 
     def claim_expired_lease(self, *, thread_id: str, token: int, owner: str, now: datetime,
                             ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
         return self._run("claim_expired_lease",  # type: ignore[no-any-return]
                          self._lc.claim(thread_id, token, owner, now, ttl))
 
     def take_over_lease(self, *, thread_id: str, token: int, renewed_at: datetime | None,
                         owner: str, now: datetime, ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.take_over_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
         return self._run("take_over_lease",  # type: ignore[no-any-return]
                          self._lc.take_over(thread_id, token, renewed_at, owner, now, ttl))
 
     def park_lease(self, *, thread_id: str, token: int, now: datetime,
                    reason: str) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
         return self._run("park_lease",  # type: ignore[no-any-return]
                          self._lc.park(thread_id, token, now, reason))
 
     def unpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
-        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
         return self._run("unpark_lease",  # type: ignore[no-any-return]
                          self._lc.unpark(thread_id, retry_at))
 
     def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""
         return self._run("get_lease", self._lc.get(thread_id))  # type: ignore[no-any-return]
 
     def list_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
-        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.list_leases`."""
         return self._run("list_leases", self._lc.list(state, limit))  # type: ignore[no-any-return]
 
     def lease_counts(self, *, now: datetime) -> LeaseCounts:
-        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.lease_counts`."""
         return self._run("lease_counts", self._lc.counts(now))  # type: ignore[no-any-return]
 
     def delete_lease(self, *, thread_id: str) -> None:
-        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.delete_lease`."""
         self._run("delete_lease", self._lc.delete(thread_id))
 
 
 class AsyncLeases(_LeaseCoreOwner):
-    """Async shell: :class:`~checkpointers._leases.AsyncLeaseStore` on the saver's client."""
+    """Async shell: :class:`~langgraph_durable.checkpointers._leases.AsyncLeaseStore` on the saver's client."""
 
     if TYPE_CHECKING:
 
@@ -458,7 +458,7 @@ class AsyncLeases(_LeaseCoreOwner):
 
     async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
                              ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.acquire_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
         return await self._run("acquire_lease",  # type: ignore[no-any-return]
                                self._lc.acquire(thread_id, owner, now, ttl))
 
@@ -466,62 +466,62 @@ class AsyncLeases(_LeaseCoreOwner):
                             ttl: timedelta,
                             progress: dict[str, tuple[datetime, str | None]] | None = None,
                             ) -> list[str]:
-        """See :meth:`checkpointers._leases.LeaseStore.renew_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
         return await self._run("renew_leases",  # type: ignore[no-any-return]
                                self._lc.renew(owner, thread_ids, now, ttl, progress))
 
     async def arelease_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
                              error: str | None = None) -> bool:
-        """See :meth:`checkpointers._leases.LeaseStore.release_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
         return await self._run("release_lease",  # type: ignore[no-any-return]
                                self._lc.release(thread_id, owner, now, reason, error))
 
     async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
-        """See :meth:`checkpointers._leases.LeaseStore.record_lease_error`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
         await self._run("record_lease_error", self._lc.record_error(thread_id, owner, error))
 
     async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
-        """See :meth:`checkpointers._leases.LeaseStore.find_expired_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
         return await self._run("find_expired_leases",  # type: ignore[no-any-return]
                                self._lc.find_expired(now, limit))
 
     async def aclaim_expired_lease(self, *, thread_id: str, token: int, owner: str,
                                    now: datetime, ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.claim_expired_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
         return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
                                self._lc.claim(thread_id, token, owner, now, ttl))
 
     async def atake_over_lease(self, *, thread_id: str, token: int,
                                renewed_at: datetime | None, owner: str, now: datetime,
                                ttl: timedelta) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.take_over_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
         return await self._run("take_over_lease",  # type: ignore[no-any-return]
                                self._lc.take_over(thread_id, token, renewed_at, owner, now,
                                                   ttl))
 
     async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
                           reason: str) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.park_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
         return await self._run("park_lease",  # type: ignore[no-any-return]
                                self._lc.park(thread_id, token, now, reason))
 
     async def aunpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
-        """See :meth:`checkpointers._leases.LeaseStore.unpark_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
         return await self._run("unpark_lease",  # type: ignore[no-any-return]
                                self._lc.unpark(thread_id, retry_at))
 
     async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
-        """See :meth:`checkpointers._leases.LeaseStore.get_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""
         return await self._run("get_lease", self._lc.get(thread_id))  # type: ignore[no-any-return]
 
     async def alist_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
-        """See :meth:`checkpointers._leases.LeaseStore.list_leases`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.list_leases`."""
         return await self._run("list_leases", self._lc.list(state, limit))  # type: ignore[no-any-return]
 
     async def alease_counts(self, *, now: datetime) -> LeaseCounts:
-        """See :meth:`checkpointers._leases.LeaseStore.lease_counts`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.lease_counts`."""
         return await self._run("lease_counts", self._lc.counts(now))  # type: ignore[no-any-return]
 
     async def adelete_lease(self, *, thread_id: str) -> None:
-        """See :meth:`checkpointers._leases.LeaseStore.delete_lease`."""
+        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.delete_lease`."""
         await self._run("delete_lease", self._lc.delete(thread_id))

@@ -6,8 +6,8 @@ Each script changes one thread's lease key (``KEYS[1]``) and lease record
 
 from __future__ import annotations
 
-from checkpointers.redis import _scripts as S
-from checkpointers.redis._lua_common import Script
+from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._lua_common import Script
 
 _LOAD = """
 local h = KEYS[2]

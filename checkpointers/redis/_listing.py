@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple, get_checkpoint_id
 
-from checkpointers.redis import _scripts as S
-from checkpointers.redis._codec import index_prefix, is_indexed, share_chains
+from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._codec import index_prefix, is_indexed, share_chains
 
 if TYPE_CHECKING:
-    from checkpointers.redis._core import Call, ListOp, RedisCore
+    from langgraph_durable.checkpointers.redis._core import Call, ListOp, RedisCore
 
 BATCH = 64
 """Threads served by one round trip."""
@@ -46,7 +46,7 @@ def together(ops: list[Generator[Call, Any, Any]]) -> Generator[Call, Any, list[
 
     Every operation must yield only :class:`Call`; returns their results in order.
     """
-    from checkpointers.redis._core import Call
+    from langgraph_durable.checkpointers.redis._core import Call
 
     results: list[Any] = [None] * len(ops)
     pending: dict[int, Call] = {}
@@ -71,7 +71,7 @@ def together(ops: list[Generator[Call, Any, Any]]) -> Generator[Call, Any, list[
 
 
 def _threads(core: RedisCore, filter: dict[str, Any]) -> Generator[Call, Any, list[str]]:
-    from checkpointers.redis._core import Call
+    from langgraph_durable.checkpointers.redis._core import Call
 
     run_id = filter.get("run_id")
     # only threads of that run can match (the index delete_for_runs uses)
@@ -157,7 +157,7 @@ def _scripted(
     core: RedisCore, threads: list[str], prefixes: list[str], before_id: str, limit: int | None
 ) -> Generator[Call, Any, list[tuple[str, str, str]]]:
     """As :func:`_members` for several ``key == value``: the list script checks them."""
-    from checkpointers.redis._core import script
+    from langgraph_durable.checkpointers.redis._core import script
 
     found: list[tuple[str, str, str]] = []
     for chunk in _batches(threads):
@@ -178,7 +178,7 @@ def _scripted(
 
 def _emit(core: RedisCore, candidates: list[tuple[str, str, str]], limit: int | None) -> ListOp:
     """Read and emit the candidates in order, a batch per round trip, up to ``limit``."""
-    from checkpointers.redis._core import Emit, script
+    from langgraph_durable.checkpointers.redis._core import Emit, script
 
     left = limit
     pos = 0
@@ -204,7 +204,7 @@ def _list_whole(
     Values shared by several checkpoints of a thread are read once; the
     matches are merged newest first.
     """
-    from checkpointers.redis._core import Emit, script
+    from langgraph_durable.checkpointers.redis._core import Emit, script
 
     best: list[tuple[tuple[str, str, str], CheckpointTuple]] = []
     for chunk in _batches(threads):
@@ -231,7 +231,7 @@ def _list_whole(
 
 
 def _call(cmds: list[Any]) -> Generator[Call, Any, list[Any]]:
-    from checkpointers.redis._core import Call
+    from langgraph_durable.checkpointers.redis._core import Call
 
     replies = yield Call(cmds)
     return list(replies)
@@ -241,7 +241,7 @@ def _collect(
     core: RedisCore, thread_id: str, filter: dict[str, Any], before: Any, limit: int | None
 ) -> Generator[Call, Any, list[CheckpointTuple]]:
     """One thread's listing with its items collected instead of emitted."""
-    from checkpointers.redis._core import Emit
+    from langgraph_durable.checkpointers.redis._core import Emit
 
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     gen = core.list_checkpoints(config, filter, before, limit)
@@ -266,7 +266,7 @@ def _list_checked(
     before: RunnableConfig | None,
     limit: int | None,
 ) -> ListOp:
-    from checkpointers.redis._core import Emit
+    from langgraph_durable.checkpointers.redis._core import Emit
 
     best: list[tuple[tuple[str, str, str], int, CheckpointTuple]] = []
     n = 0

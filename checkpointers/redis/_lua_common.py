@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from checkpointers.redis._delta_lua import DELTA_LUA
+from langgraph_durable.checkpointers.redis._delta_lua import DELTA_LUA
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Bulk schema-version upgrades on Redis: the saver's side of ``migrations.MigrationStore``.
+"""Bulk schema-version upgrades on Redis: the saver's side of ``langgraph_durable.migrations.MigrationStore``.
 
 Candidates are found through the per-version sets ``{<prefix>:v:<N>}`` (thread
 ids that hold checkpoints written at version N), scanned in order with SSCAN,
@@ -20,12 +20,18 @@ from typing import Any
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from checkpointers.redis import _scripts as S
-from checkpointers.redis._codec import SEP, Codec, chain_map, now_utc
-from checkpointers.redis._core import Call, Cmd, RedisCore, script
-from checkpointers.redis._delta_lua import WREF
-from checkpointers.redis._keys import shard_of
-from migrations import BatchOutcome, CheckpointRef, ItemOutcome, Upgrade, VersionStatus
+from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._codec import SEP, Codec, chain_map, now_utc
+from langgraph_durable.checkpointers.redis._core import Call, Cmd, RedisCore, script
+from langgraph_durable.checkpointers.redis._delta_lua import WREF
+from langgraph_durable.checkpointers.redis._keys import shard_of
+from langgraph_durable.migrations import (
+    BatchOutcome,
+    CheckpointRef,
+    ItemOutcome,
+    Upgrade,
+    VersionStatus,
+)
 
 LEASE_MS = 10_000
 """How long a claim on a thread lasts if its worker dies without releasing it.
@@ -330,18 +336,18 @@ def status(core: RedisCore) -> Gen:
 
 
 class RedisMigrationSync:
-    """``migrations.MigrationStore`` on the sync Redis saver."""
+    """``langgraph_durable.migrations.MigrationStore`` on the sync Redis saver."""
 
     _core: RedisCore
 
     def migration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
-        """See ``migrations.MigrationStore.migration_counts``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""
         return self._run("migration_counts", counts(self._core, below, all_history))  # type: ignore[attr-defined,no-any-return]
 
     def migration_sample(
         self, *, version: int, all_history: bool, limit: int
     ) -> list[CheckpointTuple]:
-        """See ``migrations.MigrationStore.migration_sample``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_sample``."""
         return self._run("migration_sample", sample(self._core, version, all_history, limit))  # type: ignore[attr-defined,no-any-return]
 
     def migration_upgrade_batch(
@@ -353,30 +359,30 @@ class RedisMigrationSync:
         limit: int,
         upgrade: Callable[[CheckpointTuple, int], Upgrade],
     ) -> BatchOutcome:
-        """See ``migrations.MigrationStore.migration_upgrade_batch``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_upgrade_batch``."""
         return self._run(  # type: ignore[attr-defined,no-any-return]
             "migration_upgrade_batch",
             upgrade_batch(self._core, below, all_history, cursor, limit, upgrade),
         )
 
     def migration_status(self) -> list[VersionStatus]:
-        """See ``migrations.MigrationStore.migration_status``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_status``."""
         return self._run("migration_status", status(self._core))  # type: ignore[attr-defined,no-any-return]
 
 
 class RedisMigrationAsync:
-    """``migrations.AsyncMigrationStore`` on the async Redis saver."""
+    """``langgraph_durable.migrations.AsyncMigrationStore`` on the async Redis saver."""
 
     _core: RedisCore
 
     async def amigration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
-        """See ``migrations.MigrationStore.migration_counts``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""
         return await self._run("migration_counts", counts(self._core, below, all_history))  # type: ignore[attr-defined,no-any-return]
 
     async def amigration_sample(
         self, *, version: int, all_history: bool, limit: int
     ) -> list[CheckpointTuple]:
-        """See ``migrations.MigrationStore.migration_sample``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_sample``."""
         return await self._run("migration_sample", sample(self._core, version, all_history, limit))  # type: ignore[attr-defined,no-any-return]
 
     async def amigration_upgrade_batch(
@@ -388,12 +394,12 @@ class RedisMigrationAsync:
         limit: int,
         upgrade: Callable[[CheckpointTuple, int], Upgrade],
     ) -> BatchOutcome:
-        """See ``migrations.MigrationStore.migration_upgrade_batch``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_upgrade_batch``."""
         return await self._run(  # type: ignore[attr-defined,no-any-return]
             "migration_upgrade_batch",
             upgrade_batch(self._core, below, all_history, cursor, limit, upgrade),
         )
 
     async def amigration_status(self) -> list[VersionStatus]:
-        """See ``migrations.MigrationStore.migration_status``."""
+        """See ``langgraph_durable.migrations.MigrationStore.migration_status``."""
         return await self._run("migration_status", status(self._core))  # type: ignore[attr-defined,no-any-return]

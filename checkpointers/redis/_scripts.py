@@ -11,9 +11,9 @@ this module names them all (``ALL``, ``BY_SHA``).
 
 from __future__ import annotations
 
-from checkpointers.redis._lua_common import COMMON as _COMMON
-from checkpointers.redis._lua_common import Script
-from checkpointers.redis._scripts_admin import (
+from langgraph_durable.checkpointers.redis._lua_common import COMMON as _COMMON
+from langgraph_durable.checkpointers.redis._lua_common import Script
+from langgraph_durable.checkpointers.redis._scripts_admin import (
     DELETE_RUN,
     DELETE_THREAD,
     EXPORT,

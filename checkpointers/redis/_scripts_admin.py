@@ -6,8 +6,8 @@ LangGraph's maintenance calls. Each touches the keys of one thread only.
 
 from __future__ import annotations
 
-from checkpointers.redis._lua_common import COMMON as _COMMON
-from checkpointers.redis._lua_common import Script
+from langgraph_durable.checkpointers.redis._lua_common import COMMON as _COMMON
+from langgraph_durable.checkpointers.redis._lua_common import Script
 
 # ARGV: none. Returns the removed wait fields.
 DELETE_THREAD = Script(

@@ -22,15 +22,15 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.cluster import RedisCluster
 
-from checkpointers._delta import DeltaPolicy
-from checkpointers._leases import LeaseSettings
-from checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
-from checkpointers._waits import WaitEntry
-from checkpointers.redis import _layout
-from checkpointers.redis._activities import SyncActivities
-from checkpointers.redis._approvals import SyncApprovals
-from checkpointers.redis._audit import SyncAudit
-from checkpointers.redis._base import (
+from langgraph_durable.checkpointers._delta import DeltaPolicy
+from langgraph_durable.checkpointers._leases import LeaseSettings
+from langgraph_durable.checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
+from langgraph_durable.checkpointers._waits import WaitEntry
+from langgraph_durable.checkpointers.redis import _layout
+from langgraph_durable.checkpointers.redis._activities import SyncActivities
+from langgraph_durable.checkpointers.redis._approvals import SyncApprovals
+from langgraph_durable.checkpointers.redis._audit import SyncAudit
+from langgraph_durable.checkpointers.redis._base import (
     RETRIES,
     TOLERATED,
     UNAVAILABLE,
@@ -41,10 +41,10 @@ from checkpointers.redis._base import (
     describe,
     translate,
 )
-from checkpointers.redis._core import Call, Cmd, Emit, Sleep
-from checkpointers.redis._leases import SyncLeases
-from checkpointers.redis._migrate import RedisMigrationSync
-from checkpointers.redis._wire import DIRECT, SyncLane, direct_pool
+from langgraph_durable.checkpointers.redis._core import Call, Cmd, Emit, Sleep
+from langgraph_durable.checkpointers.redis._leases import SyncLeases
+from langgraph_durable.checkpointers.redis._migrate import RedisMigrationSync
+from langgraph_durable.checkpointers.redis._wire import DIRECT, SyncLane, direct_pool
 
 
 def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
@@ -76,8 +76,8 @@ class RedisSaver(
     Args:
         client: A ``redis.Redis`` or ``redis.cluster.RedisCluster`` created with
             ``decode_responses=False``.
-        serde: Serializer (default: :func:`checkpointers.default_serde`).
-        migrations: A ``migrations.StateMigrations``; its ``version`` tags every put.
+        serde: Serializer (default: :func:`langgraph_durable.checkpointers.default_serde`).
+        migrations: A ``langgraph_durable.migrations.StateMigrations``; its ``version`` tags every put.
         prefix: Key prefix (no ``{``/``}``); savers with different prefixes never meet.
         ttl: Seconds (or a timedelta) after which an idle thread's keys expire;
             ``None`` keeps them forever. Refreshed on every write.
@@ -88,7 +88,7 @@ class RedisSaver(
             defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``, or ``False``.
         deltas: How a channel value that extends its previous version (a
             growing message list) is stored: ``True`` (default) as a delta
-            when :class:`checkpointers.DeltaPolicy` says so, ``False`` always
+            when :class:`langgraph_durable.checkpointers.DeltaPolicy` says so, ``False`` always
             whole, or a ``DeltaPolicy``. Reads understand deltas whatever this
             says.
 

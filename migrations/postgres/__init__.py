@@ -4,7 +4,7 @@
 a new step. The files ship inside the wheel and are read with
 :mod:`importlib.resources`, so an installed copy and a source checkout load the
 same text. The saver's ``setup()`` applies the pending ones (see
-``checkpointers.postgres``); this package only lists them, without I/O to any
+``langgraph_durable.checkpointers.postgres``); this package only lists them, without I/O to any
 database and without importing a driver.
 """
 

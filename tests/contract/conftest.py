@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from psycopg_pool import ConnectionPool
 
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
-from checkpointers.redis import AsyncRedisSaver, RedisSaver
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 from tests.contract import SyncAsAsync
 
 Opener = Callable[..., AbstractAsyncContextManager[Any]]

@@ -11,7 +11,7 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from checkpointers import WAIT_KEY, wait_marker
+from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
 from tests.contract import SyncAsAsync
 
 DEADLINE = datetime(2030, 1, 1, tzinfo=timezone.utc)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers import InvalidConfigError
+from langgraph_durable.checkpointers import InvalidConfigError
 
 
 def _config(tid: str, ns: str = "") -> dict[str, Any]:

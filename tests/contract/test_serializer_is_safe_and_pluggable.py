@@ -19,7 +19,7 @@ from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 
-from checkpointers import CorruptCheckpointError
+from langgraph_durable.checkpointers import CorruptCheckpointError
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from checkpointers import WAIT_KEY, wait_marker
+from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
 
 DEADLINE = datetime(2030, 1, 1, tzinfo=timezone.utc)
 

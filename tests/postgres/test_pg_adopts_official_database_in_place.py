@@ -16,8 +16,8 @@ from langgraph.checkpoint.postgres import PostgresSaver as OfficialSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from checkpointers.postgres import PostgresSaver
-from migrations.postgres import latest_version
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.migrations.postgres import latest_version
 
 
 class State(TypedDict):

@@ -12,7 +12,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 from psycopg_pool import ConnectionPool
 
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from tests.contract import SyncAsAsync
 
 

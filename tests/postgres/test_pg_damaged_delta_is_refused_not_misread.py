@@ -18,8 +18,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from psycopg import sql
 
-from checkpointers import CorruptCheckpointError
-from checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers import CorruptCheckpointError
+from langgraph_durable.checkpointers.postgres import PostgresSaver
 
 
 class State(TypedDict):

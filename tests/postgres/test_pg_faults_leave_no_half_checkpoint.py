@@ -13,8 +13,8 @@ from langgraph.checkpoint.base import empty_checkpoint
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from checkpointers import CorruptCheckpointError, StorageUnavailableError
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.checkpointers import CorruptCheckpointError, StorageUnavailableError
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 
 
 def _checkpoint(saver: PostgresSaver, value: object) -> tuple[dict, dict]:

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers.postgres import PostgresSaver
 from tests._growing import put_items
 
 
@@ -103,7 +103,7 @@ def test_other_bytes_stored_at_a_held_version_win(pg_schema: tuple[str, str]) ->
 
 
 async def test_the_async_saver_also_lets_the_store_win(pg_schema: tuple[str, str]) -> None:
-    from checkpointers.postgres import AsyncPostgresSaver
+    from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
     url, schema = pg_schema
     conf: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}

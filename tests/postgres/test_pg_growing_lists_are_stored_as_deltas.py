@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage
 from langgraph.checkpoint.postgres import PostgresSaver as OfficialSaver
 from psycopg import sql
 
-from checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers.postgres import PostgresSaver
 from tests._growing import growing_graph
 
 

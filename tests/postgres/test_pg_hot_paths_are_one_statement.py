@@ -17,7 +17,7 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg import AsyncConnection, AsyncCursor
 
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 
 
 def _count(op: Any, rows: Any = None) -> int:

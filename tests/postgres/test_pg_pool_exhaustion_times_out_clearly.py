@@ -1,7 +1,7 @@
 """An exhausted connection pool fails the call with PoolTimeoutError, it never hangs.
 
 Every connection of the pool is held elsewhere; a saver call then waits the
-pool's timeout and raises :class:`checkpointers.PoolTimeoutError` (a
+pool's timeout and raises :class:`langgraph_durable.checkpointers.PoolTimeoutError` (a
 ``StorageUnavailableError`` and a ``TimeoutError``), and works again as soon
 as a connection is free.
 """
@@ -14,8 +14,8 @@ import time
 import pytest
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from checkpointers import PoolTimeoutError, StorageUnavailableError
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.checkpointers import PoolTimeoutError, StorageUnavailableError
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 
 TIMEOUT = 0.5
 CFG = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}

@@ -21,9 +21,9 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from checkpointers import StorageUnavailableError
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
-from interrupts import approve
+from langgraph_durable.checkpointers import StorageUnavailableError
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.interrupts import approve
 from tests import _durability as d
 from tests._own_postgres import OwnPostgres
 

@@ -19,7 +19,7 @@ import psycopg
 from langgraph.checkpoint.base import empty_checkpoint
 from psycopg import Cursor
 
-from checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers.postgres import PostgresSaver
 from tests._growing import put_items
 
 SENT: list[str] = []

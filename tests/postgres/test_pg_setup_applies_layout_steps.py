@@ -16,9 +16,9 @@ import psycopg
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers import LayoutVersionError
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
-from migrations.postgres import latest_version, layout_steps
+from langgraph_durable.checkpointers import LayoutVersionError
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.migrations.postgres import latest_version, layout_steps
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -123,9 +123,9 @@ def test_an_installed_wheel_carries_and_applies_the_steps(pg_schema, tmp_path) -
     Path(site, "zz_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     script = textwrap.dedent(
         f"""
-        import checkpointers, migrations.postgres as mp
-        from checkpointers.postgres import PostgresSaver
-        assert checkpointers.__file__.startswith({site!r}), checkpointers.__file__
+        import langgraph_durable.checkpointers, langgraph_durable.migrations.postgres as mp
+        from langgraph_durable.checkpointers.postgres import PostgresSaver
+        assert langgraph_durable.checkpointers.__file__.startswith({site!r}), langgraph_durable.checkpointers.__file__
         assert len(mp.layout_steps()) == {latest_version()}
         with PostgresSaver.from_conn_string({url!r}, schema={schema!r}) as s:
             s.setup()

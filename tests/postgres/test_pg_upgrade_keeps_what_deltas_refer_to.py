@@ -17,8 +17,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
-from migrations import StateMigrations, aupgrade_all, upgrade_all
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from langgraph_durable.migrations import StateMigrations, aupgrade_all, upgrade_all
 from tests._growing import growing_graph
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis import RedisSaver
 from tests.redis._own_server import OwnRedis
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from checkpointers.redis import AsyncRedisSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 
 
 class State(TypedDict):

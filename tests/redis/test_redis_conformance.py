@@ -11,7 +11,7 @@ import redis
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 
-from checkpointers.redis import AsyncRedisSaver, RedisSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 
 
 async def _run(url: str, prefix: str, kind: str) -> None:

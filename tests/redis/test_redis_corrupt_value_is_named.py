@@ -9,9 +9,9 @@ import pytest
 import redis
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers import CorruptCheckpointError
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import Keys
+from langgraph_durable.checkpointers import CorruptCheckpointError
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import Keys
 
 
 def _put(saver: RedisSaver, tid: str, ns: str) -> Any:

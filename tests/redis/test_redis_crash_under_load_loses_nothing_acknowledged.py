@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers import StorageUnavailableError
-from checkpointers.redis import AsyncRedisSaver, RedisSaver
+from langgraph_durable.checkpointers import StorageUnavailableError
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 from tests.redis._own_server import OwnRedis
 
 pytestmark = pytest.mark.timeout(180)

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import redis
 
-from checkpointers import CheckpointerError
-from checkpointers.redis import RedisSaver
-from interrupts import approve, audit_log, decide, pending_approvals
+from langgraph_durable.checkpointers import CheckpointerError
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.interrupts import approve, audit_log, decide, pending_approvals
 from tests._approval_graphs import order_graph, orders, review_graph
 
 

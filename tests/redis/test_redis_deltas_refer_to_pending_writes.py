@@ -14,10 +14,10 @@ from typing import Any
 import ormsgpack
 import redis
 
-from checkpointers import DeltaPolicy
-from checkpointers._delta import DELTA_TYPE, delta_base, delta_writes
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import Keys
+from langgraph_durable.checkpointers import DeltaPolicy
+from langgraph_durable.checkpointers._delta import DELTA_TYPE, delta_base, delta_writes
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import Keys
 from tests._growing import growing_graph, put_items
 
 
@@ -259,7 +259,7 @@ def test_a_thread_of_long_versions_goes_on_with_short_ones(
 def test_an_upgrade_that_replaces_writes_keeps_those_deltas_refer_to(
     redis_prefix: tuple[str, str], raw: redis.Redis
 ) -> None:
-    from migrations import StateMigrations, upgrade_all
+    from langgraph_durable.migrations import StateMigrations, upgrade_all
 
     url, prefix = redis_prefix
     config = {"configurable": {"thread_id": "t"}, "recursion_limit": 999}

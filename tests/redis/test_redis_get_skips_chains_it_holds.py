@@ -12,9 +12,9 @@ from typing import Any
 
 import redis
 
-from checkpointers.redis import RedisSaver
-from checkpointers.redis import _scripts as S
-from checkpointers.redis._keys import Keys
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._keys import Keys
 from tests._growing import put_items
 
 

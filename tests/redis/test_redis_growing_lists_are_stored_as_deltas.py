@@ -6,8 +6,8 @@ from typing import Any
 
 import redis
 
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import Keys
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import Keys
 from tests._growing import growing_graph
 
 

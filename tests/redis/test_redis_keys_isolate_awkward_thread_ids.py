@@ -9,8 +9,8 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from redis.cluster import RedisCluster, key_slot
 
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import Keys
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import Keys
 
 AWKWARD = [
     "a", "a:b", "a*", "{a}", "a}", "{a", "}{", "a b", "a?", "a[", "[a-z]", "é☃", "", "%7Ba%7D"
@@ -66,7 +66,7 @@ def test_every_key_of_a_thread_shares_one_slot() -> None:
 
 
 def test_the_prefix_cannot_carry_a_hash_tag(redis_prefix: tuple[str, str]) -> None:
-    from checkpointers import InvalidConfigError
+    from langgraph_durable.checkpointers import InvalidConfigError
 
     with pytest.raises(InvalidConfigError) as err:
         RedisSaver.from_conn_string(redis_prefix[0], prefix="x{y}").__enter__()

@@ -19,9 +19,9 @@ import pytest
 import redis
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import Keys
-from migrations.redis import latest_version
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import Keys
+from langgraph_durable.migrations.redis import latest_version
 
 SEP = b"\x00"
 Z, ZA, R, X, WI = 0, 1, 3, 5, 7
@@ -210,7 +210,7 @@ def test_a_step_that_fails_releases_the_layout_lock(
     """
     import time
 
-    from checkpointers import CheckpointerError
+    from langgraph_durable.checkpointers import CheckpointerError
 
     url, prefix = redis_prefix
     keys = Keys(prefix)

@@ -9,7 +9,7 @@ import pytest
 import redis
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis import RedisSaver
 from tests.redis._own_server import OwnRedis
 
 

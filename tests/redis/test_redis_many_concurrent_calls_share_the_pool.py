@@ -11,7 +11,7 @@ import asyncio
 
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers.redis import AsyncRedisSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 
 
 async def test_three_hundred_concurrent_puts_all_succeed(redis_prefix: tuple[str, str]) -> None:

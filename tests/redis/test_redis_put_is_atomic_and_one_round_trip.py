@@ -8,9 +8,9 @@ from typing import Any
 import redis
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers import StorageUnavailableError
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import Keys
+from langgraph_durable.checkpointers import StorageUnavailableError
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import Keys
 
 
 def _checkpoint(saver: RedisSaver, size: int) -> Any:

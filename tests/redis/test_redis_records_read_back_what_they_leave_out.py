@@ -16,8 +16,8 @@ import pytest
 import redis
 from langgraph.checkpoint.base import empty_checkpoint
 
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import Keys
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import Keys
 
 TIMESTAMPS = [
     "2026-11-29T17:44:46.100528+00:00",

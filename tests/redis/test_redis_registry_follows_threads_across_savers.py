@@ -16,7 +16,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis import RedisSaver
 
 
 class State(TypedDict):

@@ -19,10 +19,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 from redis.cluster import RedisCluster
 
-from checkpointers import WAIT_KEY, wait_marker
-from checkpointers.redis import RedisSaver
-from checkpointers.redis import _scripts as S
-from checkpointers.redis._keys import Keys, shard_of
+from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._keys import Keys, shard_of
 
 
 class State(TypedDict):

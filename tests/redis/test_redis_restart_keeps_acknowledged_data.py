@@ -8,8 +8,8 @@ from typing import Any, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from checkpointers import StorageUnavailableError
-from checkpointers.redis import AsyncRedisSaver, RedisSaver
+from langgraph_durable.checkpointers import StorageUnavailableError
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 from tests.redis._own_server import OwnRedis
 
 

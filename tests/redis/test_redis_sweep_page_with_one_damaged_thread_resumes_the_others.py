@@ -13,9 +13,9 @@ from typing import Any
 
 import redis
 
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import THREAD_SUFFIXES
-from interrupts import CLOCK_CONFIG_KEY, ApprovalSweeper, audit_log
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import THREAD_SUFFIXES
+from langgraph_durable.interrupts import CLOCK_CONFIG_KEY, ApprovalSweeper, audit_log
 from tests._approval_graphs import FakeClock, review_graph
 
 

@@ -11,9 +11,9 @@ import redis
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from checkpointers import WAIT_KEY, wait_marker
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import THREAD_SUFFIXES, Keys
+from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import THREAD_SUFFIXES, Keys
 
 
 class State(TypedDict):
@@ -106,7 +106,7 @@ def test_a_decision_expires_with_its_thread(
 ) -> None:
     # a decision recorded and never resumed (no later write refreshes anything) must not
     # keep its decision and claim hashes after the thread's checkpoints expire
-    from interrupts import approve
+    from langgraph_durable.interrupts import approve
 
     url, prefix = redis_prefix
     with RedisSaver.from_conn_string(url, prefix=prefix, ttl=60) as saver:

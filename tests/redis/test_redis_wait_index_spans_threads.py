@@ -12,9 +12,9 @@ import redis
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from checkpointers import WAIT_KEY, WaitIndex, wait_marker
-from checkpointers.redis import RedisSaver
-from checkpointers.redis._keys import SHARDS, Keys
+from langgraph_durable.checkpointers import WAIT_KEY, WaitIndex, wait_marker
+from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis._keys import SHARDS, Keys
 
 SOON = datetime.now(timezone.utc) + timedelta(hours=1)
 
