@@ -103,20 +103,29 @@ class Area:
 def pause_threads(saver: Any, n: int, prefix: str, clock: FakeClock) -> Any:
     graph = review_graph(saver, timeout=timedelta(minutes=15))
     for i in range(n):
-        graph.invoke({"amount": i}, {"configurable": {"thread_id": f"{prefix}{i}",
-                                                      CLOCK_CONFIG_KEY: clock}})
+        graph.invoke(
+            {"amount": i}, {"configurable": {"thread_id": f"{prefix}{i}", CLOCK_CONFIG_KEY: clock}}
+        )
     return graph
 
 
-def add_waiting(area: Area, saver: Any, template: str, count: int, start: int,
-                prefix: str = "waiting-", days: int = 30) -> None:
+def add_waiting(
+    area: Area,
+    saver: Any,
+    template: str,
+    count: int,
+    start: int,
+    prefix: str = "waiting-",
+    days: int = 30,
+) -> None:
     """``count`` copies of ``template``'s wait entry, deadline moved by ``days``."""
     if area.backend == "postgres":
         import psycopg
         from psycopg import sql
 
         with psycopg.connect(area.url, autocommit=True) as conn:
-            conn.execute(sql.SQL("""
+            conn.execute(
+                sql.SQL("""
                 INSERT INTO {s}.durable_waits (thread_id, interrupt_id, checkpoint_ns,
                     checkpoint_id, task_id, kind, deadline, approvers, escalation_level,
                     value_type, value, created_at)
@@ -126,7 +135,8 @@ def add_waiting(area: Area, saver: Any, template: str, count: int, start: int,
                        w.escalation_level, w.value_type, w.value, w.created_at
                 FROM {s}.durable_waits AS w, generate_series(%s::int, %s::int) AS g
                 WHERE w.thread_id = %s""").format(s=sql.Identifier(area.name)),
-                (prefix, days, start, start + count - 1, template))
+                (prefix, days, start, start + count - 1, template),
+            )
             conn.execute(sql.SQL("ANALYZE {}.durable_waits").format(sql.Identifier(area.name)))
         return
     import ormsgpack
@@ -137,7 +147,7 @@ def add_waiting(area: Area, saver: Any, template: str, count: int, start: int,
     wt, wd = THREAD_SUFFIXES.index("wt"), THREAD_SUFFIXES.index("wd")
     keys = saver._core.keys
     client = saver.client
-    (fld, entry), = client.hgetall(keys.thread(template)[wt]).items()
+    ((fld, entry),) = client.hgetall(keys.thread(template)[wt]).items()
     fields = ormsgpack.unpackb(entry)
     deadline = int((T0 + timedelta(minutes=15, days=days)).timestamp() * 1000)
     pipe = client.pipeline(transaction=False)
@@ -159,8 +169,9 @@ def claim_all(saver: Any, now: Any, page: int = 100) -> tuple[float, int]:
     t = time.perf_counter()
     got = 0
     while True:
-        claimed = saver.claim_due_waits(now=now, owner=owner, lease=timedelta(minutes=1),
-                                        limit=page)
+        claimed = saver.claim_due_waits(
+            now=now, owner=owner, lease=timedelta(minutes=1), limit=page
+        )
         got += len(claimed)
         if len(claimed) < page:
             return time.perf_counter() - t, got
@@ -175,7 +186,8 @@ def bench_find(backend: str, due: int, sizes: list[int], rounds: int = 5) -> lis
             savers = {}
             for size, area in areas.items():
                 saver = savers[size] = stack.enter_context(
-                    open_sync(backend, area.url, area.options))
+                    open_sync(backend, area.url, area.options)
+                )
                 pause_threads(saver, 1, "due-", FakeClock())
                 add_waiting(area, saver, "due-0", due - 1, 1, prefix="due-", days=0)
                 add_waiting(area, saver, "due-0", size, 0)
@@ -189,32 +201,63 @@ def bench_find(backend: str, due: int, sizes: list[int], rounds: int = 5) -> lis
                 now += timedelta(minutes=2)  # past the lease: the next round claims all again
         out = []
         for size in sizes:
-            out.append({"backend": backend, "waiting": size, "due": due, "rounds": rounds,
-                        "claim_all_due_s": round(statistics.median(runs[size]), 3),
-                        "runs_s": [round(r, 3) for r in runs[size]]})
+            out.append(
+                {
+                    "backend": backend,
+                    "waiting": size,
+                    "due": due,
+                    "rounds": rounds,
+                    "claim_all_due_s": round(statistics.median(runs[size]), 3),
+                    "runs_s": [round(r, 3) for r in runs[size]],
+                }
+            )
             print(json.dumps(out[-1]), flush=True)
         first, last = out[0]["claim_all_due_s"], out[-1]["claim_all_due_s"]
-        print(json.dumps({"backend": backend, "find_ratio_largest_vs_smallest":
-                          round(last / first, 2)}), flush=True)
+        print(
+            json.dumps(
+                {"backend": backend, "find_ratio_largest_vs_smallest": round(last / first, 2)}
+            ),
+            flush=True,
+        )
         return out
     finally:
         for area in areas.values():
             area.drop()
 
 
-def bench_throughput(backend: str, n: int, concurrency: int, mode: str = "async",
-                     durability: str | None = None, cas: str = "page") -> dict[str, Any]:
+def bench_throughput(
+    backend: str,
+    n: int,
+    concurrency: int,
+    mode: str = "async",
+    durability: str | None = None,
+    cas: str = "page",
+) -> dict[str, Any]:
     area = Area(backend)
     try:
         with open_sync(backend, area.url, area.options) as saver:
             pause_threads(saver, n, "t", FakeClock())
-        args = {"backend": backend, "url": area.url, "options": area.options,
-                "now": (T0 + timedelta(hours=1)).isoformat(), "concurrency": concurrency,
-                "mode": mode, "durability": durability, "cas": cas}
-        procs = [subprocess.Popen([sys.executable, __file__, "--sweeper", json.dumps(args)],
-                                  cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-                 for _ in range(2)]
+        args = {
+            "backend": backend,
+            "url": area.url,
+            "options": area.options,
+            "now": (T0 + timedelta(hours=1)).isoformat(),
+            "concurrency": concurrency,
+            "mode": mode,
+            "durability": durability,
+            "cas": cas,
+        }
+        procs = [
+            subprocess.Popen(
+                [sys.executable, __file__, "--sweeper", json.dumps(args)],
+                cwd=ROOT,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )
+            for _ in range(2)
+        ]
         for p in procs:  # both set up (imports, pool, graph) before either sweeps
             assert p.stdout is not None and p.stdout.readline().strip() == "ready"
         redis0 = redis_cpu_s(area.url) if backend == "redis" else None
@@ -231,12 +274,18 @@ def bench_throughput(backend: str, n: int, concurrency: int, mode: str = "async"
         wall = max(r["seconds"] for r in results)
         client = sum(r["cpu_s"] for r in results) / resolved * 1000
         out: dict[str, Any] = {
-            "backend": backend, "approvals": n, "resolved": resolved, "sweepers": 2,
-            "mode": mode, "durability": durability or "default", "cas": cas,
+            "backend": backend,
+            "approvals": n,
+            "resolved": resolved,
+            "sweepers": 2,
+            "mode": mode,
+            "durability": durability or "default",
+            "cas": cas,
             "concurrency": concurrency,
             "seconds": round(wall, 2),
             "approvals_per_s": round(resolved / wall, 1),
-            "sweeper_cpu_ms_per_approval": round(client, 2)}
+            "sweeper_cpu_ms_per_approval": round(client, 2),
+        }
         if all(r.get("server_cpu_s") is not None for r in results):
             server = sum(r["server_cpu_s"] for r in results) / resolved * 1000
             out["server_cpu_ms_per_approval"] = round(server, 2)
@@ -264,8 +313,12 @@ def backend_cpu_s(url: str) -> float | None:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        pids = [r[0] for r in conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (APP_NAME,))]
+        pids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (APP_NAME,)
+            )
+        ]
     total = 0
     for pid in pids:
         try:
@@ -295,8 +348,16 @@ class _Timed:
         self.server = None if self.server0 is None or server1 is None else server1 - self.server0
 
     def report(self, resolved: int) -> None:
-        print(json.dumps({"resolved": resolved, "seconds": self.seconds, "cpu_s": self.cpu,
-                          "server_cpu_s": self.server}))
+        print(
+            json.dumps(
+                {
+                    "resolved": resolved,
+                    "seconds": self.seconds,
+                    "cpu_s": self.cpu,
+                    "server_cpu_s": self.server,
+                }
+            )
+        )
 
 
 def sweeper_process(args: dict[str, Any]) -> None:
@@ -322,9 +383,13 @@ def sweeper_process(args: dict[str, Any]) -> None:
         langgraph_durable.interrupts._sweeper.record_timeouts_flow = one_by_one  # type: ignore[assignment]
 
     def sweeper_of(saver: Any) -> ApprovalSweeper:
-        return ApprovalSweeper(review_graph(saver), clock=lambda: now,
-                               concurrency=args["concurrency"], page_size=50,
-                               durability=args["durability"])
+        return ApprovalSweeper(
+            review_graph(saver),
+            clock=lambda: now,
+            concurrency=args["concurrency"],
+            page_size=50,
+            durability=args["durability"],
+        )
 
     if args["mode"] == "sync":  # run_once: graph.invoke, a thread per resume in flight
         from contextlib import ExitStack
@@ -382,12 +447,18 @@ def bench_resume(backend: str, n: int) -> list[dict[str, Any]]:
             answers.append({intr.id: timeout_record(intr.value, intr.id, T0 + timedelta(hours=1))})
         t, cpu = time.perf_counter(), time.process_time()
         for i in range(n):
-            out = graph.invoke(Command(resume=answers[i]),
-                               {"configurable": {"thread_id": f"r{i}", CLOCK_CONFIG_KEY: clock}})
+            out = graph.invoke(
+                Command(resume=answers[i]),
+                {"configurable": {"thread_id": f"r{i}", CLOCK_CONFIG_KEY: clock}},
+            )
             assert "__interrupt__" not in out, out  # resumed to the end
         seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
-        row = {"backend": label, "resumes": n, "wall_ms_per_resume": round(seconds / n * 1000, 2),
-               "client_cpu_ms_per_resume": round(cpu / n * 1000, 2)}
+        row = {
+            "backend": label,
+            "resumes": n,
+            "wall_ms_per_resume": round(seconds / n * 1000, 2),
+            "client_cpu_ms_per_resume": round(cpu / n * 1000, 2),
+        }
         print(json.dumps(row), flush=True)
         return row
 
@@ -430,8 +501,12 @@ def bench_batch(backend: str, sizes: list[int], samples: int = 10) -> list[dict[
 
             def call(thread: str, first: int) -> float:
                 t = time.perf_counter()
-                decide(graph, {"configurable": {"thread_id": thread}},
-                       {f"i{k}": True for k in range(first, first + 10)}, by="bench")
+                decide(
+                    graph,
+                    {"configurable": {"thread_id": thread}},
+                    {f"i{k}": True for k in range(first, first + 10)},
+                    by="bench",
+                )
                 return time.perf_counter() - t
 
             # (thread, first item) of each timed call: "early" calls find 0-10% of
@@ -444,8 +519,10 @@ def bench_batch(backend: str, sizes: list[int], samples: int = 10) -> list[dict[
                 for n in range(-(-samples // per)):
                     for kind, calls in (("early", e_calls), ("late", l_calls)):
                         thread = f"{kind}-{size}-{n}"
-                        graph.invoke({"items": [{"id": f"i{k}", "v": k} for k in range(size)]},
-                                     {"configurable": {"thread_id": thread}})
+                        graph.invoke(
+                            {"items": [{"id": f"i{k}", "v": k} for k in range(size)]},
+                            {"configurable": {"thread_id": thread}},
+                        )
                         base = 0 if kind == "early" else size * 8 // 10
                         for first in range(0, base, 10):
                             call(thread, first)
@@ -462,14 +539,28 @@ def bench_batch(backend: str, sizes: list[int], samples: int = 10) -> list[dict[
     for size in sizes:
         e = statistics.median(early[size][:samples]) * 1000
         la = statistics.median(late[size][:samples]) * 1000
-        out.append({"backend": backend, "items": size, "samples": samples,
-                    "decide_ms_0_10pct_decided": round(e, 1),
-                    "decide_ms_80_90pct_decided": round(la, 1),
-                    "late_vs_early": round(la / e, 2)})
+        out.append(
+            {
+                "backend": backend,
+                "items": size,
+                "samples": samples,
+                "decide_ms_0_10pct_decided": round(e, 1),
+                "decide_ms_80_90pct_decided": round(la, 1),
+                "late_vs_early": round(la / e, 2),
+            }
+        )
         print(json.dumps(out[-1]), flush=True)
-    print(json.dumps({"backend": backend, "decide_ratio_largest_vs_smallest_batch": round(
-        out[-1]["decide_ms_80_90pct_decided"] / out[0]["decide_ms_80_90pct_decided"], 2)}),
-        flush=True)
+    print(
+        json.dumps(
+            {
+                "backend": backend,
+                "decide_ratio_largest_vs_smallest_batch": round(
+                    out[-1]["decide_ms_80_90pct_decided"] / out[0]["decide_ms_80_90pct_decided"], 2
+                ),
+            }
+        ),
+        flush=True,
+    )
     return out
 
 
@@ -513,27 +604,44 @@ def bench_batch_ops(backend: str, size: int = 1000, reps: int = 30) -> list[dict
             for _ in range(reps):  # the two batches alternate
                 for name, (cfg, bid, keys) in batches.items():
                     n += 1
-                    record = new_record(type="decision", approval_id=bid, by="b", approved=True,
-                                        at=datetime.now(timezone.utc), item=f"extra{n}")
+                    record = new_record(
+                        type="decision",
+                        approval_id=bid,
+                        by="b",
+                        approved=True,
+                        at=datetime.now(timezone.utc),
+                        item=f"extra{n}",
+                    )
                     thread_id = cfg["configurable"]["thread_id"]
                     t0 = time.perf_counter()
                     graph.get_state(cfg)
                     t1 = time.perf_counter()
                     saver.count_decisions(thread_id=thread_id, keys=keys)
                     t2 = time.perf_counter()
-                    saver.record_decision(thread_id=thread_id, key=item_key(bid, f"extra{n}"),
-                                          decision=record)
+                    saver.record_decision(
+                        thread_id=thread_id, key=item_key(bid, f"extra{n}"), decision=record
+                    )
                     t3 = time.perf_counter()
-                    for what, took in (("get_state", t1 - t0), ("count_decisions", t2 - t1),
-                                       ("record_decision", t3 - t2)):
+                    for what, took in (
+                        ("get_state", t1 - t0),
+                        ("count_decisions", t2 - t1),
+                        ("record_decision", t3 - t2),
+                    ):
                         times.setdefault((name, what), []).append(took)
     finally:
         area.drop()
     out = []
     for what in ("get_state", "count_decisions", "record_decision"):
-        row = {"backend": backend, "items": size, "op": what, "reps": reps,
-               **{f"{name}_ms": round(statistics.median(times[(name, what)]) * 1000, 2)
-                  for name in ("fresh", "80pct_decided")}}
+        row = {
+            "backend": backend,
+            "items": size,
+            "op": what,
+            "reps": reps,
+            **{
+                f"{name}_ms": round(statistics.median(times[(name, what)]) * 1000, 2)
+                for name in ("fresh", "80pct_decided")
+            },
+        }
         out.append(row)
         print(json.dumps(row), flush=True)
     return out
@@ -550,17 +658,26 @@ def main() -> None:
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--approvals", type=int, default=1000)
     p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--mode", default="async,sync",
-                   help="throughput: the sweepers' arun_once (async) and/or run_once (sync); "
-                        "both alternate, --rounds times")
+    p.add_argument(
+        "--mode",
+        default="async,sync",
+        help="throughput: the sweepers' arun_once (async) and/or run_once (sync); "
+        "both alternate, --rounds times",
+    )
     p.add_argument("--rounds", type=int, default=1)
-    p.add_argument("--cas", default="page",
-                   help="throughput: 'page' (a page's timeout decisions in one round trip), "
-                        "'each' (one per approval, as before), comma-separated to alternate")
-    p.add_argument("--durability", default="default",
-                   help="throughput: the sweepers' resume durability, comma-separated to "
-                        "alternate (default = the graph's own; exit = ApprovalSweeper(durability="
-                        "'exit'))")
+    p.add_argument(
+        "--cas",
+        default="page",
+        help="throughput: 'page' (a page's timeout decisions in one round trip), "
+        "'each' (one per approval, as before), comma-separated to alternate",
+    )
+    p.add_argument(
+        "--durability",
+        default="default",
+        help="throughput: the sweepers' resume durability, comma-separated to "
+        "alternate (default = the graph's own; exit = ApprovalSweeper(durability="
+        "'exit'))",
+    )
     p.add_argument("--resumes", type=int, default=200)
     a = p.parse_args()
     parts = a.parts.split(",")
@@ -571,8 +688,14 @@ def main() -> None:
             for mode in a.mode.split(","):
                 for durability in a.durability.split(","):
                     for cas in a.cas.split(","):
-                        bench_throughput(a.backend, a.approvals, a.concurrency, mode,
-                                         None if durability == "default" else durability, cas)
+                        bench_throughput(
+                            a.backend,
+                            a.approvals,
+                            a.concurrency,
+                            mode,
+                            None if durability == "default" else durability,
+                            cas,
+                        )
     if "resume" in parts:
         bench_resume(a.backend, a.resumes)
     if "batch" in parts:

@@ -80,19 +80,41 @@ def main() -> None:
         refusals: list[float] = []
         for i in range(args.n):
             thread = f"bench-{i % 50}"
-            for with_audit in ((False, True) if i % 2 else (True, False)):
+            for with_audit in (False, True) if i % 2 else (True, False):
                 key = uuid.uuid4().hex
-                decision = {"decision_id": key, "at": now.isoformat(), "by": "alice",
-                            "approval_id": key, "fingerprint": "sha256:" + "0" * 64}
-                entry = audit_entry(at=now, thread_id=thread, approval_id=key, actor="alice",
-                                    action="approve", outcome="recorded",
-                                    fingerprint=decision["fingerprint"])
-                ms = timed(lambda d=decision, e=entry, k=key, t=thread, a=with_audit:
-                           saver.record_decision(thread_id=t, key=k, decision=d,
-                                                 audit=e if a else None))
+                decision = {
+                    "decision_id": key,
+                    "at": now.isoformat(),
+                    "by": "alice",
+                    "approval_id": key,
+                    "fingerprint": "sha256:" + "0" * 64,
+                }
+                entry = audit_entry(
+                    at=now,
+                    thread_id=thread,
+                    approval_id=key,
+                    actor="alice",
+                    action="approve",
+                    outcome="recorded",
+                    fingerprint=decision["fingerprint"],
+                )
+                ms = timed(
+                    lambda d=decision, e=entry, k=key, t=thread, a=with_audit: (
+                        saver.record_decision(
+                            thread_id=t, key=k, decision=d, audit=e if a else None
+                        )
+                    )
+                )
                 (audited if with_audit else plain).append(ms)
-            refusal = audit_entry(at=now, thread_id=thread, approval_id="x", actor="eve",
-                                  action="approve", outcome="not_authorized", reason="bench")
+            refusal = audit_entry(
+                at=now,
+                thread_id=thread,
+                approval_id="x",
+                actor="eve",
+                action="approve",
+                outcome="not_authorized",
+                reason="bench",
+            )
             refusals.append(timed(lambda r=refusal: saver.append_audit(entries=[r])))
         reads = [timed(lambda: audit_log(saver, thread_id="bench-0")) for _ in range(50)]
         count = len(audit_log(saver, thread_id="bench-0"))

@@ -53,11 +53,19 @@ def main() -> None:
             ttl = timedelta(seconds=30)
 
             def call(how: str, key: str) -> None:
-                cfg: dict[str, Any] = {"configurable": {
-                    "thread_id": key, "checkpoint_ns": "", "checkpoint_id": "c1"}}
+                cfg: dict[str, Any] = {
+                    "configurable": {"thread_id": key, "checkpoint_ns": "", "checkpoint_id": "c1"}
+                }
                 op = saver._op_put_writes(cfg, [("a", {"v": 1}), ("b", "x")], "task", "")
-                lease = ("acquire_lease", {"thread_id": key, "owner": "bench",
-                                           "now": datetime.now(timezone.utc), "ttl": ttl})
+                lease = (
+                    "acquire_lease",
+                    {
+                        "thread_id": key,
+                        "owner": "bench",
+                        "now": datetime.now(timezone.utc),
+                        "ttl": ttl,
+                    },
+                )
                 if how == "plain":
                     saver._run("put_writes", op)
                 elif how == "pipeline":
@@ -72,12 +80,20 @@ def main() -> None:
                     for i in range(a.calls):
                         call(how, f"{how}-{rnd}-{i}")
                     n = a.calls
-                    print(json.dumps({
-                        "round": rnd + 1, "write": how,
-                        "client_cpu_ms": round((time.process_time() - cpu0) / n * 1000, 3),
-                        "server_cpu_ms": round((_backend_cpu_s(pid) - server0) / n * 1000, 3),
-                        "wall_ms": round((time.perf_counter() - t0) / n * 1000, 3),
-                    }), flush=True)
+                    print(
+                        json.dumps(
+                            {
+                                "round": rnd + 1,
+                                "write": how,
+                                "client_cpu_ms": round((time.process_time() - cpu0) / n * 1000, 3),
+                                "server_cpu_ms": round(
+                                    (_backend_cpu_s(pid) - server0) / n * 1000, 3
+                                ),
+                                "wall_ms": round((time.perf_counter() - t0) / n * 1000, 3),
+                            }
+                        ),
+                        flush=True,
+                    )
     finally:
         area.drop()
 

@@ -80,8 +80,9 @@ def build(saver: Any) -> Any:
 VARIANTS: dict[str, LeaseSettings | bool] = {
     "off": False,
     "default (30s/10s)": True,
-    "aggressive (0.2s/0.05s)": LeaseSettings(lease=timedelta(seconds=0.2),
-                                             heartbeat=timedelta(seconds=0.05)),
+    "aggressive (0.2s/0.05s)": LeaseSettings(
+        lease=timedelta(seconds=0.2), heartbeat=timedelta(seconds=0.05)
+    ),
 }
 
 
@@ -102,8 +103,9 @@ def pg_database(url: str) -> Iterator[str]:
         yield _with_db(url, name)
     finally:
         with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                sql.Identifier(name)))
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
 
 
 @contextmanager
@@ -176,7 +178,8 @@ def _instrument() -> None:
         cls._run_with_lease = _timed(cls._run_with_lease, -1.0)  # type: ignore[method-assign]
     PostgresSaver._run = _counted(PostgresSaver._run)  # type: ignore[method-assign]
     PostgresSaver._run_together = _counted(  # type: ignore[method-assign]
-        PostgresSaver._run_together)
+        PostgresSaver._run_together
+    )
     RedisSaver._execute = _counted(RedisSaver._execute)  # type: ignore[method-assign]
 
 
@@ -197,14 +200,16 @@ def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
                 if saver.run_leases is not None:
                     stack.callback(saver.run_leases.close)
                 graphs[name] = build(saver)
-                graphs[name].invoke({"n": 0, "items": []},
-                                    {"configurable": {"thread_id": f"warm-{uuid.uuid4().hex}"}})
+                graphs[name].invoke(
+                    {"n": 0, "items": []},
+                    {"configurable": {"thread_id": f"warm-{uuid.uuid4().hex}"}},
+                )
             for _r in range(args.rounds):
                 run_times: dict[str, list[float]] = {name: [] for name in names}
                 for i in range(args.runs):
                     # one run of each variant in turn, the order rotating, so that
                     # the machine's load falls on all variants alike
-                    for name in names[i % len(names):] + names[:i % len(names)]:
+                    for name in names[i % len(names) :] + names[: i % len(names)]:
                         config = {"configurable": {"thread_id": uuid.uuid4().hex}}
                         LEASE_TIME[0] = 0.0
                         CALLS[0] = 0
@@ -219,26 +224,31 @@ def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
                         calls[name] += CALLS[0]
                 for name in names:
                     times[name] += run_times[name]
-                    cpu[name].append(statistics.median(cpu_samples[name][-args.runs:]))
-                    ratios[name].append(statistics.median(run_times[name])
-                                        / statistics.median(run_times["off"]) - 1)
+                    cpu[name].append(statistics.median(cpu_samples[name][-args.runs :]))
+                    ratios[name].append(
+                        statistics.median(run_times[name]) / statistics.median(run_times["off"]) - 1
+                    )
     finally:
         if backend == "redis":
             _drop_prefix(where, prefix)
     base_cpu = statistics.median(cpu["off"])
-    print(f"\n[{backend}] heartbeat cost: {args.rounds} rounds x {args.runs} runs of "
-          f"{STEPS} steps, variants interleaved run by run; wall: median run time and median "
-          "per-round overhead vs off; cpu: median process CPU per run (all threads)")
+    print(
+        f"\n[{backend}] heartbeat cost: {args.rounds} rounds x {args.runs} runs of "
+        f"{STEPS} steps, variants interleaved run by run; wall: median run time and median "
+        "per-round overhead vs off; cpu: median process CPU per run (all threads)"
+    )
     for name, samples in times.items():
         med = statistics.median(samples)
         c = statistics.median(cpu[name])
         ratio = 100 * statistics.median(ratios[name])
         lease_ms = 1000 * in_leases[name] / len(samples)
         trips = calls[name] / len(samples)
-        print(f"  {name:26s} wall {med * 1000:7.1f} ms ({ratio:+6.2f}%)"
-              f"   cpu {c * 1000:6.2f} ms ({100 * (c - base_cpu) / base_cpu:+6.2f}%)"
-              f"   in lease code {lease_ms:5.2f} ms/run ({100 * lease_ms / (med * 1000):4.2f}%)"
-              f"   round trips {trips:5.1f}/run")
+        print(
+            f"  {name:26s} wall {med * 1000:7.1f} ms ({ratio:+6.2f}%)"
+            f"   cpu {c * 1000:6.2f} ms ({100 * (c - base_cpu) / base_cpu:+6.2f}%)"
+            f"   in lease code {lease_ms:5.2f} ms/run ({100 * lease_ms / (med * 1000):4.2f}%)"
+            f"   round trips {trips:5.1f}/run"
+        )
 
 
 # -- part 2 --------------------------------------------------------------------------
@@ -254,13 +264,15 @@ def _fill_pg(url: str, start: int, count: int, orphans: int) -> None:
                 " SELECT 'done-' || g, 'released', 'bench', 1, %(now)s, %(now)s, %(now)s,"
                 " CASE WHEN g %% 2 = 0 THEN 'finished' ELSE 'interrupted' END, %(now)s"
                 " FROM generate_series(%(a)s::int, %(b)s::int) AS g",
-                {"now": now, "a": start, "b": start + count - 1})
+                {"now": now, "a": start, "b": start + count - 1},
+            )
         for i in range(orphans):
             conn.execute(
                 "INSERT INTO durable_run_leases (thread_id, state, owner, token, acquired_at,"
                 " renewed_at, expires_at) VALUES (%s, 'running', 'dead', 1, %s, %s, %s)"
                 " ON CONFLICT DO NOTHING",
-                (f"orphan-{i}", now, now, now - timedelta(seconds=60)))
+                (f"orphan-{i}", now, now, now - timedelta(seconds=60)),
+            )
         conn.execute("ANALYZE durable_run_leases")
 
 
@@ -272,16 +284,31 @@ def _fill_redis(url: str, prefix: str, start: int, count: int, orphans: int) -> 
         pipe = client.pipeline(transaction=False)
         for i in range(start, start + count):
             t = f"done-{i}"
-            pipe.hset(keys.record(t), mapping={
-                "thread_id": t, "state": "released", "owner": "bench", "token": 1,
-                "expires_at": now_ms, "reason": "finished" if i % 2 == 0 else "interrupted"})
+            pipe.hset(
+                keys.record(t),
+                mapping={
+                    "thread_id": t,
+                    "state": "released",
+                    "owner": "bench",
+                    "token": 1,
+                    "expires_at": now_ms,
+                    "reason": "finished" if i % 2 == 0 else "interrupted",
+                },
+            )
             if len(pipe) >= 2000:
                 pipe.execute()
         for i in range(orphans):
             t = f"orphan-{i}"
-            pipe.hset(keys.record(t), mapping={"thread_id": t, "state": "running",
-                                               "owner": "dead", "token": 1,
-                                               "expires_at": now_ms - 60_000})
+            pipe.hset(
+                keys.record(t),
+                mapping={
+                    "thread_id": t,
+                    "state": "running",
+                    "owner": "dead",
+                    "token": 1,
+                    "expires_at": now_ms - 60_000,
+                },
+            )
             pipe.zadd(keys.running(t), {t: now_ms - 60_000})
         pipe.execute()
     finally:
@@ -290,18 +317,18 @@ def _fill_redis(url: str, prefix: str, start: int, count: int, orphans: int) -> 
 
 def find_scaling(backend: str, where: str, args: argparse.Namespace) -> None:
     prefix = f"bl{uuid.uuid4().hex[:8]}"
-    print(f"\n[{backend}] find_expired_leases(limit=100), 10 orphans among N finished/waiting "
-          f"threads (median of {args.finds} calls)")
+    print(
+        f"\n[{backend}] find_expired_leases(limit=100), 10 orphans among N finished/waiting "
+        f"threads (median of {args.finds} calls)"
+    )
     try:
         with saver_for(backend, where, prefix, True) as saver:
             filled = 0
             for size in (0, 10_000, 100_000):
                 if backend == "pg":
-                    _fill_pg(where, filled, size - filled, 10 if filled == 0 and size == 0
-                             else 0)
+                    _fill_pg(where, filled, size - filled, 10 if filled == 0 and size == 0 else 0)
                 else:
-                    _fill_redis(where, prefix, filled, size - filled,
-                                10 if size == 0 else 0)
+                    _fill_redis(where, prefix, filled, size - filled, 10 if size == 0 else 0)
                 filled = size
                 now = datetime.now(timezone.utc)
                 samples = []
@@ -310,13 +337,16 @@ def find_scaling(backend: str, where: str, args: argparse.Namespace) -> None:
                     found = saver.find_expired_leases(now=now, limit=100)
                     samples.append(time.perf_counter() - t0)
                 assert len(found) == 10, found
-                print(f"  N={size:>7,}  median {statistics.median(samples) * 1000:7.3f} ms"
-                      f"  fastest {min(samples) * 1000:7.3f} ms   (found {len(found)})")
+                print(
+                    f"  N={size:>7,}  median {statistics.median(samples) * 1000:7.3f} ms"
+                    f"  fastest {min(samples) * 1000:7.3f} ms   (found {len(found)})"
+                )
             if backend == "pg":
                 with psycopg.connect(where) as conn:
                     plan = conn.execute(
                         "EXPLAIN SELECT * FROM durable_run_leases WHERE state = 'running'"
-                        " AND expires_at <= now() ORDER BY expires_at LIMIT 100").fetchall()
+                        " AND expires_at <= now() ORDER BY expires_at LIMIT 100"
+                    ).fetchall()
                 print("  plan: " + " / ".join(r[0].strip() for r in plan[:2]))
     finally:
         if backend == "redis":
@@ -324,8 +354,7 @@ def find_scaling(backend: str, where: str, args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--pg-url", default=None, help="PostgreSQL server (default: as the tests)")
     ap.add_argument("--redis-url", default=None, help="Redis server (default: as the tests)")
     ap.add_argument("--backends", default="pg,redis")

@@ -147,8 +147,10 @@ async def run(backend: str, threads: int, invokes: int, pool: int) -> dict[str, 
             ids = [t.config["configurable"]["checkpoint_id"] for t in tuples]
             dup += len(ids) - len(set(ids))
             lost += max(0, invokes * per_invoke - len(set(ids)))
-            parents = [t.parent_config["configurable"]["checkpoint_id"] if t.parent_config
-                       else None for t in tuples]
+            parents = [
+                t.parent_config["configurable"]["checkpoint_id"] if t.parent_config else None
+                for t in tuples
+            ]
             broken += sum(p != c for p, c in zip(parents[:-1], ids[1:], strict=True))
             state = await g.aget_state({"configurable": {"thread_id": f"load-{i}"}})
             if state.values.get("log") != list(NODES) * invokes:

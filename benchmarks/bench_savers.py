@@ -244,8 +244,10 @@ async def explain(args: argparse.Namespace) -> None:
         found = [t async for t in saver.alist(None, filter={"user": "user-42"}, limit=10)]
         elapsed = time.perf_counter() - t0
     print(plan)
-    print(f"\nlist(None, filter={{'user': 'user-42'}}, limit=10): {len(found)} rows "
-          f"in {elapsed * 1000:.1f} ms")
+    print(
+        f"\nlist(None, filter={{'user': 'user-42'}}, limit=10): {len(found)} rows "
+        f"in {elapsed * 1000:.1f} ms"
+    )
 
 
 def main() -> None:

@@ -91,14 +91,19 @@ def openers(pg: str, rd: str) -> dict[str, Opener]:
     }
 
 
-def _put(s: Saver, thread: str, metadata: dict[str, Any] | None = None,
-         values: dict[str, Any] | None = None) -> dict[str, Any]:
+def _put(
+    s: Saver,
+    thread: str,
+    metadata: dict[str, Any] | None = None,
+    values: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     cp = empty_checkpoint()
     cp["channel_values"] = dict(values or {})
     cp["channel_versions"] = {k: 1 for k in cp["channel_values"]}
     md = {"source": "input", "step": -1, **(metadata or {})}
-    return s.put({"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, cp, md,
-                 cp["channel_versions"])  # type: ignore[arg-type]
+    return s.put(
+        {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, cp, md, cp["channel_versions"]
+    )  # type: ignore[arg-type]
 
 
 def _get(s: Saver, thread: str) -> Any:

@@ -21,15 +21,23 @@ from langgraph_durable.checkpointers._serde import default_serde, loads_exact
 
 
 def _lists() -> dict[str, list[Any]]:
-    calls = [AIMessage("", id=f"a{i}", tool_calls=[{"name": "f", "args": {"q": "x" * 50},
-                                                    "id": f"t{i}"}]) for i in range(300)]
+    calls = [
+        AIMessage(
+            "", id=f"a{i}", tool_calls=[{"name": "f", "args": {"q": "x" * 50}, "id": f"t{i}"}]
+        )
+        for i in range(300)
+    ]
     tools = [ToolMessage("r" * 100, tool_call_id=f"t{i}") for i in range(300)]
     plain = [AIMessage("x" * 200, id=f"p{i}") for i in range(300)]
     mixed: list[Any] = []
     for i in range(75):
         mixed += [HumanMessage("q" * 100, id=f"h{i}"), calls[i], tools[i], plain[i]]
-    return {"plain AIMessage": plain, "tool-calling AIMessage": calls, "ToolMessage": tools,
-            "agent mix": mixed}
+    return {
+        "plain AIMessage": plain,
+        "tool-calling AIMessage": calls,
+        "ToolMessage": tools,
+        "agent mix": mixed,
+    }
 
 
 def main() -> None:

@@ -113,11 +113,15 @@ def seed(url: str, threads: int) -> None:
         saver.setup()
         build(saver).invoke({"price": 10, "log": []}, {"configurable": {"thread_id": "t0"}})
         for table, cols in (
-            ("checkpoints", "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
-             "checkpoint, metadata"),
+            (
+                "checkpoints",
+                "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata",
+            ),
             ("checkpoint_blobs", "checkpoint_ns, channel, version, type, blob"),
-            ("checkpoint_writes", "checkpoint_ns, checkpoint_id, task_id, task_path, idx, "
-             "channel, type, blob"),
+            (
+                "checkpoint_writes",
+                "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob",
+            ),
         ):
             conn.execute(
                 sql.SQL(
@@ -134,10 +138,10 @@ def copy_schema(url: str, name: str) -> None:
         conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
         for t in TABLES:
             conn.execute(
-                sql.SQL("CREATE TABLE {n}.{t} (LIKE seed.{t} INCLUDING ALL); "
-                        "INSERT INTO {n}.{t} SELECT * FROM seed.{t}").format(
-                    n=sql.Identifier(name), t=sql.Identifier(t)
-                )
+                sql.SQL(
+                    "CREATE TABLE {n}.{t} (LIKE seed.{t} INCLUDING ALL); "
+                    "INSERT INTO {n}.{t} SELECT * FROM seed.{t}"
+                ).format(n=sql.Identifier(name), t=sql.Identifier(t))
             )
         conn.execute(sql.SQL("ANALYZE"))
 
@@ -204,8 +208,9 @@ def main() -> None:
 
         if not args.reads_only:
             # -- reference: list() every checkpoint with the official saver
-            with psycopg.connect(with_db(args.url, db, "lm"), autocommit=True,
-                                 prepare_threshold=0) as conn:
+            with psycopg.connect(
+                with_db(args.url, db, "lm"), autocommit=True, prepare_threshold=0
+            ) as conn:
                 t_list, rows = timed(lambda: sum(1 for _ in Official(conn).list(None)))
             assert rows == n
             results.append((f"official saver: list() of all {n} checkpoints", t_list, "reference"))
@@ -218,8 +223,13 @@ def main() -> None:
             adapter.setup()
             t_lm, res = timed(lambda: run_batch_upgrade(adapter, langmigrate_engine()))
             assert res.migrated == n and res.failed == 0, res
-            results.append((f"LangMigrate run_batch_upgrade: {n} checkpoints", t_lm,
-                            f"{t_lm / t_list:.2f}x list()"))
+            results.append(
+                (
+                    f"LangMigrate run_batch_upgrade: {n} checkpoints",
+                    t_lm,
+                    f"{t_lm / t_list:.2f}x list()",
+                )
+            )
 
             # -- ours
             for schema, all_history, label in (
@@ -245,68 +255,109 @@ def main() -> None:
             conn.execute("VACUUM FULL ANALYZE reads_v1.checkpoints")
             conn.execute("VACUUM FULL ANALYZE reads_v0.checkpoints")
         sample = [f"t{i}" if i else "t0" for i in range(args.read_threads)]
-        with PostgresSaver.from_conn_string(base, schema="reads_v0") as plain, \
-             PostgresSaver.from_conn_string(base, schema="reads_v0", migrations=m) as upg, \
-             PostgresSaver.from_conn_string(base, schema="reads_v1", migrations=m) as cur:
-            assert upg.get_tuple({"configurable": {"thread_id": "t1"}}).metadata[
-                "schema_version"] == 1
+        with (
+            PostgresSaver.from_conn_string(base, schema="reads_v0") as plain,
+            PostgresSaver.from_conn_string(base, schema="reads_v0", migrations=m) as upg,
+            PostgresSaver.from_conn_string(base, schema="reads_v1", migrations=m) as cur,
+        ):
+            assert (
+                upg.get_tuple({"configurable": {"thread_id": "t1"}}).metadata["schema_version"] == 1
+            )
 
             def reader(s: Any) -> Callable[[str], Any]:
                 return lambda tid: s.get_tuple({"configurable": {"thread_id": tid}})
 
             med = read_rounds(
                 {"plain": reader(plain), "current": reader(cur), "upgrade": reader(upg)},
-                sample, args.rounds,
+                sample,
+                args.rounds,
             )
         # The hook alone, without I/O: what _finish_read adds to each read.
         with PostgresSaver.from_conn_string(base, schema="reads_v0") as raw_reader:
-            raw = [
-                raw_reader.get_tuple({"configurable": {"thread_id": tid}}) for tid in sample
-            ]
+            raw = [raw_reader.get_tuple({"configurable": {"thread_id": tid}}) for tid in sample]
         hook_current = best_of(lambda: [cur._finish_read(t, 1) for t in raw], args.rounds)
         hook_upgrade = best_of(lambda: [upg._finish_read(t, 0) for t in raw], args.rounds)
         us = len(sample) / 1e6
         (pw, pc), (cw, cc), (uw, uc) = med["plain"], med["current"], med["upgrade"]
-        results.append(("ours get_tuple, no migrations= (reference)", pw,
-                        f"{pw / us:.0f} us/read wall, {pc / us:.0f} us/read client CPU"))
-        results.append(("ours get_tuple, migrations= set, checkpoint already current", cw,
-                        f"{cw / pw:.3f}x wall, {cc / pc:.3f}x client CPU"))
-        results.append(("ours get_tuple, migrations= set, upgraded in memory", uw,
-                        f"{uw / pw:.3f}x wall, {uc / pc:.3f}x client CPU"))
-        results.append(("ours _finish_read alone, checkpoint current (per read)",
-                        hook_current / len(sample),
-                        f"{hook_current / len(sample) / (pw / len(sample)) * 100:.2f}% of a read"))
-        results.append(("ours _finish_read alone, upgrade in memory (per read)",
-                        hook_upgrade / len(sample),
-                        f"{hook_upgrade / len(sample) / (pw / len(sample)) * 100:.2f}% of a read"))
+        results.append(
+            (
+                "ours get_tuple, no migrations= (reference)",
+                pw,
+                f"{pw / us:.0f} us/read wall, {pc / us:.0f} us/read client CPU",
+            )
+        )
+        results.append(
+            (
+                "ours get_tuple, migrations= set, checkpoint already current",
+                cw,
+                f"{cw / pw:.3f}x wall, {cc / pc:.3f}x client CPU",
+            )
+        )
+        results.append(
+            (
+                "ours get_tuple, migrations= set, upgraded in memory",
+                uw,
+                f"{uw / pw:.3f}x wall, {uc / pc:.3f}x client CPU",
+            )
+        )
+        results.append(
+            (
+                "ours _finish_read alone, checkpoint current (per read)",
+                hook_current / len(sample),
+                f"{hook_current / len(sample) / (pw / len(sample)) * 100:.2f}% of a read",
+            )
+        )
+        results.append(
+            (
+                "ours _finish_read alone, upgrade in memory (per read)",
+                hook_upgrade / len(sample),
+                f"{hook_upgrade / len(sample) / (pw / len(sample)) * 100:.2f}% of a read",
+            )
+        )
 
         from langmigrate import MigrationInterceptor
 
         lm_url = with_db(args.url, db, "lm_reads")
-        with psycopg.connect(lm_url, autocommit=True, prepare_threshold=0) as c1, \
-             psycopg.connect(lm_url, autocommit=True, prepare_threshold=0) as c2:
+        with (
+            psycopg.connect(lm_url, autocommit=True, prepare_threshold=0) as c1,
+            psycopg.connect(lm_url, autocommit=True, prepare_threshold=0) as c2,
+        ):
             official = Official(c1)
             lazy = MigrationInterceptor(Official(c2), langmigrate_engine(), write_back=False)
             lm_med = read_rounds(
-                {"official": (lambda tid: official.get_tuple({"configurable": {"thread_id": tid}})),
-                 "lazy": (lambda tid: lazy.get_tuple({"configurable": {"thread_id": tid}}))},
-                sample, args.rounds,
+                {
+                    "official": (
+                        lambda tid: official.get_tuple({"configurable": {"thread_id": tid}})
+                    ),
+                    "lazy": (lambda tid: lazy.get_tuple({"configurable": {"thread_id": tid}})),
+                },
+                sample,
+                args.rounds,
             )
             healer = MigrationInterceptor(Official(c2), langmigrate_engine(), write_back=True)
-            t_heal, _ = timed(lambda: [
-                healer.get_tuple({"configurable": {"thread_id": tid}}) for tid in sample
-            ])
+            t_heal, _ = timed(
+                lambda: [healer.get_tuple({"configurable": {"thread_id": tid}}) for tid in sample]
+            )
         (ow, oc), (lw, lc) = lm_med["official"], lm_med["lazy"]
-        results.append(("LangMigrate interceptor, in memory (vs official get_tuple)", lw,
-                        f"{lw / ow:.3f}x wall, {lc / oc:.3f}x client CPU"))
-        results.append(("LangMigrate interceptor, write-back (first read)", t_heal,
-                        f"{t_heal / ow:.3f}x wall"))
+        results.append(
+            (
+                "LangMigrate interceptor, in memory (vs official get_tuple)",
+                lw,
+                f"{lw / ow:.3f}x wall, {lc / oc:.3f}x client CPU",
+            )
+        )
+        results.append(
+            ("LangMigrate interceptor, write-back (first read)", t_heal, f"{t_heal / ow:.3f}x wall")
+        )
     finally:
         with psycopg.connect(args.url, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                sql.Identifier(db)))
-    print(f"\n{args.threads} threads x 4 checkpoints; reads: {args.read_threads} threads, "
-          f"best of {args.rounds} rounds\n")
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db))
+            )
+    print(
+        f"\n{args.threads} threads x 4 checkpoints; reads: {args.read_threads} threads, "
+        f"best of {args.rounds} rounds\n"
+    )
     print("| measurement | seconds | ratio |")
     print("|---|---:|---|")
     for label, secs, ratio in results:

@@ -53,8 +53,10 @@ def main() -> None:
             m = _migrations(kind)
             with PostgresSaver.from_conn_string(URL, schema=schema, migrations=m) as s:
                 upgrade_all(s, m, all_history=True)
-            print(f"{kind}: stored bytes after/before upgrade_all = "
-                  f"{stored_bytes(schema) / before:.2f}x")
+            print(
+                f"{kind}: stored bytes after/before upgrade_all = "
+                f"{stored_bytes(schema) / before:.2f}x"
+            )
         finally:
             with psycopg.connect(URL, autocommit=True) as conn:
                 conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))

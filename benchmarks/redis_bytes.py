@@ -99,8 +99,10 @@ def _one(steps: int, *, detail: bool) -> None:
             )
             return
         print(f"steps={steps} payload={payload} total={total} total_x={total / payload:.2f}")
-        print(f"{'key':<10} {'type':<5} {'entries':>7} {'memory_x':>8} {'fields_x':>8} "
-              f"{'values_x':>8} {'overhead_x':>10} {'bytes/entry':>11}")
+        print(
+            f"{'key':<10} {'type':<5} {'entries':>7} {'memory_x':>8} {'fields_x':>8} "
+            f"{'values_x':>8} {'overhead_x':>10} {'bytes/entry':>11}"
+        )
         for mem, name, kind, n, fb, vb in sorted(rows, reverse=True):
             print(
                 f"{name:<10} {kind:<5} {n:>7} {mem / payload:>8.2f} {fb / payload:>8.2f} "

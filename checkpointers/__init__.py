@@ -1,6 +1,7 @@
 """LangGraph checkpoint savers for PostgreSQL and Redis.
 
-The savers live in :mod:`langgraph_durable.checkpointers.postgres` and :mod:`langgraph_durable.checkpointers.redis`;
+The savers live in :mod:`langgraph_durable.checkpointers.postgres` and
+:mod:`langgraph_durable.checkpointers.redis`;
 importing this package imports neither driver.
 """
 

@@ -424,8 +424,13 @@ def encode_value(
     if compact:
         # base and writes_of live beside the blob (the backend's columns)
         meta = ormsgpack.packb(
-            [header, prev.depth + 1, body_len, crc,
-             [[_pack_task(g[0]), g[1]] if isinstance(g, list) else g for g in segs]]
+            [
+                header,
+                prev.depth + 1,
+                body_len,
+                crc,
+                [[_pack_task(g[0]), g[1]] if isinstance(g, list) else g for g in segs],
+            ]
         )
         blob = _PREFIX.pack(_FORMAT_COMPACT, len(meta)) + meta + tail
     elif refs:

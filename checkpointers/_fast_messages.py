@@ -144,7 +144,9 @@ def _plain_classes() -> dict[tuple[str, str], _Plain]:
         key = (cls.__module__, cls.__name__)
         deco = cls.__pydantic_decorators__
         validators = {
-            *deco.validators, *deco.field_validators, *deco.root_validators,
+            *deco.validators,
+            *deco.field_validators,
+            *deco.root_validators,
             *deco.model_validators,
         }
         fields, audited = _AUDITED[cls.__name__]
@@ -180,12 +182,16 @@ def _samples(cls: Any) -> list[dict[str, Any]]:
     variants: list[dict[str, Any]] = [
         {"id": "i"},
         {"content": "  padded \n", "id": " i ", "name": " n "},
-        {"content": ["a ", {"type": "text", "text": " b"}], "additional_kwargs": {"k": [1]},
-         "response_metadata": {"m": " v "}},
+        {
+            "content": ["a ", {"type": "text", "text": " b"}],
+            "additional_kwargs": {"k": [1]},
+            "response_metadata": {"m": " v "},
+        },
     ]
     if "usage_metadata" in base:
-        variants.append({"usage_metadata": {
-            "input_tokens": 1, "output_tokens": 2, "total_tokens": 3}})
+        variants.append(
+            {"usage_metadata": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}}
+        )
     return [{**base, **v} for v in variants]
 
 

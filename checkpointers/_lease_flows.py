@@ -59,12 +59,12 @@ async def adrive(store: Any, flow: Flow[R]) -> R:
 
 def rival_is_gone(rival: LeaseRecord, now: datetime) -> bool:
     """Whether a running lease's holder is dead, late on its heartbeat, or expired."""
-    return owner_is_dead(rival.owner) or heartbeat_is_stale(rival, now) \
-        or rival.is_orphaned(now)
+    return owner_is_dead(rival.owner) or heartbeat_is_stale(rival, now) or rival.is_orphaned(now)
 
 
-def start(thread_id: str, owner: str, now: datetime, ttl: timedelta,
-          tried: bool = False) -> Flow[tuple[LeaseRecord | None, LeaseRecord | None]]:
+def start(
+    thread_id: str, owner: str, now: datetime, ttl: timedelta, tried: bool = False
+) -> Flow[tuple[LeaseRecord | None, LeaseRecord | None]]:
     """Take the lease for a new run: ``(record, None)`` on success, else ``(None, rival)``.
 
     One round trip when the thread is free (the common case); a contested start
@@ -75,8 +75,10 @@ def start(thread_id: str, owner: str, now: datetime, ttl: timedelta,
     rival: LeaseRecord | None = None
     for attempt in range(2):  # once more if the rival released between our two calls
         if not (tried and attempt == 0):
-            record = yield "acquire_lease", {"thread_id": thread_id, "owner": owner,
-                                             "now": now, "ttl": ttl}
+            record = yield (
+                "acquire_lease",
+                {"thread_id": thread_id, "owner": owner, "now": now, "ttl": ttl},
+            )
             if record is not None:
                 return record, None
         rival = yield "get_lease", {"thread_id": thread_id}
@@ -85,17 +87,26 @@ def start(thread_id: str, owner: str, now: datetime, ttl: timedelta,
     if rival is None or rival.state != RUNNING:
         return None, rival
     if rival_is_gone(rival, now):
-        taken = yield "take_over_lease", {"thread_id": thread_id, "token": rival.token,
-                                          "renewed_at": rival.renewed_at, "owner": owner,
-                                          "now": now, "ttl": ttl}
+        taken = yield (
+            "take_over_lease",
+            {
+                "thread_id": thread_id,
+                "token": rival.token,
+                "renewed_at": rival.renewed_at,
+                "owner": owner,
+                "now": now,
+                "ttl": ttl,
+            },
+        )
         if taken is not None:
             return taken, None
         rival = yield "get_lease", {"thread_id": thread_id}
     return None, rival
 
 
-def clear(thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta,
-          reason: str) -> Flow[bool]:
+def clear(
+    thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta, reason: str
+) -> Flow[bool]:
     """Release the rival's lease (at ``token``) for a contested run that ended cleanly.
 
     Returns:
@@ -108,18 +119,26 @@ def clear(thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta,
         return True
     if not rival_is_gone(rival, now):
         return False
-    taken = yield "take_over_lease", {"thread_id": thread_id, "token": rival.token,
-                                      "renewed_at": rival.renewed_at, "owner": owner,
-                                      "now": now, "ttl": ttl}
+    taken = yield (
+        "take_over_lease",
+        {
+            "thread_id": thread_id,
+            "token": rival.token,
+            "renewed_at": rival.renewed_at,
+            "owner": owner,
+            "now": now,
+            "ttl": ttl,
+        },
+    )
     if taken is None:
         return False
-    yield "release_lease", {"thread_id": thread_id, "owner": owner, "now": now,
-                            "reason": reason}
+    yield "release_lease", {"thread_id": thread_id, "owner": owner, "now": now, "reason": reason}
     return True
 
 
-def close_if_ended(record: LeaseRecord, owner: str, now: datetime,
-                   ttl: timedelta) -> Flow[tuple[str | None, bool]]:
+def close_if_ended(
+    record: LeaseRecord, owner: str, now: datetime, ttl: timedelta
+) -> Flow[tuple[str | None, bool]]:
     """For a recovery worker: release an expired lease whose thread already ended.
 
     A run can die after its thread finished or paused (after the last write,
@@ -131,18 +150,30 @@ def close_if_ended(record: LeaseRecord, owner: str, now: datetime,
         ``(end, closed)``: how the latest checkpoint says the thread ended
         (``None``: unfinished, resume it) and whether this call released it.
     """
-    latest = yield "get_tuple", {"config": {"configurable": {"thread_id": record.thread_id,
-                                                             "checkpoint_ns": ""}}}
+    latest = yield (
+        "get_tuple",
+        {"config": {"configurable": {"thread_id": record.thread_id, "checkpoint_ns": ""}}},
+    )
     end = end_shown_by(latest)
     if end is None:
         return None, False
-    taken = yield "take_over_lease", {"thread_id": record.thread_id, "token": record.token,
-                                      "renewed_at": record.renewed_at, "owner": owner,
-                                      "now": now, "ttl": ttl}
+    taken = yield (
+        "take_over_lease",
+        {
+            "thread_id": record.thread_id,
+            "token": record.token,
+            "renewed_at": record.renewed_at,
+            "owner": owner,
+            "now": now,
+            "ttl": ttl,
+        },
+    )
     if taken is None:
         return end, False
-    yield "release_lease", {"thread_id": record.thread_id, "owner": owner, "now": now,
-                            "reason": end}
+    yield (
+        "release_lease",
+        {"thread_id": record.thread_id, "owner": owner, "now": now, "reason": end},
+    )
     return end, True
 
 
@@ -157,8 +188,10 @@ def unpark(thread_id: str, now: datetime) -> Flow[tuple[str | None, LeaseRecord 
     record = yield "get_lease", {"thread_id": thread_id}
     if record is None or record.state != PARKED:
         return None, record
-    latest = yield "get_tuple", {"config": {"configurable": {"thread_id": thread_id,
-                                                             "checkpoint_ns": ""}}}
+    latest = yield (
+        "get_tuple",
+        {"config": {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}},
+    )
     retry_at = None if end_shown_by(latest) is not None else now
     if not (yield "unpark_lease", {"thread_id": thread_id, "retry_at": retry_at}):
         return None, (yield "get_lease", {"thread_id": thread_id})

@@ -58,8 +58,13 @@ def sync_run_leases(cls: S) -> S:
     put_writes = cls.put_writes
 
     @functools.wraps(put)
-    def leased_put(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
-                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+    def leased_put(
+        self: Any,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Any:
         # the parent's writes still being stored: let them land, so the delta
         # refers to them (see checkpointers/_writes_in_flight.py)
         key = _step_key(config, put=True)
@@ -70,29 +75,49 @@ def sync_run_leases(cls: S) -> S:
             return put(self, config, checkpoint, metadata, new_versions)
         before, after = leases.book.on_put(config, checkpoint, metadata)
         if before.start or after.end is not None:
-            return leases.around(self, "put", self._lease_put_op(
-                config, checkpoint, metadata, new_versions), before, after)
+            return leases.around(
+                self,
+                "put",
+                self._lease_put_op(config, checkpoint, metadata, new_versions),
+                before,
+                after,
+            )
         result = put(self, config, checkpoint, metadata, new_versions)
         leases.after(after)
         return result
 
-    def leased_put_writes_(self: Any, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                           task_id: str, task_path: str = "") -> None:
+    def leased_put_writes_(
+        self: Any,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         leases: RunLeases | None = self.run_leases
         if leases is None:
             put_writes(self, config, writes, task_id, task_path)
             return
         before, after = leases.book.on_writes(config, writes)
         if before.start or after.end is not None:
-            leases.around(self, "put_writes", self._lease_writes_op(
-                config, writes, task_id, task_path), before, after)
+            leases.around(
+                self,
+                "put_writes",
+                self._lease_writes_op(config, writes, task_id, task_path),
+                before,
+                after,
+            )
             return
         put_writes(self, config, writes, task_id, task_path)
         leases.after(after)
 
     @functools.wraps(put_writes)
-    def leased_put_writes(self: Any, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                          task_id: str, task_path: str = "") -> None:
+    def leased_put_writes(
+        self: Any,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         registry, key = _in_flight(self), _step_key(config)
         if key is None:
             leased_put_writes_(self, config, writes, task_id, task_path)
@@ -120,8 +145,13 @@ def async_run_leases(cls: S) -> S:
     aput_writes = cls.aput_writes
 
     @functools.wraps(aput)
-    async def leased_aput(self: Any, config: RunnableConfig, checkpoint: Checkpoint,
-                          metadata: CheckpointMetadata, new_versions: ChannelVersions) -> Any:
+    async def leased_aput(
+        self: Any,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Any:
         key = _step_key(config, put=True)
         if key is not None:
             await _in_flight(self).await_settled(key)  # see leased_put
@@ -131,16 +161,25 @@ def async_run_leases(cls: S) -> S:
             return await aput(self, config, checkpoint, metadata, new_versions)
         before, after = leases.book.on_put(config, checkpoint, metadata)
         if before.start or after.end is not None:
-            return await leases.around(self, "put", self._lease_put_op(
-                config, checkpoint, metadata, new_versions), before, after)
+            return await leases.around(
+                self,
+                "put",
+                self._lease_put_op(config, checkpoint, metadata, new_versions),
+                before,
+                after,
+            )
         result = await aput(self, config, checkpoint, metadata, new_versions)
         await leases.after(after)
         return result
 
     @functools.wraps(aput_writes)
-    async def leased_aput_writes(self: Any, config: RunnableConfig,
-                                 writes: Sequence[tuple[str, Any]], task_id: str,
-                                 task_path: str = "") -> None:
+    async def leased_aput_writes(
+        self: Any,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         registry, key = _in_flight(self), _step_key(config)
         if key is None:
             await leased_aput_writes_(self, config, writes, task_id, task_path)
@@ -151,9 +190,13 @@ def async_run_leases(cls: S) -> S:
         finally:
             registry.end(key)
 
-    async def leased_aput_writes_(self: Any, config: RunnableConfig,
-                                  writes: Sequence[tuple[str, Any]], task_id: str,
-                                  task_path: str = "") -> None:
+    async def leased_aput_writes_(
+        self: Any,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         # before the interrupt they audit (see langgraph_durable.checkpointers.DeferredAudit)
         await self._write_deferred_audit()
         leases: AsyncRunLeases | None = self.arun_leases
@@ -162,8 +205,13 @@ def async_run_leases(cls: S) -> S:
             return
         before, after = leases.book.on_writes(config, writes)
         if before.start or after.end is not None:
-            await leases.around(self, "put_writes", self._lease_writes_op(
-                config, writes, task_id, task_path), before, after)
+            await leases.around(
+                self,
+                "put_writes",
+                self._lease_writes_op(config, writes, task_id, task_path),
+                before,
+                after,
+            )
             return
         await aput_writes(self, config, writes, task_id, task_path)
         await leases.after(after)

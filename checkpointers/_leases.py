@@ -430,8 +430,7 @@ class AsyncLeaseStore(Protocol):
         """See :meth:`LeaseStore.park_lease`."""
         ...
 
-    async def aunpark_lease(self, *, thread_id: str,
-                            retry_at: datetime | None = None) -> bool:
+    async def aunpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
         """See :meth:`LeaseStore.unpark_lease`."""
         ...
 

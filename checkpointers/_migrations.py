@@ -23,6 +23,9 @@ def check_migrations(migrations: Any) -> StateMigrations | None:
     if not isinstance(migrations, StateMigrations):
         raise InvalidConfigError(
             field="migrations",
-            reason=f"expected a langgraph_durable.migrations.StateMigrations, got {type(migrations).__name__}",
+            reason=(
+                "expected a langgraph_durable.migrations.StateMigrations, "
+                f"got {type(migrations).__name__}"
+            ),
         )
     return migrations.validate()

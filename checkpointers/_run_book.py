@@ -196,8 +196,9 @@ class RunBook:
 
     # -- observing saver calls --
 
-    def on_put(self, config: Mapping[str, Any], checkpoint: Mapping[str, Any],
-               metadata: Mapping[str, Any]) -> tuple[Decision, Decision]:
+    def on_put(
+        self, config: Mapping[str, Any], checkpoint: Mapping[str, Any], metadata: Mapping[str, Any]
+    ) -> tuple[Decision, Decision]:
         """``(before, after)`` decisions for a ``put``."""
         thread_id, ns, runtime = _thread_and_ns(config)
         if thread_id is None or runtime is None or metadata.get("source") not in _RUN_SOURCES:
@@ -232,8 +233,9 @@ class RunBook:
         """The 'before' decision, or ``None`` for a late write of an ended run."""
         with self._lock:
             held = self._held.get(thread_id)
-            if held is not None and (held.ours or (held.closing is None
-                                     and (ns or held.runtime is runtime))):
+            if held is not None and (
+                held.ours or (held.closing is None and (ns or held.runtime is runtime))
+            ):
                 held.last_activity = time.monotonic()
                 if not ns and held.runtime is not runtime:
                     # a root write names the run: adopt it as the liveness handle
@@ -269,8 +271,9 @@ class RunBook:
                 held.pending = False
                 held.token = token
 
-    def contest(self, thread_id: str, runtime: Any, token: int,
-                renewed_at: datetime | None) -> bool:
+    def contest(
+        self, thread_id: str, runtime: Any, token: int, renewed_at: datetime | None
+    ) -> bool:
         """The reserved start found another owner's live lease: run on, contested."""
         with self._lock:
             held = self._held.get(thread_id)
@@ -284,8 +287,12 @@ class RunBook:
         """A contested run took the lease over (``False``: the run ended meanwhile)."""
         with self._lock:
             held = self._held.get(thread_id)
-            if held is None or held.rival is None or held.closing is not None \
-                    or held.runtime is not runtime:
+            if (
+                held is None
+                or held.rival is None
+                or held.closing is not None
+                or held.runtime is not runtime
+            ):
                 return False
             held.rival = None
             held.token = token
@@ -360,8 +367,12 @@ class RunBook:
         """Whether ``runtime``'s run of the thread runs without the lease (a rival has it)."""
         with self._lock:
             held = self._held.get(thread_id)
-            return held is not None and held.rival is not None and held.closing is None \
+            return (
+                held is not None
+                and held.rival is not None
+                and held.closing is None
                 and held.runtime is runtime
+            )
 
     def held_threads(self) -> list[str]:
         """The threads this process holds or watches (the heartbeat runs while any)."""

@@ -89,41 +89,67 @@ class RunLeasesCore:
             self.book = RunBook(self.settings)
             self._after_fork()
 
-    def _started(self, decision: Decision, record: LeaseRecord | None,
-                 rival: LeaseRecord | None) -> bool:
+    def _started(
+        self, decision: Decision, record: LeaseRecord | None, rival: LeaseRecord | None
+    ) -> bool:
         """Book the outcome of a start flow; ``False`` if the run goes unwatched."""
         thread_id = decision.thread_id
         assert thread_id is not None
         if record is not None:
             self.book.confirm(thread_id, record.token)
             return True
-        if rival is not None and rival.state == RUNNING and self.book.contest(
-                thread_id, decision.runtime, rival.token, rival.renewed_at):
-            log.warning("thread %r is leased by %s, which may be alive; running unleased "
-                        "until it renews no more", thread_id, rival.owner)
+        if (
+            rival is not None
+            and rival.state == RUNNING
+            and self.book.contest(thread_id, decision.runtime, rival.token, rival.renewed_at)
+        ):
+            log.warning(
+                "thread %r is leased by %s, which may be alive; running unleased "
+                "until it renews no more",
+                thread_id,
+                rival.owner,
+            )
             return True
         self.book.drop(thread_id)
         log.warning("thread %r is leased by another live run; not leasing this run", thread_id)
         return False
 
-    def _steps(self, thread_id: str, before: Decision,
-               after: Decision) -> tuple[flows.Step | None, flows.Step | None]:
+    def _steps(
+        self, thread_id: str, before: Decision, after: Decision
+    ) -> tuple[flows.Step | None, flows.Step | None]:
         """The lease statements to send with a write that starts and/or ends a run."""
         now = self.clock()
         pre: flows.Step | None = None
         post: flows.Step | None = None
         if before.start and self.book.is_reserved(thread_id, before.runtime):
-            pre = ("acquire_lease", {"thread_id": thread_id, "owner": self.owner, "now": now,
-                                     "ttl": self.settings.lease})
-        if after.end is not None and (pre is not None or (
-                self.book.holds(thread_id)
-                and not self.book.is_contested(thread_id, after.runtime))):
-            post = ("release_lease", {"thread_id": thread_id, "owner": self.owner, "now": now,
-                                      "reason": after.end, "error": None})
+            pre = (
+                "acquire_lease",
+                {
+                    "thread_id": thread_id,
+                    "owner": self.owner,
+                    "now": now,
+                    "ttl": self.settings.lease,
+                },
+            )
+        if after.end is not None and (
+            pre is not None
+            or (self.book.holds(thread_id) and not self.book.is_contested(thread_id, after.runtime))
+        ):
+            post = (
+                "release_lease",
+                {
+                    "thread_id": thread_id,
+                    "owner": self.owner,
+                    "now": now,
+                    "reason": after.end,
+                    "error": None,
+                },
+            )
         return pre, post
 
-    def _won(self, thread_id: str, runtime: Any, record: LeaseRecord | None,
-             rival: LeaseRecord | None) -> bool:
+    def _won(
+        self, thread_id: str, runtime: Any, record: LeaseRecord | None, rival: LeaseRecord | None
+    ) -> bool:
         """Book a heartbeat's take-over attempt; ``True`` if a won lease must go back."""
         if record is not None:
             return not self.book.win(thread_id, runtime, record.token)
@@ -138,8 +164,9 @@ class RunLeasesCore:
         pre, post = self._steps(thread_id, before, after)
         # forget the lease before it is released, so a renewal racing
         # with the release does not take it for lost
-        ending = self.book.drop(thread_id, after.runtime) \
-            if post is not None and pre is None else None
+        ending = (
+            self.book.drop(thread_id, after.runtime) if post is not None and pre is None else None
+        )
         return _Write(thread_id, pre, post, ending)
 
     def _failed(self, write: _Write) -> None:
@@ -149,22 +176,26 @@ class RunLeasesCore:
         if write.ending is not None:
             self.book.restore(write.ending)  # liveness releases it when the run is gone
 
-    def _around(self, write: _Write, operation: str, op: Any, before: Decision,
-                after: Decision) -> flows.Flow[tuple[Any, bool, bool]]:
+    def _around(
+        self, write: _Write, operation: str, op: Any, before: Decision, after: Decision
+    ) -> flows.Flow[tuple[Any, bool, bool]]:
         """The saver's write with its lease statements, then the booking of the outcome.
 
         Driven (sync or async) against a :class:`StepTarget`. Returns ``(result,
         heartbeat wanted, after() wanted)``.
         """
         thread_id = write.thread_id
-        result, record, _ = yield "_run_with_lease", {
-            "operation": operation, "op": op, "pre": write.pre, "post": write.post}
+        result, record, _ = yield (
+            "_run_with_lease",
+            {"operation": operation, "op": op, "pre": write.pre, "post": write.post},
+        )
         started = False
         if write.pre is not None:
             rival = None
             if record is None:
                 record, rival = yield from flows.start(
-                    thread_id, self.owner, self.clock(), self.settings.lease, tried=True)
+                    thread_id, self.owner, self.clock(), self.settings.lease, tried=True
+                )
             started = self._started(before, record, rival)
         # a run that started contested and ends at once: after() clears for it
         contested = self.book.is_contested(thread_id, after.runtime)
@@ -177,7 +208,7 @@ class RunLeasesCore:
         pass
 
     def touch(self, thread_id: str, note: str | None = None) -> bool:
-        """Report progress of a held run (what :func:`langgraph_durable.interrupts.heartbeat` calls)."""
+        """Report progress of a held run (what ``langgraph_durable.interrupts.heartbeat`` calls)."""
         return self.book.touch(thread_id, self.clock(), note)
 
     def holds(self, thread_id: str) -> bool:
@@ -198,8 +229,9 @@ class RunLeasesCore:
                 # process) took a fresh lease meanwhile: that one is not lost
                 continue
             self.book.drop(thread_id)
-            log.warning("lease of thread %r lost to another owner; asking the run to stop",
-                        thread_id)
+            log.warning(
+                "lease of thread %r lost to another owner; asking the run to stop", thread_id
+            )
             control = getattr(runtime, "control", None)
             if control is not None:
                 control.request_drain("run lease lost")

@@ -67,8 +67,9 @@ class RunLeases(RunLeasesCore):
         clock: Returns the current UTC time (injectable for tests).
     """
 
-    def __init__(self, store: LeaseStore, settings: LeaseSettings | None = None,
-                 clock: Clock | None = None) -> None:
+    def __init__(
+        self, store: LeaseStore, settings: LeaseSettings | None = None, clock: Clock | None = None
+    ) -> None:
         super().__init__(settings, clock)
         self.store = store
         self._wake = threading.Event()
@@ -117,15 +118,16 @@ class RunLeases(RunLeasesCore):
         with self._io_lock(thread_id):
             if decision.error is not None:
                 self.book.mark_ending(thread_id, decision.error)
-                self.store.record_lease_error(thread_id=thread_id, owner=self.owner,
-                                              error=decision.error)
+                self.store.record_lease_error(
+                    thread_id=thread_id, owner=self.owner, error=decision.error
+                )
             if decision.end is not None:
                 self.book.drop(thread_id, decision.runtime)
-                self.store.release_lease(thread_id=thread_id, owner=self.owner,
-                                         now=self.clock(), reason=decision.end)
+                self.store.release_lease(
+                    thread_id=thread_id, owner=self.owner, now=self.clock(), reason=decision.end
+                )
 
-    def around(self, saver: Any, operation: str, op: Any, before: Decision,
-               after: Decision) -> Any:
+    def around(self, saver: Any, operation: str, op: Any, before: Decision, after: Decision) -> Any:
         """Run a saver write that starts or ends a run, lease statements included.
 
         The acquire goes with the run's first write and the release with its
@@ -159,8 +161,9 @@ class RunLeases(RunLeasesCore):
         with self._io_lock(thread_id):
             if self.book.drop(thread_id) is None:
                 return False
-            return self.store.release_lease(thread_id=thread_id, owner=self.owner,
-                                            now=self.clock(), reason=reason, error=error)
+            return self.store.release_lease(
+                thread_id=thread_id, owner=self.owner, now=self.clock(), reason=reason, error=error
+            )
 
     # -- heartbeat --
 
@@ -169,8 +172,9 @@ class RunLeases(RunLeasesCore):
             if self._thread is not None and self._thread.is_alive():
                 return
             self._wake.clear()
-            self._thread = threading.Thread(target=self._run, name="durable-lease-heartbeat",
-                                            daemon=True)
+            self._thread = threading.Thread(
+                target=self._run, name="durable-lease-heartbeat", daemon=True
+            )
             self._thread.start()
 
     def _run(self) -> None:
@@ -201,8 +205,12 @@ class RunLeases(RunLeasesCore):
             if closing is None:
                 return
             token, reason = closing
-            if flows.drive(self.store, flows.clear(thread_id, token, self.owner, self.clock(),
-                                                   self.settings.lease, reason)):
+            if flows.drive(
+                self.store,
+                flows.clear(
+                    thread_id, token, self.owner, self.clock(), self.settings.lease, reason
+                ),
+            ):
                 self.book.forget(thread_id, reason)
 
     def _apply(self, plan: Plan) -> None:
@@ -210,24 +218,32 @@ class RunLeases(RunLeasesCore):
         for thread_id, reason, error in plan.ended:
             with self._io_lock(thread_id):
                 self.book.drop(thread_id)
-                self.store.release_lease(thread_id=thread_id, owner=self.owner, now=now,
-                                         reason=reason, error=error)
+                self.store.release_lease(
+                    thread_id=thread_id, owner=self.owner, now=now, reason=reason, error=error
+                )
         for thread_id in plan.contest:
             with self._io_lock(thread_id):
                 runtime, _ = self.book.rival_of(thread_id)
                 if not self.book.is_contested(thread_id, runtime):
                     continue
-                record, rival = flows.drive(self.store, flows.start(
-                    thread_id, self.owner, now, self.settings.lease))
+                record, rival = flows.drive(
+                    self.store, flows.start(thread_id, self.owner, now, self.settings.lease)
+                )
                 if self._won(thread_id, runtime, record, rival):
-                    self.store.release_lease(thread_id=thread_id, owner=self.owner, now=now,
-                                             reason=ENDED_GONE)
+                    self.store.release_lease(
+                        thread_id=thread_id, owner=self.owner, now=now, reason=ENDED_GONE
+                    )
         for thread_id, _token, _reason in plan.clear:
             self._clear(thread_id)
         if plan.renew:
             runs = self._runs_of(plan.renew)
-            lost = self.store.renew_leases(owner=self.owner, thread_ids=plan.renew, now=now,
-                                           ttl=self.settings.lease, progress=plan.progress)
+            lost = self.store.renew_leases(
+                owner=self.owner,
+                thread_ids=plan.renew,
+                now=now,
+                ttl=self.settings.lease,
+                progress=plan.progress,
+            )
             self._lost(lost, runs)
 
     def close(self) -> None:
@@ -238,8 +254,12 @@ class RunLeases(RunLeasesCore):
 class AsyncRunLeases(RunLeasesCore):
     """Run leases of an async saver: the heartbeat is a task on the run's event loop."""
 
-    def __init__(self, store: AsyncLeaseStore, settings: LeaseSettings | None = None,
-                 clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        store: AsyncLeaseStore,
+        settings: LeaseSettings | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         super().__init__(settings, clock)
         self.store = store
         self._task: asyncio.Task[None] | None = None
@@ -279,15 +299,18 @@ class AsyncRunLeases(RunLeasesCore):
         async with self._io_lock(thread_id):
             if decision.error is not None:
                 self.book.mark_ending(thread_id, decision.error)
-                await self.store.arecord_lease_error(thread_id=thread_id, owner=self.owner,
-                                                     error=decision.error)
+                await self.store.arecord_lease_error(
+                    thread_id=thread_id, owner=self.owner, error=decision.error
+                )
             if decision.end is not None:
                 self.book.drop(thread_id, decision.runtime)
-                await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
-                                                now=self.clock(), reason=decision.end)
+                await self.store.arelease_lease(
+                    thread_id=thread_id, owner=self.owner, now=self.clock(), reason=decision.end
+                )
 
-    async def around(self, saver: Any, operation: str, op: Any, before: Decision,
-                     after: Decision) -> Any:
+    async def around(
+        self, saver: Any, operation: str, op: Any, before: Decision, after: Decision
+    ) -> Any:
         """See :meth:`RunLeases.around`."""
         if before.start:
             self._check_fork()
@@ -316,9 +339,9 @@ class AsyncRunLeases(RunLeasesCore):
         async with self._io_lock(thread_id):
             if self.book.drop(thread_id) is None:
                 return False
-            return await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
-                                                   now=self.clock(), reason=reason,
-                                                   error=error)
+            return await self.store.arelease_lease(
+                thread_id=thread_id, owner=self.owner, now=self.clock(), reason=reason, error=error
+            )
 
     def _ensure_heartbeat(self) -> None:
         loop = asyncio.get_running_loop()
@@ -343,8 +366,12 @@ class AsyncRunLeases(RunLeasesCore):
             if closing is None:
                 return
             token, reason = closing
-            if await flows.adrive(self.store, flows.clear(
-                    thread_id, token, self.owner, self.clock(), self.settings.lease, reason)):
+            if await flows.adrive(
+                self.store,
+                flows.clear(
+                    thread_id, token, self.owner, self.clock(), self.settings.lease, reason
+                ),
+            ):
                 self.book.forget(thread_id, reason)
 
     async def beat(self) -> bool:
@@ -357,25 +384,32 @@ class AsyncRunLeases(RunLeasesCore):
         for thread_id, reason, error in plan.ended:
             async with self._io_lock(thread_id):
                 self.book.drop(thread_id)
-                await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
-                                                now=now, reason=reason, error=error)
+                await self.store.arelease_lease(
+                    thread_id=thread_id, owner=self.owner, now=now, reason=reason, error=error
+                )
         for thread_id in plan.contest:
             async with self._io_lock(thread_id):
                 runtime, _ = self.book.rival_of(thread_id)
                 if not self.book.is_contested(thread_id, runtime):
                     continue
-                record, rival = await flows.adrive(self.store, flows.start(
-                    thread_id, self.owner, now, self.settings.lease))
+                record, rival = await flows.adrive(
+                    self.store, flows.start(thread_id, self.owner, now, self.settings.lease)
+                )
                 if self._won(thread_id, runtime, record, rival):
-                    await self.store.arelease_lease(thread_id=thread_id, owner=self.owner,
-                                                    now=now, reason=ENDED_GONE)
+                    await self.store.arelease_lease(
+                        thread_id=thread_id, owner=self.owner, now=now, reason=ENDED_GONE
+                    )
         for thread_id, _token, _reason in plan.clear:
             await self._clear(thread_id)
         if plan.renew:
             runs = self._runs_of(plan.renew)
-            lost = await self.store.arenew_leases(owner=self.owner, thread_ids=plan.renew,
-                                                  now=now, ttl=self.settings.lease,
-                                                  progress=plan.progress)
+            lost = await self.store.arenew_leases(
+                owner=self.owner,
+                thread_ids=plan.renew,
+                now=now,
+                ttl=self.settings.lease,
+                progress=plan.progress,
+            )
             self._lost(lost, runs)
         if not self.book.held_threads():
             self._task = None

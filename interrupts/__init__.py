@@ -2,7 +2,9 @@
 
 Approvals (work with any LangGraph saver; our savers add indexed fast paths)::
 
-    from langgraph_durable.interrupts import request_approval, approve, pending_approvals, ApprovalSweeper
+    from langgraph_durable.interrupts import (
+        ApprovalSweeper, approve, pending_approvals, request_approval,
+    )
 
     def review(state):
         d = request_approval({"action": "refund"}, timeout=timedelta(minutes=15))

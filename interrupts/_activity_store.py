@@ -1,4 +1,4 @@
-"""Where :func:`langgraph_durable.interrupts.activity` records results: the saver, one way or another.
+"""Where ``activity`` records results: the saver, one way or another.
 
 Two implementations behind one small interface:
 

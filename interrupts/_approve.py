@@ -124,8 +124,14 @@ def late_decision_flow(
 
 
 def find_pending_flow(
-    config: dict[str, Any], thread_id: str, kind: str, approval_id: str | None, *,
-    by: str, action: str, clock: Clock | None,
+    config: dict[str, Any],
+    thread_id: str,
+    kind: str,
+    approval_id: str | None,
+    *,
+    by: str,
+    action: str,
+    clock: Clock | None,
 ) -> Flow[Interrupt]:
     """The pending interrupt of ``kind`` meant by a decision attempt.
 
@@ -145,8 +151,13 @@ def find_pending_flow(
             raise AssertionError("unreachable")
     except AlreadyDecided as late:
         entry = refusal_entry(
-            thread_id, late.approval_id, by=by, action=action, at=now_of(clock),
-            fingerprint=(late.decision or {}).get("fingerprint"), outcome="already_decided",
+            thread_id,
+            late.approval_id,
+            by=by,
+            action=action,
+            at=now_of(clock),
+            fingerprint=(late.decision or {}).get("fingerprint"),
+            outcome="already_decided",
             reason=already_reason(late.decision),
         )
         yield op("append_audit", entries=[entry])
@@ -155,12 +166,29 @@ def find_pending_flow(
 
 
 def refusal_entry(
-    thread_id: str, approval_id: str, *, by: str, action: str, at: Any,
-    fingerprint: str | None, outcome: str, reason: str, item: str | None = None,
+    thread_id: str,
+    approval_id: str,
+    *,
+    by: str,
+    action: str,
+    at: Any,
+    fingerprint: str | None,
+    outcome: str,
+    reason: str,
+    item: str | None = None,
 ) -> dict[str, Any]:
     """The audit entry of a refused decision attempt."""
-    return audit_entry(at=at, thread_id=thread_id, approval_id=approval_id, item=item, actor=by,
-                       action=action, fingerprint=fingerprint, outcome=outcome, reason=reason)
+    return audit_entry(
+        at=at,
+        thread_id=thread_id,
+        approval_id=approval_id,
+        item=item,
+        actor=by,
+        action=action,
+        fingerprint=fingerprint,
+        outcome=outcome,
+        reason=reason,
+    )
 
 
 def already_reason(decision: dict[str, Any] | None) -> str:
@@ -171,14 +199,24 @@ def already_reason(decision: dict[str, Any] | None) -> str:
 
 
 def decided_entry(
-    thread_id: str, record: dict[str, Any], *, action: str, reason: str | None,
+    thread_id: str,
+    record: dict[str, Any],
+    *,
+    action: str,
+    reason: str | None,
     item: str | None = None,
 ) -> dict[str, Any]:
     """The audit entry stored with a decision record (same atomic unit)."""
     return audit_entry(
-        at=datetime.fromisoformat(record["at"]), thread_id=thread_id,
-        approval_id=record["approval_id"], item=item, actor=record["by"], action=action,
-        fingerprint=record.get("fingerprint"), outcome="recorded", reason=reason,
+        at=datetime.fromisoformat(record["at"]),
+        thread_id=thread_id,
+        approval_id=record["approval_id"],
+        item=item,
+        actor=record["by"],
+        action=action,
+        fingerprint=record.get("fingerprint"),
+        outcome="recorded",
+        reason=reason,
     )
 
 
@@ -226,16 +264,23 @@ def decide_approval_flow(
     """
     thread_id = thread_of(config)
     action = "approve" if approved else "reject"
-    intr = yield from find_pending_flow(config, thread_id, "approval", approval_id, by=by,
-                                        action=action, clock=clock)
+    intr = yield from find_pending_flow(
+        config, thread_id, "approval", approval_id, by=by, action=action, clock=clock
+    )
     fp = section(intr.value).get("fingerprint")
     try:
         check_decider(thread_id, intr, "approval", by=by, roles=roles, authorize=authorize)
     except NotAuthorized as refused:
-        entry = refusal_entry(thread_id, intr.id, by=by, action=action, at=now_of(clock),
-                              fingerprint=fp, outcome="not_authorized",
-                              reason=f"{refused.reason}; allowed: "
-                                     f"{', '.join(refused.approvers) or 'anyone'}")
+        entry = refusal_entry(
+            thread_id,
+            intr.id,
+            by=by,
+            action=action,
+            at=now_of(clock),
+            fingerprint=fp,
+            outcome="not_authorized",
+            reason=f"{refused.reason}; allowed: {', '.join(refused.approvers) or 'anyone'}",
+        )
         yield op("append_audit", entries=[entry])
         raise
     info = extract_wait(intr)
@@ -252,12 +297,20 @@ def decide_approval_flow(
         **({} if resume else {"deferred": True}),  # type: ignore[arg-type]
     )
     audit = decided_entry(thread_id, record, action=action, reason=roles_reason(roles))
-    stored = yield op("record_decision", thread_id=thread_id, key=intr.id, decision=record,
-                      audit=audit)
+    stored = yield op(
+        "record_decision", thread_id=thread_id, key=intr.id, decision=record, audit=audit
+    )
     if not won(stored, record):
-        entry = refusal_entry(thread_id, intr.id, by=by, action=action, at=record_time(record),
-                              fingerprint=fp, outcome="already_decided",
-                              reason=already_reason(stored))
+        entry = refusal_entry(
+            thread_id,
+            intr.id,
+            by=by,
+            action=action,
+            at=record_time(record),
+            fingerprint=fp,
+            outcome="already_decided",
+            reason=already_reason(stored),
+        )
         yield op("append_audit", entries=[entry])
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=stored)
     if not resume:
@@ -348,8 +401,15 @@ def approve(
         AmbiguousApproval: several approvals wait and ``approval_id`` was not given.
     """
     flow = decide_approval_flow(
-        config, approved=True, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
+        config,
+        approved=True,
+        by=by,
+        comment=comment,
+        approval_id=approval_id,
+        roles=roles,
+        clock=clock,
+        authorize=policy_of(graph, authorize),
+        resume=resume,
     )
     return drive(flow, decide_env(graph, resume))
 
@@ -368,8 +428,15 @@ def reject(
 ) -> Any:
     """Reject the thread's pending approval and resume the run; see :func:`approve`."""
     flow = decide_approval_flow(
-        config, approved=False, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
+        config,
+        approved=False,
+        by=by,
+        comment=comment,
+        approval_id=approval_id,
+        roles=roles,
+        clock=clock,
+        authorize=policy_of(graph, authorize),
+        resume=resume,
     )
     return drive(flow, decide_env(graph, resume))
 
@@ -388,8 +455,15 @@ async def aapprove(
 ) -> Any:
     """Async twin of :func:`approve`."""
     flow = decide_approval_flow(
-        config, approved=True, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
+        config,
+        approved=True,
+        by=by,
+        comment=comment,
+        approval_id=approval_id,
+        roles=roles,
+        clock=clock,
+        authorize=policy_of(graph, authorize),
+        resume=resume,
     )
     return await adrive(flow, decide_env(graph, resume))
 
@@ -408,7 +482,14 @@ async def areject(
 ) -> Any:
     """Async twin of :func:`reject`."""
     flow = decide_approval_flow(
-        config, approved=False, by=by, comment=comment, approval_id=approval_id,
-        roles=roles, clock=clock, authorize=policy_of(graph, authorize), resume=resume,
+        config,
+        approved=False,
+        by=by,
+        comment=comment,
+        approval_id=approval_id,
+        roles=roles,
+        clock=clock,
+        authorize=policy_of(graph, authorize),
+        resume=resume,
     )
     return await adrive(flow, decide_env(graph, resume))

@@ -39,7 +39,13 @@ log = logging.getLogger("langgraph_durable.interrupts.audit")
 
 # what an entry's `action` says
 APPROVE, REJECT, DECIDE, ESCALATE, REQUEST, REASK, UNDO = (
-    "approve", "reject", "decide", "escalate", "request", "reask", "undo"
+    "approve",
+    "reject",
+    "decide",
+    "escalate",
+    "request",
+    "reask",
+    "undo",
 )
 # what an entry's `outcome` says
 RECORDED = "recorded"
@@ -87,8 +93,9 @@ class AuditEntry(BaseModel):
 
 
 def _entries(rows: Sequence[dict[str, Any]]) -> list[AuditEntry]:
-    return [AuditEntry.model_validate({k: v for k, v in r.items() if k != "dedupe_key"})
-            for r in rows]
+    return [
+        AuditEntry.model_validate({k: v for k, v in r.items() if k != "dedupe_key"}) for r in rows
+    ]
 
 
 def audit_log(saver: Any, *, thread_id: str) -> list[AuditEntry]:
@@ -143,8 +150,9 @@ def _node_target(config: Any) -> tuple[Any, str, str] | None:
 
 def _node_entry(target: tuple[Any, str, str], fields: dict[str, Any]) -> dict[str, Any]:
     _, thread_id, ns = target
-    return audit_entry(at=fields.pop("at", None) or utc_now(), thread_id=thread_id,
-                       checkpoint_ns=ns, **fields)
+    return audit_entry(
+        at=fields.pop("at", None) or utc_now(), thread_id=thread_id, checkpoint_ns=ns, **fields
+    )
 
 
 def node_audit(config: Any = None, **fields: Any) -> None:
@@ -210,10 +218,14 @@ def ask(
             if getattr(intr, "value", None) is value:
                 when = deadline.isoformat() if deadline is not None else "none"
                 node_audit(
-                    at=at, approval_id=str(intr.id), actor=actor or "run", action=REQUEST,
-                    fingerprint=fingerprint, outcome=WAITING,
+                    at=at,
+                    approval_id=str(intr.id),
+                    actor=actor or "run",
+                    action=REQUEST,
+                    fingerprint=fingerprint,
+                    outcome=WAITING,
                     reason=f"asked {', '.join(approvers) or 'anyone'} at level {level}; "
-                           f"deadline {when}",
+                    f"deadline {when}",
                     dedupe_key=f"request:{intr.id}",
                 )
         raise

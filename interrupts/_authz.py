@@ -188,13 +188,17 @@ def check_decider(
     decider = Decider(id=str(by), roles=tuple(str(r) for r in roles))
     if REQUESTER in req.forbid and req.requested_by is not None and decider.id == req.requested_by:
         raise NotAuthorized(
-            thread_id=thread_id, approval_id=req.approval_id, by=decider.id,
+            thread_id=thread_id,
+            approval_id=req.approval_id,
+            by=decider.id,
             approvers=req.approvers,
             reason="separation of duties: the requester may not decide their own run",
         )
     if not (authorize or default_authorize)(decider, req):
         raise NotAuthorized(
-            thread_id=thread_id, approval_id=req.approval_id, by=decider.id,
+            thread_id=thread_id,
+            approval_id=req.approval_id,
+            by=decider.id,
             approvers=req.approvers,
             reason=f"not among the approvers at escalation level {req.escalation_level}",
         )

@@ -136,7 +136,7 @@ def request_batch_approval(
         on_timeout: ``"reject"`` or ``"approve"``, applied by the sweeper to open items.
         approvers: Routing labels or user ids.
         on_stale: An item whose payload changed after it was decided is asked again
-            (``"reask"``) or raises :class:`~langgraph_durable.interrupts.StaleApproval` (``"raise"``).
+            (``"reask"``) or raises ``StaleApproval`` (``"raise"``).
         clock: Time source (defaults to the run's clock).
         forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
             started the run (``config["configurable"]["requested_by"]``).
@@ -174,27 +174,45 @@ def request_batch_approval(
                 "requested_by": requested_by_of_run(),
             },
         }
-        answer = ask(value, at=requested_at, actor=value["batch"]["requested_by"],
-                     fingerprint=fingerprint([i["fingerprint"] for i in value["batch"]["items"]]),
-                     approvers=asked, deadline=deadline, level=0)
+        answer = ask(
+            value,
+            at=requested_at,
+            actor=value["batch"]["requested_by"],
+            fingerprint=fingerprint([i["fingerprint"] for i in value["batch"]["items"]]),
+            approvers=asked,
+            deadline=deadline,
+            level=0,
+        )
         if not isinstance(answer, dict) or answer.get("type") != "batch_complete":
-            raise TypeError("a batch must be resumed through langgraph_durable.interrupts.decide() or the sweeper")
+            raise TypeError(
+                "a batch must be resumed through langgraph_durable.decide() or the sweeper"
+            )
         stale = []
         for k in open_keys:
             rec = (answer.get("decisions") or {}).get(k)
             if rec is None:
                 stale.append(k)
             elif rec.get("fingerprint") not in (None, fps[k]):
-                node_audit(at=datetime.fromisoformat(answer["at"]),
-                           approval_id=str(answer.get("approval_id")), item=k, actor=SYSTEM,
-                           action="reask", fingerprint=rec.get("fingerprint"), outcome="stale",
-                           reason=_stale_reason(on_stale, fps[k]),
-                           dedupe_key=f"stale:{rec.get('decision_id')}")
+                node_audit(
+                    at=datetime.fromisoformat(answer["at"]),
+                    approval_id=str(answer.get("approval_id")),
+                    item=k,
+                    actor=SYSTEM,
+                    action="reask",
+                    fingerprint=rec.get("fingerprint"),
+                    outcome="stale",
+                    reason=_stale_reason(on_stale, fps[k]),
+                    dedupe_key=f"stale:{rec.get('decision_id')}",
+                )
                 if on_stale == "raise":
-                    raise StaleApproval(approval_id=str(answer.get("approval_id")),
-                                        decided_request=rec.get("request"),
-                                        current_request=by_key[k], decision=rec, item=k,
-                                        thread_id=thread_of_run())
+                    raise StaleApproval(
+                        approval_id=str(answer.get("approval_id")),
+                        decided_request=rec.get("request"),
+                        current_request=by_key[k],
+                        decision=rec,
+                        item=k,
+                        thread_id=thread_of_run(),
+                    )
                 history.setdefault(k, []).append(rec)
                 stale.append(k)
             else:
@@ -205,9 +223,15 @@ def request_batch_approval(
     result = BatchDecision()
     for k, item in by_key.items():
         rec = decided[k]
-        d = ItemDecision(key=k, approved=bool(rec.get("approved")), by=str(rec.get("by", "")),
-                         at=datetime.fromisoformat(rec["at"]), comment=rec.get("comment"),
-                         timed_out=bool(rec.get("timed_out")), history=history.get(k, []))
+        d = ItemDecision(
+            key=k,
+            approved=bool(rec.get("approved")),
+            by=str(rec.get("by", "")),
+            at=datetime.fromisoformat(rec["at"]),
+            comment=rec.get("comment"),
+            timed_out=bool(rec.get("timed_out")),
+            history=history.get(k, []),
+        )
         result.decisions[k] = d
         (result.approved if d.approved else result.rejected).append(item)
         if d.timed_out:
@@ -233,8 +257,9 @@ def batch_resume_value(entry_or_value: Any, completion: dict[str, Any]) -> Flow[
     thread_id = getattr(entry_or_value, "thread_id", None) or completion["thread_id"]
     batch_id = completion["approval_id"]
     items = _items(value)
-    got = yield op("get_decisions", thread_id=thread_id,
-                   keys=[item_key(batch_id, k) for k in items])
+    got = yield op(
+        "get_decisions", thread_id=thread_id, keys=[item_key(batch_id, k) for k in items]
+    )
     decisions = {}
     for k, raw in items.items():
         rec = got.get(item_key(batch_id, k))
@@ -247,15 +272,21 @@ ITEM_CONCURRENCY = 8
 """Item compare-and-sets of one call in flight at once (each its own statement or script)."""
 
 
-def _record_item_flow(thread_id: str, key: str, decision: dict[str, Any],
-                      audit: dict[str, Any]) -> Flow[dict[str, Any]]:
-    stored: dict[str, Any] = yield op("record_decision", thread_id=thread_id, key=key,
-                                      decision=decision, audit=audit)
+def _record_item_flow(
+    thread_id: str, key: str, decision: dict[str, Any], audit: dict[str, Any]
+) -> Flow[dict[str, Any]]:
+    stored: dict[str, Any] = yield op(
+        "record_decision", thread_id=thread_id, key=key, decision=decision, audit=audit
+    )
     return stored
 
 
-def record_items_flow(thread_id: str, batch_id: str, mines: Mapping[str, dict[str, Any]],
-                      audits: Mapping[str, dict[str, Any]]) -> Flow[dict[str, dict[str, Any]]]:
+def record_items_flow(
+    thread_id: str,
+    batch_id: str,
+    mines: Mapping[str, dict[str, Any]],
+    audits: Mapping[str, dict[str, Any]],
+) -> Flow[dict[str, dict[str, Any]]]:
     """CAS each item's decision; the stored record of each key.
 
     The items are independent compare-and-sets (one statement or script each, no
@@ -263,67 +294,100 @@ def record_items_flow(thread_id: str, batch_id: str, mines: Mapping[str, dict[st
     waits about one round trip and commit instead of ten.
     """
     keys = list(mines)
-    flows = [_record_item_flow(thread_id, item_key(batch_id, k), mines[k], audits[k])
-             for k in keys]
+    flows = [_record_item_flow(thread_id, item_key(batch_id, k), mines[k], audits[k]) for k in keys]
     if len(flows) <= 1 or ITEM_CONCURRENCY <= 1:
         stored = []
         for f in flows:
             stored.append((yield from f))
     else:
-        stored = yield op("run_all", flows=flows,
-                          concurrency=min(len(flows), ITEM_CONCURRENCY))
+        stored = yield op("run_all", flows=flows, concurrency=min(len(flows), ITEM_CONCURRENCY))
     return dict(zip(keys, stored, strict=True))
 
 
-def complete_flow(thread_id: str, batch_id: str, items: Mapping[str, Any], by: str,
-                  at: datetime, timed_out: bool,
-                  deferred: bool = False) -> Flow[dict[str, Any] | None]:
+def complete_flow(
+    thread_id: str,
+    batch_id: str,
+    items: Mapping[str, Any],
+    by: str,
+    at: datetime,
+    timed_out: bool,
+    deferred: bool = False,
+) -> Flow[dict[str, Any] | None]:
     """If every item is decided, CAS the completion record; return it if this call won.
 
     ``deferred``: the winner does not resume the run (``decide(..., resume=False)``);
     the record says so, and the next sweep resumes it at once.
     """
     # a count, not a read: its cost does not follow how many items are decided
-    decided = yield op("count_decisions", thread_id=thread_id,
-                       keys=[item_key(batch_id, k) for k in items])
+    decided = yield op(
+        "count_decisions", thread_id=thread_id, keys=[item_key(batch_id, k) for k in items]
+    )
     if decided < len(items):
         return None
-    mine = new_record(type="batch_complete", approval_id=batch_id, by=by, at=at,
-                      timed_out=timed_out, thread_id=thread_id,
-                      **({"deferred": True} if deferred else {}))  # type: ignore[arg-type]
+    mine = new_record(
+        type="batch_complete",
+        approval_id=batch_id,
+        by=by,
+        at=at,
+        timed_out=timed_out,
+        thread_id=thread_id,
+        **({"deferred": True} if deferred else {}),  # type: ignore[arg-type]
+    )
     stored = yield op("record_decision", thread_id=thread_id, key=batch_id, decision=mine)
     return stored if won(stored, mine) else None
 
 
-def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: str,
-                comment: str | None, batch_id: str | None, roles: Sequence[str],
-                clock: Clock | None, authorize: Authorize | None = None,
-                resume: bool = True) -> Flow[DecideResult]:
+def decide_flow(
+    config: dict[str, Any],
+    decisions: Mapping[Any, bool],
+    *,
+    by: str,
+    comment: str | None,
+    batch_id: str | None,
+    roles: Sequence[str],
+    clock: Clock | None,
+    authorize: Authorize | None = None,
+    resume: bool = True,
+) -> Flow[DecideResult]:
     """Record each item's decision (CAS per item), resume when the batch is complete.
 
     With ``resume=False`` a call that completes the batch records the completion
     as deferred (:attr:`DecideResult.deferred`); the next sweep resumes the run.
     """
     thread_id = thread_of(config)
-    intr = yield from find_pending_flow(config, thread_id, "batch", batch_id, by=by,
-                                        action="decide", clock=clock)
+    intr = yield from find_pending_flow(
+        config, thread_id, "batch", batch_id, by=by, action="decide", clock=clock
+    )
     now = now_of(clock)
     try:
         check_decider(thread_id, intr, "batch", by=by, roles=roles, authorize=authorize)
     except NotAuthorized as refused:
-        entry = refusal_entry(thread_id, intr.id, by=by, action="decide", at=now,
-                              fingerprint=None, outcome="not_authorized",
-                              reason=f"{refused.reason}; allowed: "
-                                     f"{', '.join(refused.approvers) or 'anyone'}")
+        entry = refusal_entry(
+            thread_id,
+            intr.id,
+            by=by,
+            action="decide",
+            at=now,
+            fingerprint=None,
+            outcome="not_authorized",
+            reason=f"{refused.reason}; allowed: {', '.join(refused.approvers) or 'anyone'}",
+        )
         yield op("append_audit", entries=[entry])
         raise
     items = _items(intr.value)
     wanted = {str(k): bool(v) for k, v in decisions.items()}
     unknown = [k for k in wanted if k not in items]
     if unknown:
-        entry = refusal_entry(thread_id, intr.id, by=by, action="decide", at=now,
-                              fingerprint=None, outcome="unknown_item",
-                              reason=f"unknown item keys: {', '.join(unknown)}; nothing recorded")
+        entry = refusal_entry(
+            thread_id,
+            intr.id,
+            by=by,
+            action="decide",
+            at=now,
+            fingerprint=None,
+            outcome="unknown_item",
+            reason=f"unknown item keys: {', '.join(unknown)}; nothing recorded",
+        )
         yield op("append_audit", entries=[entry])
         raise UnknownBatchItem(keys=unknown, batch_id=intr.id, thread_id=thread_id)
     out = DecideResult(batch_id=intr.id)
@@ -331,11 +395,24 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
     mines: dict[str, dict[str, Any]] = {}
     audits: dict[str, dict[str, Any]] = {}
     for k, approved in wanted.items():
-        mines[k] = new_record(type="decision", approval_id=intr.id, by=by, at=now,
-                              approved=approved, comment=comment,
-                              fingerprint=items[k].get("fingerprint"), roles=list(roles), item=k)
-        audits[k] = decided_entry(thread_id, mines[k], action="approve" if approved else "reject",
-                                  reason=roles_reason(roles), item=k)
+        mines[k] = new_record(
+            type="decision",
+            approval_id=intr.id,
+            by=by,
+            at=now,
+            approved=approved,
+            comment=comment,
+            fingerprint=items[k].get("fingerprint"),
+            roles=list(roles),
+            item=k,
+        )
+        audits[k] = decided_entry(
+            thread_id,
+            mines[k],
+            action="approve" if approved else "reject",
+            reason=roles_reason(roles),
+            item=k,
+        )
     stored_all = yield from record_items_flow(thread_id, intr.id, mines, audits)
     for k, approved in wanted.items():
         mine, stored = mines[k], stored_all[k]
@@ -343,22 +420,32 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
             out.applied.append(k)
         else:
             out.already_decided[k] = stored
-            lost.append(refusal_entry(
-                thread_id, intr.id, by=by, action="approve" if approved else "reject", at=now,
-                fingerprint=items[k].get("fingerprint"), outcome="already_decided",
-                reason=already_reason(stored), item=k,
-            ))
+            lost.append(
+                refusal_entry(
+                    thread_id,
+                    intr.id,
+                    by=by,
+                    action="approve" if approved else "reject",
+                    at=now,
+                    fingerprint=items[k].get("fingerprint"),
+                    outcome="already_decided",
+                    reason=already_reason(stored),
+                    item=k,
+                )
+            )
     if lost:
         yield op("append_audit", entries=lost)
-    completion = yield from complete_flow(thread_id, intr.id, items, by, now, False,
-                                          deferred=not resume)
+    completion = yield from complete_flow(
+        thread_id, intr.id, items, by, now, False, deferred=not resume
+    )
     if completion is not None and not resume:
         out.deferred = True
     elif completion is not None:
         answer = yield from batch_resume_value(intr.value, completion)
         command: Command[Any] = Command(resume={intr.id: answer})
-        out.result = yield op("invoke", input=command,
-                              config=resume_config(config, clock, intr.value))
+        out.result = yield op(
+            "invoke", input=command, config=resume_config(config, clock, intr.value)
+        )
         out.completed = True
     # a call that won no item but found the batch complete and resumed it reports
     # that (its result), not AlreadyDecided: the run's result must reach someone
@@ -368,8 +455,9 @@ def decide_flow(config: dict[str, Any], decisions: Mapping[Any, bool], *, by: st
     return out
 
 
-def batch_timeout_flow(entry: WaitEntry, *, now: datetime,
-                       lease: timedelta) -> Flow[dict[str, Any] | None]:
+def batch_timeout_flow(
+    entry: WaitEntry, *, now: datetime, lease: timedelta
+) -> Flow[dict[str, Any] | None]:
     """Sweeper: decide a due batch's open items by ``on_timeout``; the completion record."""
     thread_id, batch_id = entry.thread_id, entry.interrupt_id
     got = yield op("get_decisions", thread_id=thread_id, keys=[batch_id])
@@ -380,17 +468,25 @@ def batch_timeout_flow(entry: WaitEntry, *, now: datetime,
         return None
     items = _items(entry.value)
     action = (section(entry.value).get("on_timeout") or {}).get("action", "reject")
-    decided = yield op("get_decisions", thread_id=thread_id,
-                       keys=[item_key(batch_id, k) for k in items])
+    decided = yield op(
+        "get_decisions", thread_id=thread_id, keys=[item_key(batch_id, k) for k in items]
+    )
     mines: dict[str, dict[str, Any]] = {}
     audits: dict[str, dict[str, Any]] = {}
     for k, raw in items.items():
         if item_key(batch_id, k) in decided:
             continue
-        mines[k] = new_record(type="decision", approval_id=batch_id, by=SYSTEM, at=now,
-                              approved=action == "approve", timed_out=True,
-                              rule=f"on_timeout={action}", fingerprint=raw.get("fingerprint"),
-                              item=k)
+        mines[k] = new_record(
+            type="decision",
+            approval_id=batch_id,
+            by=SYSTEM,
+            at=now,
+            approved=action == "approve",
+            timed_out=True,
+            rule=f"on_timeout={action}",
+            fingerprint=raw.get("fingerprint"),
+            item=k,
+        )
         audits[k] = timeout_entry(thread_id, mines[k], entry.info.deadline, item=k)
     yield from record_items_flow(thread_id, batch_id, mines, audits)
     completion = yield from complete_flow(thread_id, batch_id, items, SYSTEM, now, True)
@@ -449,9 +545,17 @@ def decide(
             ``batch_id`` names a batch completed before. Audited, as refusals are.
         NoPendingApproval: no batch (with that id) is waiting on the thread.
     """
-    flow = decide_flow(config, decisions, by=by, comment=comment, batch_id=batch_id,
-                       roles=roles, clock=clock, authorize=policy_of(graph, authorize),
-                       resume=resume)
+    flow = decide_flow(
+        config,
+        decisions,
+        by=by,
+        comment=comment,
+        batch_id=batch_id,
+        roles=roles,
+        clock=clock,
+        authorize=policy_of(graph, authorize),
+        resume=resume,
+    )
     return drive(flow, decide_env(graph, resume))
 
 
@@ -469,7 +573,15 @@ async def adecide(
     resume: bool = True,
 ) -> DecideResult:
     """Async twin of :func:`decide`."""
-    flow = decide_flow(config, decisions, by=by, comment=comment, batch_id=batch_id,
-                       roles=roles, clock=clock, authorize=policy_of(graph, authorize),
-                       resume=resume)
+    flow = decide_flow(
+        config,
+        decisions,
+        by=by,
+        comment=comment,
+        batch_id=batch_id,
+        roles=roles,
+        clock=clock,
+        authorize=policy_of(graph, authorize),
+        resume=resume,
+    )
     return await adrive(flow, decide_env(graph, resume))

@@ -16,7 +16,17 @@ from langgraph_durable.interrupts.cli import main
 
 def _role(role: str, url: str, thread: str, *extra: str) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "langgraph_durable.interrupts._demo", role, "--url", url, "--thread", thread, *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "langgraph_durable.interrupts._demo",
+        role,
+        "--url",
+        url,
+        "--thread",
+        thread,
+        *extra,
+    ]
     done = subprocess.run(cmd, env=env, check=False)
     if done.returncode != 0:
         raise CliError(f"the demo's {role} process failed (exit code {done.returncode})")

@@ -29,7 +29,8 @@ def _load_migrations(spec: str) -> Any:
     m = load_object(spec, what="--migrations")
     if not isinstance(m, StateMigrations):
         raise CliError(
-            f"--migrations {spec!r} is a {type(m).__name__}, expected a langgraph_durable.migrations.StateMigrations"
+            f"--migrations {spec!r} is a {type(m).__name__}, "
+            "expected a langgraph_durable.migrations.StateMigrations"
         )
     try:
         m.validate()
@@ -156,7 +157,8 @@ def status(url: str) -> None:
         runs = run_health(saver)
         # the threads behind the counts, with lease owner and age (the lease index alone)
         listed = running_threads(saver, limit=STATUS_THREADS) + parked_threads(
-            saver, limit=STATUS_THREADS)
+            saver, limit=STATUS_THREADS
+        )
     table = Table(title=f"schema versions at {redact_url(url)}")
     for col in ("schema version", "threads", "checkpoints", "paused at an interrupt"):
         table.add_column(col, justify="right")

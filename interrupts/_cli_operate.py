@@ -123,13 +123,28 @@ def audit_cmd(url: str, thread: str, as_json: bool) -> None:
             click.echo(a.model_dump_json())
         return
     table = Table(title=f"audit trail of thread {thread}")
-    for col in ("seq", "at (UTC)", "actor", "action", "approval", "item", "outcome", "reason",
-                "fingerprint"):
+    for col in (
+        "seq",
+        "at (UTC)",
+        "actor",
+        "action",
+        "approval",
+        "item",
+        "outcome",
+        "reason",
+        "fingerprint",
+    ):
         table.add_column(col)
     for a in trail:
         table.add_row(
-            str(a.seq), f"{a.at:%Y-%m-%d %H:%M:%S}", a.actor, a.action,
-            (a.approval_id or "")[:8], a.item or "", a.outcome, a.reason or "",
+            str(a.seq),
+            f"{a.at:%Y-%m-%d %H:%M:%S}",
+            a.actor,
+            a.action,
+            (a.approval_id or "")[:8],
+            a.item or "",
+            a.outcome,
+            a.reason or "",
             (a.fingerprint or "")[:19],
         )
     console().print(table)
@@ -157,8 +172,12 @@ def _decide(
         if not saver.get_tuple(config):
             raise CliError(f"unknown thread {thread!r}: no checkpoints stored")
         fn = approve if approved else reject
-        kwargs: dict[str, Any] = {"by": by, "comment": comment, "approval_id": approval_id,
-                                  "resume": resume}
+        kwargs: dict[str, Any] = {
+            "by": by,
+            "comment": comment,
+            "approval_id": approval_id,
+            "resume": resume,
+        }
         if roles:
             kwargs["roles"] = list(roles)
         try:

@@ -74,8 +74,17 @@ from langgraph_durable.interrupts.cli import main
     help="Resume on an event loop with the async saver (graph.ainvoke; --concurrency resumes "
     "as tasks, each with its own connection on Postgres) instead of a thread per resume.",
 )
-def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_size: int,
-          concurrency: int, durability: str | None, use_async: bool) -> None:
+def sweep(
+    url: str,
+    spec: str,
+    interval: float,
+    once: bool,
+    lease: float,
+    page_size: int,
+    concurrency: int,
+    durability: str | None,
+    use_async: bool,
+) -> None:
     """Apply on_timeout to approvals past their deadline and resume their threads.
 
     Safe to run in several processes at once: each approval is resolved once.
@@ -88,9 +97,13 @@ def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_s
     pool = {"pool_size": concurrency + 1} if concurrency > 1 else {}
 
     def sweeper_of(saver: Any) -> ApprovalSweeper:
-        return ApprovalSweeper(bind_graph(obj, saver, spec), lease=timedelta(seconds=lease),
-                               page_size=page_size, concurrency=concurrency,
-                               durability=durability)
+        return ApprovalSweeper(
+            bind_graph(obj, saver, spec),
+            lease=timedelta(seconds=lease),
+            page_size=page_size,
+            concurrency=concurrency,
+            durability=durability,
+        )
 
     if use_async:
         with contextlib.suppress(KeyboardInterrupt):
@@ -108,8 +121,9 @@ def sweep(url: str, spec: str, interval: float, once: bool, lease: float, page_s
             sweeper.stop()
 
 
-async def _asweep(url: str, pool: dict[str, Any], sweeper_of: Any, interval: float,
-                  once: bool) -> None:
+async def _asweep(
+    url: str, pool: dict[str, Any], sweeper_of: Any, interval: float, once: bool
+) -> None:
     async with open_async_saver(url, **pool) as saver:
         sweeper = sweeper_of(saver)
         if once:

@@ -20,26 +20,55 @@ def health_line(saver: Any, recovered: int, parked_now: int) -> str:
 
     approvals = approval_health(saver)
     runs = run_health(saver)
-    return (f"waiting={approvals.waiting} overdue={approvals.overdue} running={runs.running} "
-            f"orphaned={runs.orphaned} recovered={recovered} parked={runs.parked}"
-            + (f" (+{parked_now} parked now)" if parked_now else ""))
+    return (
+        f"waiting={approvals.waiting} overdue={approvals.overdue} running={runs.running} "
+        f"orphaned={runs.orphaned} recovered={recovered} parked={runs.parked}"
+        + (f" (+{parked_now} parked now)" if parked_now else "")
+    )
 
 
 @main.command()
 @url_option
-@click.option("--graph", "spec", required=True, metavar="package.module:graph",
-              help="The graph whose threads are swept and recovered.")
-@click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(min=0.01),
-              help="Seconds between passes (one health line per pass).")
+@click.option(
+    "--graph",
+    "spec",
+    required=True,
+    metavar="package.module:graph",
+    help="The graph whose threads are swept and recovered.",
+)
+@click.option(
+    "--interval",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(min=0.01),
+    help="Seconds between passes (one health line per pass).",
+)
 @click.option("--once", is_flag=True, help="Run one pass and exit.")
-@click.option("--max-recoveries", default=3, show_default=True, type=click.IntRange(min=0),
-              help="Recoveries in a row (each dying again) before a thread is parked.")
-@click.option("--lease", default=30.0, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds a run lease lasts without a heartbeat.")
-@click.option("--heartbeat", "beat", default=10.0, show_default=True,
-              type=click.FloatRange(min=0.05), help="Seconds between heartbeats.")
-def worker(url: str, spec: str, interval: float, once: bool, max_recoveries: int,
-           lease: float, beat: float) -> None:
+@click.option(
+    "--max-recoveries",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Recoveries in a row (each dying again) before a thread is parked.",
+)
+@click.option(
+    "--lease",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds a run lease lasts without a heartbeat.",
+)
+@click.option(
+    "--heartbeat",
+    "beat",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(min=0.05),
+    help="Seconds between heartbeats.",
+)
+def worker(
+    url: str, spec: str, interval: float, once: bool, max_recoveries: int, lease: float, beat: float
+) -> None:
     """Sweep approvals past their deadline and resume runs whose process died.
 
     Safe to run in several processes at once: every approval is resolved once
@@ -64,10 +93,15 @@ def worker(url: str, spec: str, interval: float, once: bool, max_recoveries: int
                 swept = sweeper.run_once()
                 report = recovery.run_once()
                 for parked in report.parked:
-                    click.echo(f"parked {parked.thread_id} after {parked.recoveries} "
-                               f"recoveries; last error: {parked.last_error}", err=True)
-                click.echo(f"swept={swept} " + health_line(saver, recovery.recovered_total,
-                                                          len(report.parked)))
+                    click.echo(
+                        f"parked {parked.thread_id} after {parked.recoveries} "
+                        f"recoveries; last error: {parked.last_error}",
+                        err=True,
+                    )
+                click.echo(
+                    f"swept={swept} "
+                    + health_line(saver, recovery.recovered_total, len(report.parked))
+                )
                 if once:
                     return
                 time.sleep(max(0.0, interval - (time.monotonic() - started)))

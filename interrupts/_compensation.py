@@ -74,9 +74,7 @@ def compensate_command(reason: str, *, node: str | None = None) -> Command[Any]:
     ``raise Compensate("rejected")`` (helpers that cannot raise, such as an
     approval rejected with ``on_reject="compensate"``, use this).
     """
-    return Command(
-        update={SAGA_KEY: fail_op(Compensate(reason), node or "")}, goto=COMPENSATE_NODE
-    )
+    return Command(update={SAGA_KEY: fail_op(Compensate(reason), node or "")}, goto=COMPENSATE_NODE)
 
 
 def _running(config: RunnableConfig, *, fresh: bool) -> bool:
@@ -95,8 +93,9 @@ def _guard_node(name: str, inner: Runnable[Any, Any]) -> Runnable[Any, Any]:
         try:
             return inner.invoke(state, config)
         except Compensate as exc:
-            return Command(update={SAGA_KEY: fail_op(exc, _node_name(config, name))},
-                           goto=COMPENSATE_NODE)
+            return Command(
+                update={SAGA_KEY: fail_op(exc, _node_name(config, name))}, goto=COMPENSATE_NODE
+            )
 
     async def arun(state: Any, config: RunnableConfig) -> Any:
         if not _running(config, fresh=False):
@@ -104,8 +103,9 @@ def _guard_node(name: str, inner: Runnable[Any, Any]) -> Runnable[Any, Any]:
         try:
             return await inner.ainvoke(state, config)
         except Compensate as exc:
-            return Command(update={SAGA_KEY: fail_op(exc, _node_name(config, name))},
-                           goto=COMPENSATE_NODE)
+            return Command(
+                update={SAGA_KEY: fail_op(exc, _node_name(config, name))}, goto=COMPENSATE_NODE
+            )
 
     return RunnableLambda(run, afunc=arun, name=name)
 
@@ -215,8 +215,11 @@ def add_compensation(
             "(set per-node error handlers instead, they take precedence)"
         )
     compensator = Compensator(
-        max_attempts=max_attempts, backoff=backoff or Backoff(),
-        sleep=sleep, asleep=asleep, clock=clock,
+        max_attempts=max_attempts,
+        backoff=backoff or Backoff(),
+        sleep=sleep,
+        asleep=asleep,
+        clock=clock,
     )
     forward = [n for n, spec in builder.nodes.items() if not spec.is_error_handler]
 

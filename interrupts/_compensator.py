@@ -82,8 +82,12 @@ def _info(step: dict[str, Any]) -> StepInfo:
 
 
 def build_report(
-    saga: dict[str, Any], step: dict[str, Any], error: dict[str, Any], attempts: int,
-    thread_id: str | None, now: datetime,
+    saga: dict[str, Any],
+    step: dict[str, Any],
+    error: dict[str, Any],
+    attempts: int,
+    thread_id: str | None,
+    now: datetime,
 ) -> RecoveryReport:
     """The report for ``step`` whose undo failed ``attempts`` times with ``error``."""
     failed = {**step, "status": "failed", "attempts": attempts, "error": error}
@@ -121,9 +125,13 @@ def undo_audit(step: dict[str, Any], command: Command[Any], at: datetime) -> dic
         outcome = FAILED
         reason = f"undo {step['undo']} failed after {attempts} attempt(s): {err}"
     return {
-        "at": at, "item": str(step["id"]), "actor": SYSTEM, "action": UNDO,
+        "at": at,
+        "item": str(step["id"]),
+        "actor": SYSTEM,
+        "action": UNDO,
         "fingerprint": fingerprint({"args": step.get("args"), "kwargs": step.get("kwargs")}),
-        "outcome": outcome, "reason": reason,
+        "outcome": outcome,
+        "reason": reason,
         "dedupe_key": f"undo:{step['id']}:{outcome}:{attempts}",
     }
 
@@ -145,7 +153,10 @@ def decide(saga: dict[str, Any], step: dict[str, Any], answer: Any, now: datetim
         {
             "op": "decide",
             "fields": {
-                "decision": action, "decided_by": by, "note": note, "decided_at": now.isoformat()
+                "decision": action,
+                "decided_by": by,
+                "note": note,
+                "decided_at": now.isoformat(),
             },
         }
     ]
@@ -173,7 +184,7 @@ def _ask(saga: dict[str, Any]) -> Any:
 
 
 class Compensator:
-    """The body of the compensation node (see :func:`langgraph_durable.interrupts.add_compensation`)."""
+    """The body of the compensation node (see ``add_compensation``)."""
 
     def __init__(
         self,
@@ -207,10 +218,16 @@ class Compensator:
             now = self.clock()
             action, by, _note = parse_decision(answer)
             # the note is free text: the saga log keeps it, the audit does not
-            node_audit(config, at=now, item=str(step["id"]), actor=by or "unknown",
-                       action=action, outcome="recorded",
-                       reason=f"recovery of the failed undo {step['undo']}",
-                       dedupe_key=f"recovery:{step['id']}:{step.get('attempts', 0)}")
+            node_audit(
+                config,
+                at=now,
+                item=str(step["id"]),
+                actor=by or "unknown",
+                action=action,
+                outcome="recorded",
+                reason=f"recovery of the failed undo {step['undo']}",
+                dedupe_key=f"recovery:{step['id']}:{step.get('attempts', 0)}",
+            )
             return decide(saga, step, answer, now), None
         ctx = current_task(config)
         if ctx is None:
@@ -224,24 +241,35 @@ class Compensator:
         return None, plan
 
     def _done(self, step: dict[str, Any], attempts: int) -> Command[Any]:
-        return _again([
-            _step_op(
-                step["id"], status="compensated", attempts=step.get("attempts", 0) + attempts,
-                error=None, undone_at=self.clock().isoformat(),
-            )
-        ])
+        return _again(
+            [
+                _step_op(
+                    step["id"],
+                    status="compensated",
+                    attempts=step.get("attempts", 0) + attempts,
+                    error=None,
+                    undone_at=self.clock().isoformat(),
+                )
+            ]
+        )
 
     def _exhausted(
-        self, saga: dict[str, Any], step: dict[str, Any], exc: Exception, attempts: int,
+        self,
+        saga: dict[str, Any],
+        step: dict[str, Any],
+        exc: Exception,
+        attempts: int,
         ctx: TaskContext,
     ) -> Command[Any]:
         total = step.get("attempts", 0) + attempts
         err = error_info(exc, node=step["undo"])
         report = build_report(saga, step, err, total, ctx.thread_id, self.clock())
-        return _again([
-            _step_op(step["id"], status="failed", attempts=total, error=err),
-            {"op": "report", "report": report.model_dump(mode="json")},
-        ])
+        return _again(
+            [
+                _step_op(step["id"], status="failed", attempts=total, error=err),
+                {"op": "report", "report": report.model_dump(mode="json")},
+            ]
+        )
 
     # --- shells --------------------------------------------------------------
 
@@ -260,8 +288,14 @@ class Compensator:
         while True:
             attempts += 1
             try:
-                run_once(fn, key=key, args=list(step["args"]), kwargs=dict(step["kwargs"]),
-                         pass_key=pass_key, ctx=ctx)
+                run_once(
+                    fn,
+                    key=key,
+                    args=list(step["args"]),
+                    kwargs=dict(step["kwargs"]),
+                    pass_key=pass_key,
+                    ctx=ctx,
+                )
                 return self._done(step, attempts)
             except GraphBubbleUp:
                 raise
@@ -285,8 +319,14 @@ class Compensator:
         while True:
             attempts += 1
             try:
-                await arun_once(fn, key=key, args=list(step["args"]),
-                                kwargs=dict(step["kwargs"]), pass_key=pass_key, ctx=ctx)
+                await arun_once(
+                    fn,
+                    key=key,
+                    args=list(step["args"]),
+                    kwargs=dict(step["kwargs"]),
+                    pass_key=pass_key,
+                    ctx=ctx,
+                )
                 return self._done(step, attempts)
             except GraphBubbleUp:
                 raise

@@ -61,8 +61,9 @@ class Env:
             return self.graph.invoke(input, config)
         return self.graph.invoke(input, config, durability=durability)
 
-    async def ainvoke(self, input: Any, config: dict[str, Any],
-                      durability: str | None = None) -> Any:
+    async def ainvoke(
+        self, input: Any, config: dict[str, Any], durability: str | None = None
+    ) -> Any:
         if durability is None:
             return await self.graph.ainvoke(input, config)
         return await self.graph.ainvoke(input, config, durability=durability)

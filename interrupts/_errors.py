@@ -110,8 +110,11 @@ class StaleApproval(InterruptsError):
         self.decision = decision
         self.item = item
         self.thread_id = thread_id
-        what = f"item {item!r} of batch {approval_id!r}" if item is not None \
+        what = (
+            f"item {item!r} of batch {approval_id!r}"
+            if item is not None
             else f"approval {approval_id!r}"
+        )
         where = f" on thread {thread_id!r}" if thread_id is not None else ""
         super().__init__(
             f"{what}{where} was decided for {decided_request!r} "
@@ -133,9 +136,7 @@ class UnknownBatchItem(InterruptsError, KeyError):
         self.batch_id = batch_id
         self.thread_id = thread_id
         where = f" of thread {thread_id!r}" if thread_id is not None else ""
-        super().__init__(
-            f"keys {keys} are not in batch {batch_id!r}{where}; nothing was recorded"
-        )
+        super().__init__(f"keys {keys} are not in batch {batch_id!r}{where}; nothing was recorded")
 
     def __str__(self) -> str:
         return str(self.args[0])

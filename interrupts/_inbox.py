@@ -41,8 +41,11 @@ def batch_items_flow(entry: WaitEntry) -> Flow[list[BatchItemState]]:
     """Each item of a batch wait with its open/decided state."""
     listed = section(entry.value).get("items") or []
     keys = [str(i.get("key")) for i in listed]
-    got = yield op("get_decisions", thread_id=entry.thread_id,
-                   keys=[item_key(entry.interrupt_id, k) for k in keys])
+    got = yield op(
+        "get_decisions",
+        thread_id=entry.thread_id,
+        keys=[item_key(entry.interrupt_id, k) for k in keys],
+    )
     out = []
     for raw, key in zip(listed, keys, strict=True):
         rec = got.get(item_key(entry.interrupt_id, key))
@@ -60,14 +63,15 @@ def batch_items_flow(entry: WaitEntry) -> Flow[list[BatchItemState]]:
     return out
 
 
-def inbox_flow(approver: str | None, thread_id: str | None, limit: int | None) -> Flow[
-    list[ApprovalItem]
-]:
+def inbox_flow(
+    approver: str | None, thread_id: str | None, limit: int | None
+) -> Flow[list[ApprovalItem]]:
     """Pending approvals and batches, oldest deadline first."""
     entries: list[WaitEntry] = []
     for kind in INBOX_KINDS:
-        entries += yield op("list_waits", kind=kind, approver=approver, thread_id=thread_id,
-                            limit=limit)
+        entries += yield op(
+            "list_waits", kind=kind, approver=approver, thread_id=thread_id, limit=limit
+        )
     entries.sort(key=lambda e: (e.info.deadline is None, e.info.deadline or 0, e.thread_id))
     if limit is not None:
         entries = entries[:limit]
@@ -97,7 +101,7 @@ def pending_approvals(
         limit: At most this many items.
 
     Returns:
-        :class:`~langgraph_durable.interrupts.ApprovalItem` list; batches list their items, open and decided.
+        ``ApprovalItem`` list; batches list their items, open and decided.
     """
     return drive(inbox_flow(approver, thread_id, limit), Env(Backend(saver)))
 

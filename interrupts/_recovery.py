@@ -115,8 +115,9 @@ class RecoveryWorker:
         >>> report = worker.run_once()  # doctest: +SKIP
     """
 
-    def __init__(self, graph: Any, *, max_recoveries: int = 3, clock: Clock | None = None,
-                 batch: int = 100) -> None:
+    def __init__(
+        self, graph: Any, *, max_recoveries: int = 3, clock: Clock | None = None, batch: int = 100
+    ) -> None:
         if max_recoveries < 0:
             raise ValueError("max_recoveries must be >= 0")
         self.graph = graph
@@ -139,20 +140,28 @@ class RecoveryWorker:
         report = RecoveryPass()
         for record in store.find_expired_leases(now=self.clock(), limit=self.batch):
             report.found += 1
-            end, closed = drive(store, close_if_ended(record, leases.owner, self.clock(),
-                                                      leases.settings.lease))
+            end, closed = drive(
+                store, close_if_ended(record, leases.owner, self.clock(), leases.settings.lease)
+            )
             if end is not None:
                 _note_closed(report, record.thread_id, end, closed)
                 continue
             if record.attempts >= self.max_recoveries:
-                parked = store.park_lease(thread_id=record.thread_id, token=record.token,
-                                          now=self.clock(), reason=_park_reason(record))
+                parked = store.park_lease(
+                    thread_id=record.thread_id,
+                    token=record.token,
+                    now=self.clock(),
+                    reason=_park_reason(record),
+                )
                 if parked is not None:
                     self._note_parked(report, parked)
                 continue
             claimed = store.claim_expired_lease(
-                thread_id=record.thread_id, token=record.token, owner=leases.owner,
-                now=self.clock(), ttl=leases.settings.lease,
+                thread_id=record.thread_id,
+                token=record.token,
+                owner=leases.owner,
+                now=self.clock(),
+                ttl=leases.settings.lease,
             )
             if claimed is None:
                 report.lost.append(record.thread_id)
@@ -188,21 +197,28 @@ class RecoveryWorker:
         report = RecoveryPass()
         for record in await store.afind_expired_leases(now=self.clock(), limit=self.batch):
             report.found += 1
-            end, closed = await adrive(store, close_if_ended(record, leases.owner, self.clock(),
-                                                             leases.settings.lease))
+            end, closed = await adrive(
+                store, close_if_ended(record, leases.owner, self.clock(), leases.settings.lease)
+            )
             if end is not None:
                 _note_closed(report, record.thread_id, end, closed)
                 continue
             if record.attempts >= self.max_recoveries:
-                parked = await store.apark_lease(thread_id=record.thread_id,
-                                                 token=record.token, now=self.clock(),
-                                                 reason=_park_reason(record))
+                parked = await store.apark_lease(
+                    thread_id=record.thread_id,
+                    token=record.token,
+                    now=self.clock(),
+                    reason=_park_reason(record),
+                )
                 if parked is not None:
                     self._note_parked(report, parked)
                 continue
             claimed = await store.aclaim_expired_lease(
-                thread_id=record.thread_id, token=record.token, owner=leases.owner,
-                now=self.clock(), ttl=leases.settings.lease,
+                thread_id=record.thread_id,
+                token=record.token,
+                owner=leases.owner,
+                now=self.clock(),
+                ttl=leases.settings.lease,
             )
             if claimed is None:
                 report.lost.append(record.thread_id)
@@ -211,8 +227,9 @@ class RecoveryWorker:
             await self._aresume(leases, claimed, report)
         return report
 
-    async def _aresume(self, leases: AsyncRunLeases, claimed: LeaseRecord,
-                       report: RecoveryPass) -> None:
+    async def _aresume(
+        self, leases: AsyncRunLeases, claimed: LeaseRecord, report: RecoveryPass
+    ) -> None:
         thread_id = claimed.thread_id
         config = recovery_config(thread_id, claimed.recoveries)
         try:
@@ -224,23 +241,29 @@ class RecoveryWorker:
             return
         if leases.holds(thread_id):
             state = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
-            await leases.release(thread_id,
-                                 ENDED_INTERRUPTED if state.next else ENDED_FINISHED)
+            await leases.release(thread_id, ENDED_INTERRUPTED if state.next else ENDED_FINISHED)
         self.recovered_total += 1
         report.recovered.append(thread_id)
 
     def _note_parked(self, report: RecoveryPass, parked: LeaseRecord) -> None:
         self.parked_total += 1
         report.parked.append(ParkedThread(parked.thread_id, parked.attempts, parked.last_error))
-        log.warning("parked poison thread %r after %d recoveries; last error: %s",
-                    parked.thread_id, parked.attempts, parked.last_error)
+        log.warning(
+            "parked poison thread %r after %d recoveries; last error: %s",
+            parked.thread_id,
+            parked.attempts,
+            parked.last_error,
+        )
 
 
 def _note_closed(report: RecoveryPass, thread_id: str, end: str, closed: bool) -> None:
     if closed:
         report.closed.append(thread_id)
-        log.info("thread %r ended (%s) before its run's process died; released, not resumed",
-                 thread_id, end)
+        log.info(
+            "thread %r ended (%s) before its run's process died; released, not resumed",
+            thread_id,
+            end,
+        )
     else:
         report.lost.append(thread_id)
 
@@ -288,7 +311,8 @@ async def aunpark_thread(saver: Any, thread_id: str, *, clock: Clock | None = No
     """
     outcome, record = await adrive(saver, unpark(thread_id, (clock or _utc_now)()))
     if outcome is None:
-        raise NotParked(thread_id=thread_id,
-                        state="unknown" if record is None else str(record.state))
+        raise NotParked(
+            thread_id=thread_id, state="unknown" if record is None else str(record.state)
+        )
     log.info("unparked thread %r (%s)", thread_id, outcome)
     return outcome

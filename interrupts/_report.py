@@ -171,7 +171,5 @@ def parse_decision(resume: Any) -> tuple[RecoveryAction, str | None, str | None]
     elif isinstance(resume, dict):
         action, by, note = resume.get("action"), resume.get("by"), resume.get("note")
     if action not in ACTIONS:
-        raise ValueError(
-            f"a recovery report is answered with one of {ACTIONS}, got {resume!r}"
-        )
+        raise ValueError(f"a recovery report is answered with one of {ACTIONS}, got {resume!r}")
     return action, None if by is None else str(by), None if note is None else str(note)

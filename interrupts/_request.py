@@ -35,7 +35,7 @@ def _parse(value: str | None) -> datetime | None:
 def _check_answer(answer: Any) -> dict[str, Any]:
     if not isinstance(answer, dict) or "type" not in answer or "decision_id" not in answer:
         raise TypeError(
-            "an approval must be resumed through langgraph_durable.interrupts.approve()/reject() or the "
+            "an approval must be resumed through langgraph_durable.approve()/reject() or the "
             f"sweeper, not Command(resume={answer!r})"
         )
     return answer
@@ -57,7 +57,7 @@ def request_approval(
     Args:
         request: JSON-able payload shown to the approver (and fingerprinted).
         timeout: How long to wait before ``on_timeout`` applies; ``None`` waits forever.
-        on_timeout: ``"reject"``, ``"approve"`` or :class:`~langgraph_durable.interrupts.Escalate`; applied
+        on_timeout: ``"reject"``, ``"approve"`` or ``Escalate``; applied
             by :class:`~langgraph_durable.interrupts.ApprovalSweeper` once the deadline passes.
         approvers: Routing labels or user ids asked (the inbox filters on them).
         on_stale: When the node re-runs and computes a different ``request`` than the one
@@ -111,8 +111,17 @@ def request_approval(
                 "requested_by": requested_by,
             },
         }
-        answer = _check_answer(ask(value, at=requested_at, actor=requested_by, fingerprint=fp,
-                                   approvers=asked, deadline=deadline, level=level))
+        answer = _check_answer(
+            ask(
+                value,
+                at=requested_at,
+                actor=requested_by,
+                fingerprint=fp,
+                approvers=asked,
+                deadline=deadline,
+                level=level,
+            )
+        )
         if answer["type"] == "escalate":
             at = datetime.fromisoformat(answer["at"])
             deadline = _parse(answer.get("deadline"))
@@ -133,11 +142,16 @@ def request_approval(
             continue
         if answer.get("fingerprint") not in (None, fp):
             then = "asked again" if on_stale == "reask" else "StaleApproval raised"
-            node_audit(at=datetime.fromisoformat(answer["at"]),
-                       approval_id=str(answer.get("approval_id")), actor=SYSTEM, action="reask",
-                       fingerprint=answer.get("fingerprint"), outcome="stale",
-                       reason=f"payload changed since it was decided (now {fp}); {then}",
-                       dedupe_key=f"stale:{answer.get('decision_id')}")
+            node_audit(
+                at=datetime.fromisoformat(answer["at"]),
+                approval_id=str(answer.get("approval_id")),
+                actor=SYSTEM,
+                action="reask",
+                fingerprint=answer.get("fingerprint"),
+                outcome="stale",
+                reason=f"payload changed since it was decided (now {fp}); {then}",
+                dedupe_key=f"stale:{answer.get('decision_id')}",
+            )
             if on_stale == "raise":
                 raise StaleApproval(
                     approval_id=str(answer.get("approval_id")),

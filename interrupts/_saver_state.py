@@ -42,7 +42,8 @@ def state_of(tup: CheckpointTuple | None) -> SavedState:
         return SavedState()
     found: dict[str, Interrupt] = {}
     finished = {
-        task for task, channel, _ in tup.pending_writes or ()
+        task
+        for task, channel, _ in tup.pending_writes or ()
         if task != NULL_TASK_ID and channel not in CONTROL_WRITES
     }
     for task, channel, value in tup.pending_writes or ():

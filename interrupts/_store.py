@@ -1,7 +1,7 @@
 """Where decisions and claims live: the saver's own fast path, or in process.
 
 Our savers implement :class:`~langgraph_durable.checkpointers.WaitIndex`,
-:class:`~langgraph_durable.checkpointers.WaitClaims` and :class:`~langgraph_durable.checkpointers.DecisionStore`
+the ``WaitClaims`` and ``DecisionStore`` protocols
 (and their async twins) in storage. Any other LangGraph saver gets the fallback
 here: pending waits are found by scanning ``saver.list(None)`` and decisions and
 claims are compare-and-set in process memory, which is exactly as durable as an
@@ -109,7 +109,7 @@ def filter_entries(
     thread_id: str | None = None,
     limit: int | None = None,
 ) -> list[WaitEntry]:
-    """Entries matching the :meth:`~langgraph_durable.checkpointers.WaitIndex.list_waits` filters."""
+    """Entries matching the ``WaitIndex.list_waits`` filters."""
     out: list[WaitEntry] = []
     for e in entries:
         if kind is not None and e.info.kind != kind:
@@ -182,7 +182,10 @@ class Backend:
         return {k: v for k, v in got.items() if v is not None}
 
     def record_decision(
-        self, thread_id: str, key: str, decision: dict[str, Any],
+        self,
+        thread_id: str,
+        key: str,
+        decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """CAS ``decision``; ``audit`` is appended with it (atomically where the saver can)."""
@@ -200,7 +203,10 @@ class Backend:
         return stored
 
     async def arecord_decision(
-        self, thread_id: str, key: str, decision: dict[str, Any],
+        self,
+        thread_id: str,
+        key: str,
+        decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         if self.decisions_sync_only:
@@ -225,8 +231,9 @@ class Backend:
         transaction; Redis: one pipeline of per-thread scripts); elsewhere one
         :meth:`record_decision` each.
         """
-        batch = getattr(self.saver, "record_decisions", None) \
-            if self.decisions and self.audit else None
+        batch = (
+            getattr(self.saver, "record_decisions", None) if self.decisions and self.audit else None
+        )
         if batch is None:
             return [self.record_decision(*item) for item in items]
         return list(batch(items=[_item_kwargs(item) for item in items]))
@@ -234,8 +241,11 @@ class Backend:
     async def arecord_decisions(self, items: Sequence[DecisionItem]) -> list[dict[str, Any]]:
         if self.decisions_sync_only:
             return await asyncio.to_thread(self.record_decisions, items)
-        batch = getattr(self.saver, "arecord_decisions", None) \
-            if self.adecisions and self.aaudit else None
+        batch = (
+            getattr(self.saver, "arecord_decisions", None)
+            if self.adecisions and self.aaudit
+            else None
+        )
         if batch is None:
             return [await self.arecord_decision(*item) for item in items]
         return list(await batch(items=[_item_kwargs(item) for item in items]))
@@ -295,9 +305,7 @@ class Backend:
             gone = len(self.mem.audit) - len(kept)
             self.mem.audit = kept
             self.mem.audit_keys = {k for k in self.mem.audit_keys if k[0] != thread_id}
-            self.mem.decisions = {
-                k: v for k, v in self.mem.decisions.items() if k[0] != thread_id
-            }
+            self.mem.decisions = {k: v for k, v in self.mem.decisions.items() if k[0] != thread_id}
             self.mem.claims = {k: v for k, v in self.mem.claims.items() if k[0] != thread_id}
         return gone
 
@@ -417,8 +425,11 @@ class Backend:
         kinds: Sequence[str] | None = None,
     ) -> list[WaitEntry]:
         if self.claims_sync_only:
-            return await asyncio.to_thread(lambda: self.claim_due_waits(
-                now=now, owner=owner, lease=lease, limit=limit, kinds=kinds))
+            return await asyncio.to_thread(
+                lambda: self.claim_due_waits(
+                    now=now, owner=owner, lease=lease, limit=limit, kinds=kinds
+                )
+            )
         if self.aclaims:
             return await self.saver.aclaim_due_waits(  # type: ignore[attr-defined,no-any-return]
                 now=now, owner=owner, lease=lease, limit=limit, kinds=kinds
@@ -449,8 +460,11 @@ class Backend:
         self, *, thread_id: str, interrupt_id: str, owner: str, done: bool = False
     ) -> None:
         if self.claims_sync_only:
-            await asyncio.to_thread(lambda: self.release_wait_claim(
-                thread_id=thread_id, interrupt_id=interrupt_id, owner=owner, done=done))
+            await asyncio.to_thread(
+                lambda: self.release_wait_claim(
+                    thread_id=thread_id, interrupt_id=interrupt_id, owner=owner, done=done
+                )
+            )
             return
         if self.aclaims:
             await self.saver.arelease_wait_claim(  # type: ignore[attr-defined]

@@ -69,12 +69,16 @@ def sweep_entry_flow(
 
         record = yield from batch_timeout_flow(entry, now=now, lease=lease)
     elif entry.info.deadline is not None and entry.info.deadline <= now:
-        mine, record = recorded if recorded is not None else (
-            timeout_record(entry.value, approval_id, now), None)
+        mine, record = (
+            recorded
+            if recorded is not None
+            else (timeout_record(entry.value, approval_id, now), None)
+        )
         if record is None:
             audit = timeout_entry(thread_id, mine, entry.info.deadline)
-            record = yield op("record_decision", thread_id=thread_id, key=approval_id,
-                              decision=mine, audit=audit)
+            record = yield op(
+                "record_decision", thread_id=thread_id, key=approval_id, decision=mine, audit=audit
+            )
         if not won(record, mine) and not age_at_least(record, now, lease):
             return False  # somebody just decided; they are resuming it
     else:
@@ -88,8 +92,13 @@ def sweep_entry_flow(
     if not native:
         state = yield op("get_state", config=config)
         if approval_id not in {i.id for i in pending_of(state, entry.info.kind)}:
-            yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id,
-                     owner=owner, done=True)
+            yield op(
+                "release_wait_claim",
+                thread_id=thread_id,
+                interrupt_id=approval_id,
+                owner=owner,
+                done=True,
+            )
             return False
     if entry.info.kind == "batch":
         from langgraph_durable.interrupts._batch import batch_resume_value
@@ -97,14 +106,22 @@ def sweep_entry_flow(
         answer = yield from batch_resume_value(entry, record)
     else:
         answer = resume_value(record, entry.value)
-    resume = op("invoke", input=Command(resume={approval_id: answer}),
-                config=resume_config(config, clock, entry.value))
+    resume = op(
+        "invoke",
+        input=Command(resume={approval_id: answer}),
+        config=resume_config(config, clock, entry.value),
+    )
     if durability is not None:
         resume.kwargs["durability"] = durability
     yield resume
     if not native:
-        yield op("release_wait_claim", thread_id=thread_id, interrupt_id=approval_id,
-                 owner=owner, done=True)
+        yield op(
+            "release_wait_claim",
+            thread_id=thread_id,
+            interrupt_id=approval_id,
+            owner=owner,
+            done=True,
+        )
     return True
 
 
@@ -113,8 +130,14 @@ def timeout_items(entries: Sequence[WaitEntry], now: datetime) -> list[DecisionI
     items: list[DecisionItem] = []
     for entry in entries:
         mine = timeout_record(entry.value, entry.interrupt_id, now)
-        items.append((entry.thread_id, entry.interrupt_id, mine,
-                      timeout_entry(entry.thread_id, mine, entry.info.deadline)))
+        items.append(
+            (
+                entry.thread_id,
+                entry.interrupt_id,
+                mine,
+                timeout_entry(entry.thread_id, mine, entry.info.deadline),
+            )
+        )
     return items
 
 
@@ -127,8 +150,11 @@ def record_timeouts_flow(
     when the batch failed: each entry then records ``mine`` on its own, so an
     item the failed batch did store is still this sweep's to resume.
     """
-    due = [e for e in entries if e.info.kind != "batch"
-           and e.info.deadline is not None and e.info.deadline <= now]
+    due = [
+        e
+        for e in entries
+        if e.info.kind != "batch" and e.info.deadline is not None and e.info.deadline <= now
+    ]
     if len(due) < 2:
         return {}
     items = timeout_items(due, now)
@@ -137,8 +163,7 @@ def record_timeouts_flow(
     except Exception:
         log.exception("recording %d timeout decisions together failed; one by one", len(items))
         return {(tid, key): (mine, None) for tid, key, mine, _ in items}
-    return {(tid, key): (mine, got)
-            for (tid, key, mine, _), got in zip(items, stored, strict=True)}
+    return {(tid, key): (mine, got) for (tid, key, mine, _), got in zip(items, stored, strict=True)}
 
 
 class ApprovalSweeper:
@@ -205,17 +230,35 @@ class ApprovalSweeper:
         return self._env
 
     def _claim(self, now: datetime) -> Any:
-        return op("claim_due_waits", now=now, owner=self.owner, lease=self.lease,
-                  limit=self.page_size, kinds=list(self.kinds))
+        return op(
+            "claim_due_waits",
+            now=now,
+            owner=self.owner,
+            lease=self.lease,
+            limit=self.page_size,
+            kinds=list(self.kinds),
+        )
 
-    def _resolve_flow(self, entry: WaitEntry, now: datetime, native: bool,
-                      recorded: tuple[dict[str, Any], dict[str, Any] | None] | None = None
-                      ) -> Flow[bool]:
+    def _resolve_flow(
+        self,
+        entry: WaitEntry,
+        now: datetime,
+        native: bool,
+        recorded: tuple[dict[str, Any], dict[str, Any] | None] | None = None,
+    ) -> Flow[bool]:
         try:
-            return (yield from sweep_entry_flow(
-                entry, now=now, owner=self.owner, lease=self.lease, clock=self.clock,
-                native=native, recorded=recorded, durability=self.durability,
-            ))
+            return (
+                yield from sweep_entry_flow(
+                    entry,
+                    now=now,
+                    owner=self.owner,
+                    lease=self.lease,
+                    clock=self.clock,
+                    native=native,
+                    recorded=recorded,
+                    durability=self.durability,
+                )
+            )
         except Exception:
             # keep the claim: it expires after the lease and a later sweep retries
             log.exception("sweeping %s/%s failed", entry.thread_id, entry.interrupt_id)
@@ -227,16 +270,22 @@ class ApprovalSweeper:
         while True:
             now = now_of(self.clock)
             entries = yield self._claim(now)
-            fresh = list({(e.thread_id, e.interrupt_id): e for e in entries
-                          if (e.thread_id, e.interrupt_id) not in seen}.values())
+            fresh = list(
+                {
+                    (e.thread_id, e.interrupt_id): e
+                    for e in entries
+                    if (e.thread_id, e.interrupt_id) not in seen
+                }.values()
+            )
             if not fresh:
                 return resolved
             seen.update((e.thread_id, e.interrupt_id) for e in fresh)
             # the page's timeout decisions: one compare-and-set round trip for all
             recorded = yield from record_timeouts_flow(fresh, now)
-            flows = [self._resolve_flow(e, now, native,
-                                        recorded.get((e.thread_id, e.interrupt_id)))
-                     for e in fresh]
+            flows = [
+                self._resolve_flow(e, now, native, recorded.get((e.thread_id, e.interrupt_id)))
+                for e in fresh
+            ]
             if self.concurrency == 1:
                 for flow in flows:
                     resolved += int((yield from flow))

@@ -109,8 +109,10 @@ def _waits(saver: Any, thread_id: str) -> tuple[datetime | None, tuple[str, ...]
         entries = list_waits(thread_id=thread_id)
         if entries:
             deadlines = [e.info.deadline for e in entries if e.info.deadline is not None]
-            return (min(deadlines) if deadlines else None,
-                    tuple(sorted({e.info.kind for e in entries})))
+            return (
+                min(deadlines) if deadlines else None,
+                tuple(sorted({e.info.kind for e in entries})),
+            )
     tup = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
     if tup is not None and any(w[1] == INTERRUPT for w in tup.pending_writes or ()):
         return None, ()
@@ -132,37 +134,50 @@ def thread_state(saver: Any, thread_id: str, *, clock: Clock | None = None) -> T
         # the checkpoint is the truth about the thread: a run killed after
         # another run finished or paused the thread leaves a running lease
         # behind until it is cleared; that thread is not running
-        latest = saver.get_tuple({"configurable": {"thread_id": thread_id,
-                                                   "checkpoint_ns": ""}})
+        latest = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
         end = end_shown_by(latest)
         if end == ENDED_FINISHED:
-            return ThreadState(thread_id, FINISHED, recoveries=lease.recoveries,
-                               last_error=lease.last_error, lease=lease)
+            return ThreadState(
+                thread_id,
+                FINISHED,
+                recoveries=lease.recoveries,
+                last_error=lease.last_error,
+                lease=lease,
+            )
         if end != ENDED_INTERRUPTED:
             return thread_state_of(lease, clock=lambda: now)
     recoveries = 0 if lease is None else lease.recoveries
     last_error = None if lease is None else lease.last_error
     waits = _waits(saver, thread_id)
     if waits is not None:
-        return ThreadState(thread_id, WAITING, deadline=waits[0], waiting_for=waits[1],
-                           recoveries=recoveries, last_error=last_error, lease=lease)
+        return ThreadState(
+            thread_id,
+            WAITING,
+            deadline=waits[0],
+            waiting_for=waits[1],
+            recoveries=recoveries,
+            last_error=last_error,
+            lease=lease,
+        )
     if lease is not None and lease.reason == ENDED_ERROR:
-        return ThreadState(thread_id, FAILED, recoveries=recoveries, last_error=last_error,
-                           lease=lease)
+        return ThreadState(
+            thread_id, FAILED, recoveries=recoveries, last_error=last_error, lease=lease
+        )
     if lease is None and saver.get_tuple({"configurable": {"thread_id": thread_id}}) is None:
         return ThreadState(thread_id, UNKNOWN)
-    return ThreadState(thread_id, FINISHED, recoveries=recoveries, last_error=last_error,
-                       lease=lease)
+    return ThreadState(
+        thread_id, FINISHED, recoveries=recoveries, last_error=last_error, lease=lease
+    )
 
 
-def running_threads(saver: Any, *, clock: Clock | None = None,
-                    limit: int = 100) -> list[ThreadState]:
+def running_threads(
+    saver: Any, *, clock: Clock | None = None, limit: int = 100
+) -> list[ThreadState]:
     """Threads whose record says running (live or orphaned), soonest expiry first."""
     store = _store(saver)
     if store is None:
         return []
-    return [thread_state_of(r, clock=clock) for r in store.list_leases(state=RUNNING,
-                                                                       limit=limit)]
+    return [thread_state_of(r, clock=clock) for r in store.list_leases(state=RUNNING, limit=limit)]
 
 
 def parked_threads(saver: Any, *, limit: int = 100) -> list[ThreadState]:
@@ -177,15 +192,26 @@ def thread_state_of(record: LeaseRecord, *, clock: Clock | None = None) -> Threa
     """The state of a thread known to be running, orphaned or parked, from its record alone."""
     now = _now(clock)
     if record.state == PARKED:
-        return ThreadState(record.thread_id, PARKED_STATE, owner=record.owner,
-                           age=_since(now, record.ended_at), recoveries=record.recoveries,
-                           last_error=record.last_error, lease=record)
+        return ThreadState(
+            record.thread_id,
+            PARKED_STATE,
+            owner=record.owner,
+            age=_since(now, record.ended_at),
+            recoveries=record.recoveries,
+            last_error=record.last_error,
+            lease=record,
+        )
     orphaned = record.is_orphaned(now)
     return ThreadState(
-        record.thread_id, ORPHANED if orphaned else RUNNING_STATE, owner=record.owner,
+        record.thread_id,
+        ORPHANED if orphaned else RUNNING_STATE,
+        owner=record.owner,
         age=_since(now, record.expires_at if orphaned else record.acquired_at),
-        heartbeat_age=_since(now, record.renewed_at), recoveries=record.recoveries,
-        progress=record.progress, last_error=record.last_error, lease=record,
+        heartbeat_age=_since(now, record.renewed_at),
+        recoveries=record.recoveries,
+        progress=record.progress,
+        last_error=record.last_error,
+        lease=record,
     )
 
 

@@ -95,7 +95,10 @@ def _attach_audit(entries: list[TimelineEntry], trail: list[AuditEntry]) -> None
 
 
 def thread_timeline(
-    saver: BaseCheckpointSaver[Any], thread_id: str, *, checkpoint_ns: str | None = "",
+    saver: BaseCheckpointSaver[Any],
+    thread_id: str,
+    *,
+    checkpoint_ns: str | None = "",
     audit: bool = True,
 ) -> list[TimelineEntry]:
     """Every checkpoint of ``thread_id`` (root namespace by default), oldest first.

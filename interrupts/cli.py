@@ -59,7 +59,7 @@ from langgraph_durable.interrupts import (  # noqa: E402, F401
 __all__ = ["CliError", "main", "run"]
 
 if __name__ == "__main__":
-    # `python -m langgraph_durable.interrupts.cli`: use the registered module, not this __main__ copy
+    # run with -m: use the registered module, not this __main__ copy
     from langgraph_durable.interrupts.cli import run as _run
 
     _run()

@@ -126,14 +126,17 @@ def order_graph(saver: Any, prices: dict[str, int] | None = None) -> Any:
         orders = state["orders"]
         if prices is not None:
             orders = [{**o, "price": prices.get(o["id"], o["price"])} for o in orders]
-        result = request_batch_approval(orders, key=lambda o: o["id"],
-                                        timeout=timedelta(hours=4), on_timeout="reject")
+        result = request_batch_approval(
+            orders, key=lambda o: o["id"], timeout=timedelta(hours=4), on_timeout="reject"
+        )
         return {
             "to_ship": result.approved,
             "to_refund": result.rejected,
             "timed_out": result.timed_out,
-            "deciders": {k: [d.by, d.at.isoformat(), str(len(d.history))]
-                         for k, d in result.decisions.items()},
+            "deciders": {
+                k: [d.by, d.at.isoformat(), str(len(d.history))]
+                for k, d in result.decisions.items()
+            },
         }
 
     builder = StateGraph(OrderState)

@@ -45,8 +45,13 @@ APPROVAL_STEP = 8
 STEPS = 15
 
 
-def build(saver: Any, *, hang_marker: str | None = None, effects_table: str | None = None,
-          hang_step: int = APPROVAL_STEP) -> Any:
+def build(
+    saver: Any,
+    *,
+    hang_marker: str | None = None,
+    effects_table: str | None = None,
+    hang_step: int = APPROVAL_STEP,
+) -> Any:
     """A 15-step workflow; step 8 waits for approval. Each step records its work.
 
     With ``hang_marker``, step ``hang_step`` (the approval step unless told)
@@ -57,8 +62,11 @@ def build(saver: Any, *, hang_marker: str | None = None, effects_table: str | No
         def step(state: FlowState) -> dict[str, Any]:
             out: dict[str, Any] = {"steps": [{"step": i, "seen": len(state.get("steps", []))}]}
             if i == APPROVAL_STEP:
-                d = request_approval({"step": i, "summary": [s["step"] for s in state["steps"]]},
-                                     timeout=timedelta(hours=1), on_timeout="reject")
+                d = request_approval(
+                    {"step": i, "summary": [s["step"] for s in state["steps"]]},
+                    timeout=timedelta(hours=1),
+                    on_timeout="reject",
+                )
                 out["decision"] = d.model_dump(mode="json")
             if i == hang_step and hang_marker:
                 # the test SIGKILLs this process here: decided, resuming, not done
@@ -87,11 +95,16 @@ def record_effect(saver: Any, table: str, state: Any) -> None:
     schema, name = table.split(".")
     with psycopg.connect(os.environ["EFFECTS_URL"], autocommit=True) as conn:
         if "amount" in state:
-            conn.execute(sql.SQL("INSERT INTO {} (thread_id, amount) VALUES ('', %s)").format(
-                sql.Identifier(schema, name)), (state["amount"],))
+            conn.execute(
+                sql.SQL("INSERT INTO {} (thread_id, amount) VALUES ('', %s)").format(
+                    sql.Identifier(schema, name)
+                ),
+                (state["amount"],),
+            )
         else:
-            conn.execute(sql.SQL("INSERT INTO {} (n) VALUES (1)").format(
-                sql.Identifier(schema, name)))
+            conn.execute(
+                sql.SQL("INSERT INTO {} (n) VALUES (1)").format(sql.Identifier(schema, name))
+            )
 
 
 def main() -> None:
@@ -99,9 +112,12 @@ def main() -> None:
     clock = Clock(args["now"])
     config = {"configurable": {"thread_id": args["thread_id"], CLOCK_CONFIG_KEY: clock}}
     with open_sync(args["backend"], args["url"], args["options"]) as saver:
-        graph = build(saver, hang_marker=args.get("hang_marker"),
-                      effects_table=args.get("effects_table"),
-                      hang_step=args.get("hang_step", APPROVAL_STEP))
+        graph = build(
+            saver,
+            hang_marker=args.get("hang_marker"),
+            effects_table=args.get("effects_table"),
+            hang_step=args.get("hang_step", APPROVAL_STEP),
+        )
         if cmd == "start":
             out = graph.invoke({"steps": []}, config)
             print(json.dumps({"paused": "__interrupt__" in out, "steps": len(out["steps"])}))
@@ -113,8 +129,12 @@ def main() -> None:
 
             table = args["effects_table"]
             reviews = review_graph(saver, after=lambda state: record_effect(saver, table, state))
-            sweeper = ApprovalSweeper(reviews, clock=clock, page_size=args.get("page_size", 20),
-                                      concurrency=args.get("concurrency", 4))
+            sweeper = ApprovalSweeper(
+                reviews,
+                clock=clock,
+                page_size=args.get("page_size", 20),
+                concurrency=args.get("concurrency", 4),
+            )
             print(json.dumps({"resolved": sweeper.run_once()}))
         elif cmd == "sweep":
             if args.get("kill_before_decision"):
@@ -122,9 +142,12 @@ def main() -> None:
 
                 # SIGKILL at the first decision write: claimed, nothing decided or resumed
                 arm(saver, KillAt("record_decision", 1, 0.0))
-            sweeper = ApprovalSweeper(graph, clock=clock,
-                                      lease=timedelta(seconds=args.get("lease_s", 300)),
-                                      durability=args.get("durability"))
+            sweeper = ApprovalSweeper(
+                graph,
+                clock=clock,
+                lease=timedelta(seconds=args.get("lease_s", 300)),
+                durability=args.get("durability"),
+            )
             print(json.dumps({"resolved": sweeper.run_once()}))
 
 

@@ -38,8 +38,9 @@ class Clock:
 def main() -> None:
     cmd, args = sys.argv[1], json.loads(sys.argv[2])
     clock = Clock(args["now"])
-    config: dict[str, Any] = {"configurable": {"thread_id": args["thread_id"],
-                                               CLOCK_CONFIG_KEY: clock}}
+    config: dict[str, Any] = {
+        "configurable": {"thread_id": args["thread_id"], CLOCK_CONFIG_KEY: clock}
+    }
     with open_sync(args["backend"], args["url"], args["options"]) as saver:
         graph = order_graph(saver)
         if cmd == "start_and_decide":
@@ -64,8 +65,12 @@ def main() -> None:
             time.sleep(120)  # the test SIGKILLs this process here
         elif cmd == "decide":
             out = decide(graph, config, args["decisions"], by=args["by"], clock=clock)
-            print(json.dumps({"applied": out.applied, "completed": out.completed,
-                              "result": out.result}, default=str))
+            print(
+                json.dumps(
+                    {"applied": out.applied, "completed": out.completed, "result": out.result},
+                    default=str,
+                )
+            )
 
 
 if __name__ == "__main__":

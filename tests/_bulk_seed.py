@@ -79,11 +79,16 @@ def seed_postgres(url: str, schema: str, threads: int) -> int:
     s = sql.Identifier(schema)
     with psycopg.connect(url, autocommit=True) as conn:
         for table, cols in (
-            ("checkpoints", "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
-             "checkpoint, metadata, metadata_exact, schema_version"),
+            (
+                "checkpoints",
+                "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, "
+                "checkpoint, metadata, metadata_exact, schema_version",
+            ),
             ("checkpoint_blobs", "checkpoint_ns, channel, version, type, blob"),
-            ("checkpoint_writes", "checkpoint_ns, checkpoint_id, task_id, task_path, idx, "
-             "channel, type, blob"),
+            (
+                "checkpoint_writes",
+                "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob",
+            ),
         ):
             conn.execute(
                 sql.SQL(

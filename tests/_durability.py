@@ -66,9 +66,7 @@ def pipeline_graph(saver: Any, *, on_node: Any = None) -> Any:
     builder.add_node("left", node("left", lambda s: {"nested": {"l": [s["n"], "x" * 300]}}))
     builder.add_node("right", node("right", lambda s: {"n": s["n"] * 10}))
     builder.add_node("review", review)
-    builder.add_node(
-        "finish", node("finish", lambda s: {"blob": s["blob"][::-1], "n": s["n"] + 7})
-    )
+    builder.add_node("finish", node("finish", lambda s: {"blob": s["blob"][::-1], "n": s["n"] + 7}))
     builder.add_edge(START, "prep")
     builder.add_edge("prep", "left")
     builder.add_edge("prep", "right")
@@ -270,9 +268,7 @@ def _pg_stored_shape(url: str, schema: str, thread_id: str) -> list[Any]:
     ).format(s=s)
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(query, (thread_id,)).fetchall()
-    return [
-        (step, tuple(chs), _per_task(w.split("\x01", 1) for w in ws)) for step, chs, ws in rows
-    ]
+    return [(step, tuple(chs), _per_task(w.split("\x01", 1) for w in ws)) for step, chs, ws in rows]
 
 
 def _per_task(task_channels: Any) -> tuple[tuple[str, ...], ...]:

@@ -40,20 +40,23 @@ def settings(lease: float, beat: float) -> LeaseSettings:
 
 
 @contextmanager
-def leasing_saver(backend: str, where: dict[str, str], lease: LeaseSettings,
-                  pool_size: int | None = None) -> Iterator[Any]:
+def leasing_saver(
+    backend: str, where: dict[str, str], lease: LeaseSettings, pool_size: int | None = None
+) -> Iterator[Any]:
     """One of our sync savers, with run leases, on ``backend`` (``pg`` or ``redis``)."""
     if backend == "pg":
-        with PostgresSaver.from_conn_string(where["url"], schema=where["schema"],
-                                            leases=lease, pool_size=pool_size) as saver:
+        with PostgresSaver.from_conn_string(
+            where["url"], schema=where["schema"], leases=lease, pool_size=pool_size
+        ) as saver:
             saver.setup()
             try:
                 yield saver
             finally:
                 saver.run_leases.close()
     else:
-        with RedisSaver.from_conn_string(where["url"], prefix=where["prefix"],
-                                         leases=lease) as rsaver:
+        with RedisSaver.from_conn_string(
+            where["url"], prefix=where["prefix"], leases=lease
+        ) as rsaver:
             rsaver.setup()
             try:
                 yield rsaver
@@ -142,7 +145,10 @@ def spawn(mode: str, args: dict[str, Any], **env: str) -> Any:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return subprocess.Popen(
         [sys.executable, "-m", "tests._lease_support", mode, json.dumps(args)],
-        cwd=root, env={**os.environ, **env}, stdout=subprocess.PIPE, text=True,
+        cwd=root,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -159,8 +165,10 @@ def _run(args: dict[str, Any]) -> None:
             saver.run_leases.owner = f"{host}:{os.getpid()}:run:{os.urandom(4).hex()}"
         graph = builder().compile(checkpointer=saver)
         with ThreadPoolExecutor(max_workers=max(1, len(threads))) as pool:
-            futures = [pool.submit(graph.invoke, {"n": 0, "trace": []},
-                                   {"configurable": {"thread_id": t}}) for t in threads]
+            futures = [
+                pool.submit(graph.invoke, {"n": 0, "trace": []}, {"configurable": {"thread_id": t}})
+                for t in threads
+            ]
             for f in futures:
                 f.result()
     print(json.dumps({"done": threads}), flush=True)
@@ -175,16 +183,21 @@ def _recover(args: dict[str, Any]) -> None:
     parked: list[str] = []
     with leasing_saver(args["backend"], args["where"], lease) as saver:
         graph = builder().compile(checkpointer=saver)
-        worker = RecoveryWorker(graph, max_recoveries=args.get("max_recoveries", 3),
-                                batch=args.get("batch", 100))
+        worker = RecoveryWorker(
+            graph, max_recoveries=args.get("max_recoveries", 3), batch=args.get("batch", 100)
+        )
         deadline = time.monotonic() + args["until"]
         while time.monotonic() < deadline:
             report = worker.run_once()
             recovered += report.recovered
             parked += [p.thread_id for p in report.parked]
             # publish progress as we go: a poison thread may kill us any moment
-            print(json.dumps({"recovered": report.recovered,
-                              "parked": [p.thread_id for p in report.parked]}), flush=True)
+            print(
+                json.dumps(
+                    {"recovered": report.recovered, "parked": [p.thread_id for p in report.parked]}
+                ),
+                flush=True,
+            )
             if not report.found:
                 counts = saver.run_leases.store.lease_counts(now=worker.clock())
                 if counts.running == 0 and counts.orphaned == 0:
@@ -205,8 +218,6 @@ def _resume(args: dict[str, Any]) -> None:
 if __name__ == "__main__":
     mode, raw = sys.argv[1], sys.argv[2]
     {"run": _run, "recover": _recover, "resume": _resume}[mode](json.loads(raw))
-
-
 
 
 CLI_GRAPH = builder()

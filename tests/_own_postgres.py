@@ -67,14 +67,34 @@ class OwnPostgres:
         _, uid, gid = _run_as()
         if uid is not None:
             os.chown(self.folder, uid, gid or -1)
-        self._cmd(_bin("initdb"), "-D", self.data, "-U", "postgres", "--auth=trust",
-                  "--no-sync", "-E", "UTF8")
+        self._cmd(
+            _bin("initdb"),
+            "-D",
+            self.data,
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+        )
         return self
 
     def start(self) -> OwnPostgres:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
-        self._cmd(_bin("pg_ctl"), "-D", self.data, "-o", options, "-l",
-                  os.path.join(self.folder, "log"), "-w", "-t", "60", "start")
+        self._cmd(
+            _bin("pg_ctl"),
+            "-D",
+            self.data,
+            "-o",
+            options,
+            "-l",
+            os.path.join(self.folder, "log"),
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
         return self
 
     def stop(self, mode: str = "fast") -> None:

@@ -78,13 +78,19 @@ class PgLedger:
 
     def calls(self) -> list[tuple[str, str | None]]:
         with self._conn() as conn:
-            return [(r[0], r[1]) for r in conn.execute(
-                "SELECT what, key FROM ledger_calls ORDER BY id").fetchall()]
+            return [
+                (r[0], r[1])
+                for r in conn.execute("SELECT what, key FROM ledger_calls ORDER BY id").fetchall()
+            ]
 
     def effects(self) -> list[tuple[str, str | None]]:
         with self._conn() as conn:
-            return [(r[0], r[1]) for r in conn.execute(
-                "SELECT what, key FROM ledger_effects ORDER BY what").fetchall()]
+            return [
+                (r[0], r[1])
+                for r in conn.execute(
+                    "SELECT what, key FROM ledger_effects ORDER BY what"
+                ).fetchall()
+            ]
 
 
 LEDGER: Any = ListLedger()

@@ -31,7 +31,8 @@ builder = StateGraph(S)
 builder.add_node("review", review)
 builder.add_edge(START, "review")
 builder.add_edge("review", END)
-with PostgresSaver.from_conn_string(URL, schema=SCHEMA, migrations=StateMigrations(version=1)) as saver:
+m = StateMigrations(version=1)
+with PostgresSaver.from_conn_string(URL, schema=SCHEMA, migrations=m) as saver:
     saver.setup()
     graph = builder.compile(checkpointer=saver)
     cfg = {"configurable": {"thread_id": "t-1"}}
@@ -39,7 +40,8 @@ with PostgresSaver.from_conn_string(URL, schema=SCHEMA, migrations=StateMigratio
     approve(graph, cfg, by="alice")
     assert graph.get_state(cfg).values == {"approved": True}
 # the library's modules were loaded from langgraph_durable only
-leaked = sorted(m for m in sys.modules if m.startswith(("migrations.", "interrupts.", "checkpointers.")))
+ours = ("migrations.", "interrupts.", "checkpointers.")
+leaked = sorted(m for m in sys.modules if m.startswith(ours))
 assert not leaked, leaked
 print("ok")
 """

@@ -36,8 +36,9 @@ def cfg(thread_id: str) -> dict[str, Any]:
 def test_approve_resumes_the_run_with_the_decision(approval_saver: Any) -> None:
     clock = FakeClock()
     graph = review_graph(approval_saver)
-    first = graph.invoke({"amount": 120}, {"configurable": {
-        "thread_id": "t1", "__durable_clock__": clock}})
+    first = graph.invoke(
+        {"amount": 120}, {"configurable": {"thread_id": "t1", "__durable_clock__": clock}}
+    )
     assert "__interrupt__" in first
     clock.advance(timedelta(minutes=3))
     result = approve(graph, cfg("t1"), by="alice", comment="ok", clock=clock)

@@ -90,8 +90,15 @@ def test_decision_recorded_before_a_crash_is_resumed_by_the_sweeper(approval_sav
     graph = review_graph(approval_saver, after=lambda s: resumes.append(s["by"]))
     graph.invoke({"amount": 1}, cfg("t1", clock))
     # run approve() up to the point where it would resume, then "crash"
-    flow = decide_approval_flow(cfg("t1"), approved=True, by="alice", comment=None,
-                                approval_id=None, roles=["ops"], clock=clock)
+    flow = decide_approval_flow(
+        cfg("t1"),
+        approved=True,
+        by="alice",
+        comment=None,
+        approval_id=None,
+        roles=["ops"],
+        clock=clock,
+    )
     env = _env(graph)
     request = next(flow)
     while request.name != "invoke":
@@ -122,8 +129,10 @@ def test_concurrent_sweepers_resume_each_approval_once(approval_saver: Any) -> N
     for i in range(n):
         graph.invoke({"amount": i}, cfg(f"t{i}", clock))
     clock.advance(timedelta(hours=1))
-    sweepers = [ApprovalSweeper(graph, clock=clock, page_size=7, concurrency=1 + k % 2 * 3)
-                for k in range(4)]
+    sweepers = [
+        ApprovalSweeper(graph, clock=clock, page_size=7, concurrency=1 + k % 2 * 3)
+        for k in range(4)
+    ]
     totals = [0] * 4
     barrier = threading.Barrier(4)
 
@@ -156,8 +165,15 @@ async def test_async_sweeper_resumes_a_page_concurrently(async_approval_saver: A
 
 def _record_then_crash(graph: Any, thread_id: str, clock: FakeClock) -> None:
     """Run approve() until it would resume the run, then stop (a crash)."""
-    flow = decide_approval_flow(cfg(thread_id), approved=True, by="alice", comment=None,
-                                approval_id=None, roles=["ops"], clock=clock)
+    flow = decide_approval_flow(
+        cfg(thread_id),
+        approved=True,
+        by="alice",
+        comment=None,
+        approval_id=None,
+        roles=["ops"],
+        clock=clock,
+    )
     env = _env(graph)
     request = next(flow)
     while request.name != "invoke":

@@ -53,8 +53,9 @@ def test_approvals_on_a_cluster(cluster_prefix: tuple[str, str]) -> None:
         saver.setup()
         graph = review_graph(saver, on_timeout=two_level_escalation(), after=count)
         for i in range(30):  # threads land on many slots
-            graph.invoke({"amount": i}, {"configurable": {"thread_id": f"c{i}",
-                                                          CLOCK_CONFIG_KEY: clock}})
+            graph.invoke(
+                {"amount": i}, {"configurable": {"thread_id": f"c{i}", CLOCK_CONFIG_KEY: clock}}
+            )
         assert len(pending_approvals(saver, approver="ops")) == 30
         approve(graph, {"configurable": {"thread_id": "c0"}}, by="alice", clock=clock)
         with pytest.raises(AlreadyDecided):
@@ -67,10 +68,19 @@ def test_approvals_on_a_cluster(cluster_prefix: tuple[str, str]) -> None:
         assert effects == Counter(range(30))
         # the audit streams live in each thread's slot: every script ran on the cluster
         trail = [(e.actor, e.action, e.outcome) for e in audit_log(saver, thread_id="c0")]
-        assert trail == [("run", "request", "waiting"), ("alice", "approve", "recorded"),
-                         ("bob", "approve", "already_decided")]
+        assert trail == [
+            ("run", "request", "waiting"),
+            ("alice", "approve", "recorded"),
+            ("bob", "approve", "already_decided"),
+        ]
         swept = [(e.actor, e.action) for e in audit_log(saver, thread_id="c1")]
-        assert swept == [("run", "request"), ("system", "escalate"), ("run", "request"),
-                         ("system", "escalate"), ("run", "request"), ("system", "reject")]
+        assert swept == [
+            ("run", "request"),
+            ("system", "escalate"),
+            ("run", "request"),
+            ("system", "escalate"),
+            ("run", "request"),
+            ("system", "reject"),
+        ]
         assert purge_audit(saver, thread_id="c1") == 6
         assert audit_log(saver, thread_id="c1") == []

@@ -36,7 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def run_worker(cmd: str, args: dict[str, Any], env: dict[str, str] | None = None) -> Any:
     proc = subprocess.run(
         [sys.executable, "-m", "tests._approval_worker", cmd, json.dumps(args)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -44,8 +47,9 @@ def run_worker(cmd: str, args: dict[str, Any], env: dict[str, str] | None = None
 
 
 @pytest.mark.parametrize("backend", DURABLE)
-def test_seed_story_approval_after_the_process_exited(request: pytest.FixtureRequest,
-                                                      backend: str) -> None:
+def test_seed_story_approval_after_the_process_exited(
+    request: pytest.FixtureRequest, backend: str
+) -> None:
     url, options = saver_url(request, backend)
     base = {"backend": backend, "url": url, "options": options, "thread_id": "seed"}
     started = run_worker("start", {**base, "now": T0.isoformat()})
@@ -71,16 +75,18 @@ def effects(pg_schema: tuple[str, str]) -> tuple[str, str]:
     """``(url, "schema.table")``: a Postgres table counting side effects."""
     url, schema = pg_schema
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE TABLE {} (n INTEGER)").format(
-            sql.Identifier(schema, "effects")))
+        conn.execute(
+            sql.SQL("CREATE TABLE {} (n INTEGER)").format(sql.Identifier(schema, "effects"))
+        )
     return url, f"{schema}.effects"
 
 
 def count_effects(effects: tuple[str, str]) -> int:
     schema, name = effects[1].split(".")
     with psycopg.connect(effects[0], autocommit=True) as conn:
-        row = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(
-            sql.Identifier(schema, name))).fetchone()
+        row = conn.execute(
+            sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(schema, name))
+        ).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -110,12 +116,27 @@ def test_sweeper_killed_mid_resume_is_taken_over_after_the_lease(
     marker = tmp_path / "in-review"
     due = T0 + timedelta(hours=2)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests._approval_worker", "sweep",
-         json.dumps({**base, "now": due.isoformat(), "hang_marker": str(marker),
-                     "hang_step": hang_step, "durability": durability,
-                     "lease_s": 60, "effects_table": effects[1]})],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "EFFECTS_URL": effects[0]},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "tests._approval_worker",
+            "sweep",
+            json.dumps(
+                {
+                    **base,
+                    "now": due.isoformat(),
+                    "hang_marker": str(marker),
+                    "hang_step": hang_step,
+                    "durability": durability,
+                    "lease_s": 60,
+                    "effects_table": effects[1],
+                }
+            ),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "EFFECTS_URL": effects[0]},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60
@@ -130,11 +151,19 @@ def test_sweeper_killed_mid_resume_is_taken_over_after_the_lease(
         graph = build(saver, effects_table=effects[1])
         if hang_step > APPROVAL_STEP:
             assert count_effects(effects) == 1  # step 9 ran before the kill
-        early = ApprovalSweeper(graph, clock=Clock((due + timedelta(seconds=30)).isoformat()),
-                                lease=timedelta(seconds=60), durability=durability)
+        early = ApprovalSweeper(
+            graph,
+            clock=Clock((due + timedelta(seconds=30)).isoformat()),
+            lease=timedelta(seconds=60),
+            durability=durability,
+        )
         assert early.run_once() == 0  # the dead sweeper's lease still holds
-        late = ApprovalSweeper(graph, clock=Clock((due + timedelta(seconds=61)).isoformat()),
-                               lease=timedelta(seconds=60), durability=durability)
+        late = ApprovalSweeper(
+            graph,
+            clock=Clock((due + timedelta(seconds=61)).isoformat()),
+            lease=timedelta(seconds=60),
+            durability=durability,
+        )
         assert late.run_once() == 1
         assert late.run_once() == 0
         values = graph.get_state({"configurable": {"thread_id": "k1"}}).values
@@ -157,11 +186,26 @@ def test_sweeper_killed_between_claim_and_decision_is_taken_over_after_the_lease
     run_worker("start", {**base, "now": T0.isoformat()})
     due = T0 + timedelta(hours=2)
     proc = subprocess.run(
-        [sys.executable, "-m", "tests._approval_worker", "sweep",
-         json.dumps({**base, "now": due.isoformat(), "kill_before_decision": True,
-                     "lease_s": 60, "effects_table": effects[1]})],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT), "EFFECTS_URL": effects[0]},
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "tests._approval_worker",
+            "sweep",
+            json.dumps(
+                {
+                    **base,
+                    "now": due.isoformat(),
+                    "kill_before_decision": True,
+                    "lease_s": 60,
+                    "effects_table": effects[1],
+                }
+            ),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "EFFECTS_URL": effects[0]},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
     monkeypatch.setenv("EFFECTS_URL", effects[0])
@@ -169,11 +213,17 @@ def test_sweeper_killed_between_claim_and_decision_is_taken_over_after_the_lease
         graph = build(saver, effects_table=effects[1])
         [item] = pending_approvals(saver)  # still waiting: claimed, not decided
         assert item.thread_id == "k2"
-        early = ApprovalSweeper(graph, clock=Clock((due + timedelta(seconds=30)).isoformat()),
-                                lease=timedelta(seconds=60))
+        early = ApprovalSweeper(
+            graph,
+            clock=Clock((due + timedelta(seconds=30)).isoformat()),
+            lease=timedelta(seconds=60),
+        )
         assert early.run_once() == 0  # the dead sweeper's claim still holds
-        late = ApprovalSweeper(graph, clock=Clock((due + timedelta(seconds=61)).isoformat()),
-                               lease=timedelta(seconds=60))
+        late = ApprovalSweeper(
+            graph,
+            clock=Clock((due + timedelta(seconds=61)).isoformat()),
+            lease=timedelta(seconds=60),
+        )
         assert late.run_once() == 1
         assert late.run_once() == 0
         values = graph.get_state({"configurable": {"thread_id": "k2"}}).values

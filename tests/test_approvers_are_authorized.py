@@ -100,8 +100,9 @@ def _sod_graph(saver: Any) -> Any:
         return {"outcome": [f"{d.approved}:{d.by}"]}
 
     def review_batch(state: Run) -> dict[str, Any]:
-        res = request_batch_approval([{"id": "a"}, {"id": "b"}], key=lambda o: o["id"],
-                                     forbid=["requester"])
+        res = request_batch_approval(
+            [{"id": "a"}, {"id": "b"}], key=lambda o: o["id"], forbid=["requester"]
+        )
         return {"outcome": [f"batch:{len(res.approved)}"]}
 
     b = StateGraph(Run)
@@ -126,8 +127,9 @@ def test_the_requester_may_not_approve_their_own_run(approval_saver: Any) -> Non
     assert out.result["outcome"] == ["True:sam", "batch:1"]
     # every refusal and every decision is in the audit trail, in order; the items of
     # one decide call are compare-and-set concurrently, so their order is not defined
-    trail = [(e.actor, e.action, e.item, e.outcome) for e in audit_log(approval_saver,
-                                                                        thread_id="t6")]
+    trail = [
+        (e.actor, e.action, e.item, e.outcome) for e in audit_log(approval_saver, thread_id="t6")
+    ]
     assert trail[:5] == [
         ("rita", "request", None, "waiting"),
         ("rita", "approve", None, "not_authorized"),

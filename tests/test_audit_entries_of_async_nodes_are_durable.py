@@ -70,8 +70,9 @@ def test_postgres_entry_outlives_an_event_loop_that_ends_with_the_run(
     # Appends to the audit table wait for a second: the run itself does not
     # touch the table, so it returns (and its event loop ends) meanwhile.
     with psycopg.connect(url) as holder:
-        holder.execute(sql.SQL("LOCK TABLE {}.durable_audit IN SHARE MODE").format(
-            sql.Identifier(schema)))
+        holder.execute(
+            sql.SQL("LOCK TABLE {}.durable_audit IN SHARE MODE").format(sql.Identifier(schema))
+        )
         release = threading.Timer(1.0, holder.commit)
         release.start()
         try:

@@ -64,7 +64,8 @@ def test_a_refused_outsider_is_audited_and_an_approver_then_decides(approval_sav
     assert [i.thread_id for i in pending_approvals(approval_saver)] == ["t1"]  # still waiting
     refused = audit_log(approval_saver, thread_id="t1")
     assert story(refused) == [
-        ("run", "request", "waiting"), ("mallory", "approve", "not_authorized")
+        ("run", "request", "waiting"),
+        ("mallory", "approve", "not_authorized"),
     ]
     assert "not among the approvers" in (refused[1].reason or "") and "ops" in refused[1].reason
 
@@ -82,8 +83,7 @@ def test_a_refused_outsider_is_audited_and_an_approver_then_decides(approval_sav
     assert [e.seq for e in entries] == sorted(e.seq for e in entries)
     # a late second decision is an attempt too
     with pytest.raises(AlreadyDecided):
-        reject(graph, cfg("t1"), by="olga", roles=["ops"],
-               approval_id=entries[0].approval_id)
+        reject(graph, cfg("t1"), by="olga", roles=["ops"], approval_id=entries[0].approval_id)
     last = audit_log(approval_saver, thread_id="t1")[-1]
     assert (last.actor, last.action, last.outcome) == ("olga", "reject", "already_decided")
     assert "already decided by olga" in (last.reason or "")
@@ -116,8 +116,11 @@ def test_concurrent_deciders_leave_one_recorded_entry(approval_saver: Any) -> No
     recorded = [e.actor for e in entries if e.outcome == "recorded"]
     refused = sorted(e.actor for e in entries if e.outcome == "already_decided")
     assert recorded == winners and refused == sorted(losers)
-    assert all(f"already decided by {winners[0]}" in (e.reason or "")
-               for e in entries if e.outcome == "already_decided")
+    assert all(
+        f"already decided by {winners[0]}" in (e.reason or "")
+        for e in entries
+        if e.outcome == "already_decided"
+    )
 
 
 def test_the_requester_refusal_is_audited(approval_saver: Any) -> None:
@@ -176,13 +179,17 @@ def test_an_attempt_on_a_batch_decided_before_is_audited(approval_saver: Any) ->
     assert done.completed
     # named by its id (a decider's stale page), the batch is no longer pending
     with pytest.raises(AlreadyDecided) as err:
-        decide(graph, cfg("t3b"), {"a": False}, by="pat", roles=["ops"],
-               batch_id=done.batch_id)
+        decide(graph, cfg("t3b"), {"a": False}, by="pat", roles=["ops"], batch_id=done.batch_id)
     assert err.value.decision["by"] == "olga"
     entries = audit_log(approval_saver, thread_id="t3b")
     last = entries[-1]
     assert (last.actor, last.action, last.approval_id, last.item, last.outcome) == (
-        "pat", "decide", done.batch_id, None, "already_decided")
+        "pat",
+        "decide",
+        done.batch_id,
+        None,
+        "already_decided",
+    )
     assert last.reason is not None and "already decided by olga" in last.reason
     with pytest.raises(NoPendingApproval):  # an id never seen is no refusal: not audited
         decide(graph, cfg("t3b"), {"a": False}, by="pat", roles=["ops"], batch_id="nope")
@@ -191,9 +198,11 @@ def test_an_attempt_on_a_batch_decided_before_is_audited(approval_saver: Any) ->
 
 def g_batch(saver: Any) -> Any:
     """``review`` asks for a batch of two items ``a`` and ``b``, for ``ops``."""
+
     def review(state: dict[str, Any]) -> dict[str, Any]:
-        res = request_batch_approval([{"id": "a"}, {"id": "b"}], key=lambda o: o["id"],
-                                     approvers=["ops"])
+        res = request_batch_approval(
+            [{"id": "a"}, {"id": "b"}], key=lambda o: o["id"], approvers=["ops"]
+        )
         return {"approved": [o["id"] for o in res.approved]}
 
     b = StateGraph(dict)
@@ -207,8 +216,12 @@ def test_a_batch_timeout_is_audited_per_open_item(approval_saver: Any) -> None:
     clock = FakeClock()
 
     def review(state: dict[str, Any]) -> dict[str, Any]:
-        res = request_batch_approval([{"id": "a"}, {"id": "b"}], key=lambda o: o["id"],
-                                     timeout=timedelta(hours=1), on_timeout="reject")
+        res = request_batch_approval(
+            [{"id": "a"}, {"id": "b"}],
+            key=lambda o: o["id"],
+            timeout=timedelta(hours=1),
+            on_timeout="reject",
+        )
         return {"timed_out": res.timed_out}
 
     b = StateGraph(dict)
@@ -243,8 +256,8 @@ def test_a_stale_reask_is_audited_once(approval_saver: Any) -> None:
     b.add_edge("review", END)
     graph = b.compile(checkpointer=approval_saver)
     graph.invoke({}, cfg("t4"))
-    approve(graph, cfg("t4"), by="ann")     # decided amount 1; the node now computes 2
-    approve(graph, cfg("t4"), by="bob")     # decided amount 2: done
+    approve(graph, cfg("t4"), by="ann")  # decided amount 1; the node now computes 2
+    approve(graph, cfg("t4"), by="bob")  # decided amount 2: done
     entries = audit_log(approval_saver, thread_id="t4")
     assert story(entries) == [
         ("run", "request", "waiting"),
@@ -260,7 +273,9 @@ def test_a_stale_reask_is_audited_once(approval_saver: Any) -> None:
 def _story_graph(saver: Any) -> Any:
     def review(state: g.OrderState) -> dict[str, Any]:
         request_approval(
-            {"refund": state["charge_id"]}, approvers=["ops"], timeout=timedelta(minutes=15),
+            {"refund": state["charge_id"]},
+            approvers=["ops"],
+            timeout=timedelta(minutes=15),
             on_timeout=Escalate(to="manager", timeout=timedelta(hours=1), then="reject"),
             on_reject="compensate",
         )
@@ -289,7 +304,7 @@ def test_the_full_story_is_audited_in_order(approval_saver: Any) -> None:
     with pytest.raises(NotAuthorized):
         approve(graph, cfg("story"), by="mallory", clock=clock)
     clock.advance(timedelta(minutes=16))
-    assert ApprovalSweeper(graph, clock=clock).run_once() == 1          # escalated
+    assert ApprovalSweeper(graph, clock=clock).run_once() == 1  # escalated
     approve(graph, cfg("story"), by="mia", roles=["manager"], clock=clock)
     # ship failed after the approval: the saga undid the charge and the reservation
     assert graph.get_state(cfg("story")).values["saga"]["status"] == "compensated"
@@ -306,8 +321,7 @@ def test_the_full_story_is_audited_in_order(approval_saver: Any) -> None:
     assert "on_timeout=escalate: asked manager at level 1" in (entries[2].reason or "")
     assert "asked manager at level 1" in (entries[3].reason or "")
     undos = entries[5:]
-    assert all((e.reason or "").startswith("undo ") and " done " in (e.reason or "")
-               for e in undos)
+    assert all((e.reason or "").startswith("undo ") and " done " in (e.reason or "") for e in undos)
     assert "refund" in (undos[0].reason or "") and "release" in (undos[1].reason or "")
     assert len({e.item for e in undos}) == 2
     assert entries[0].approval_id != entries[3].approval_id  # the escalation is a new ask
@@ -322,8 +336,9 @@ def test_a_failing_undo_and_its_recovery_are_audited(approval_saver: Any) -> Non
     graph = g.build_order_graph(max_attempts=2).compile(checkpointer=approval_saver)
     config = cfg("undo-fails")
     graph.invoke({"order_id": "o2", "amount": 7}, config)
-    graph.invoke(resume_recovery("skip", by="ops-oncall", note="card 4111 refunded by hand"),
-                 config)
+    graph.invoke(
+        resume_recovery("skip", by="ops-oncall", note="card 4111 refunded by hand"), config
+    )
     g.FAILING_UNDOS.clear()
     entries = audit_log(approval_saver, thread_id="undo-fails")
     assert [(e.actor, e.action, e.outcome) for e in entries] == [
@@ -332,7 +347,8 @@ def test_a_failing_undo_and_its_recovery_are_audited(approval_saver: Any) -> Non
         ("system", "undo", "compensated"),
     ]
     assert entries[0].reason is not None and entries[0].reason.endswith(
-        "failed after 2 attempt(s): ConnectionError")
+        "failed after 2 attempt(s): ConnectionError"
+    )
     assert entries[0].item == entries[1].item != entries[2].item
     # neither the exception message nor the operator's note is in the trail
     dumped = json.dumps([e.model_dump(mode="json") for e in entries])
@@ -359,7 +375,8 @@ async def test_async_decisions_are_audited(async_approval_saver: Any) -> None:
     await aapprove(graph, cfg("a1"), by="olga", roles=["ops"])
     entries = await aaudit_log(async_approval_saver, thread_id="a1")
     assert story(entries)[-2:] == [
-        ("mallory", "approve", "not_authorized"), ("olga", "approve", "recorded")
+        ("mallory", "approve", "not_authorized"),
+        ("olga", "approve", "recorded"),
     ]
 
 
@@ -385,7 +402,7 @@ def test_delete_thread_keeps_the_audit_and_purge_removes_it(approval_saver: Any)
         graph.invoke({"amount": 5}, cfg(t))
         approve(graph, cfg(t), by="olga", roles=["ops"])
     approval_saver.delete_thread("gone")
-    assert len(audit_log(approval_saver, thread_id="gone")) == 2     # the audit outlives it
+    assert len(audit_log(approval_saver, thread_id="gone")) == 2  # the audit outlives it
     assert purge_audit(approval_saver, thread_id="gone") == 2
     assert audit_log(approval_saver, thread_id="gone") == []
     assert len(audit_log(approval_saver, thread_id="keep")) == 2
@@ -436,14 +453,26 @@ def native_saver(request: pytest.FixtureRequest) -> Any:
 
 def test_a_decision_and_its_entry_are_one_atomic_unit(native_saver: Any) -> None:
     # a decision that loses the compare-and-set writes no "recorded" entry
-    first = {"decision_id": "d1", "at": "2026-11-29T09:00:00+00:00", "by": "a",
-             "approval_id": "x", "fingerprint": None}
-    entry = {"at": first["at"], "thread_id": "t7", "approval_id": "x", "actor": "a",
-             "action": "approve", "outcome": "recorded"}
+    first = {
+        "decision_id": "d1",
+        "at": "2026-11-29T09:00:00+00:00",
+        "by": "a",
+        "approval_id": "x",
+        "fingerprint": None,
+    }
+    entry = {
+        "at": first["at"],
+        "thread_id": "t7",
+        "approval_id": "x",
+        "actor": "a",
+        "action": "approve",
+        "outcome": "recorded",
+    }
     native_saver.record_decision(thread_id="t7", key="x", decision=first, audit=entry)
     second = {**first, "decision_id": "d2", "by": "b"}
-    stored = native_saver.record_decision(thread_id="t7", key="x", decision=second,
-                                          audit={**entry, "actor": "b"})
+    stored = native_saver.record_decision(
+        thread_id="t7", key="x", decision=second, audit={**entry, "actor": "b"}
+    )
     assert stored["decision_id"] == "d1"
     assert [e["actor"] for e in native_saver.read_audit(thread_id="t7")] == ["a"]
     # entries from nodes carry a dedupe key: a re-run node appends nothing twice
@@ -451,7 +480,9 @@ def test_a_decision_and_its_entry_are_one_atomic_unit(native_saver: Any) -> None
     native_saver.append_audit(entries=[node])
     native_saver.append_audit(entries=[node, {**node, "dedupe_key": "undo:s2"}])
     assert [e["dedupe_key"] for e in native_saver.read_audit(thread_id="t7")] == [
-        None, "undo:s1", "undo:s2"
+        None,
+        "undo:s1",
+        "undo:s2",
     ]
 
 
@@ -473,12 +504,14 @@ def test_redis_keeps_the_audit_in_a_stream_in_the_threads_slot(
         try:
             stream, seen = saver._core.keys.audit("r{1}")
             # one hash tag (so one cluster slot) for the audit keys and the thread's keys
-            tags = {k[k.index("{") + 1:k.index("}")]
-                    for k in [stream, seen, *saver._core.keys.thread("r{1}")]}
+            tags = {
+                k[k.index("{") + 1 : k.index("}")]
+                for k in [stream, seen, *saver._core.keys.thread("r{1}")]
+            }
             assert client.type(stream) == b"stream" and client.xlen(stream) == 2
             assert tags == {"t:r%7B1%7D"}
             saver.delete_thread("r{1}")
-            assert client.xlen(stream) == 2          # delete_thread keeps the audit
+            assert client.xlen(stream) == 2  # delete_thread keeps the audit
             assert purge_audit(saver, thread_id="r{1}") == 2
             assert client.exists(stream, seen) == 0
         finally:

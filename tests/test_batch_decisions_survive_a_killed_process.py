@@ -32,7 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def worker(cmd: str, args: dict[str, Any]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "tests._batch_worker", cmd, json.dumps(args)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
 
@@ -48,7 +51,9 @@ def kill_after_decisions(args: dict[str, Any]) -> None:
             if lines[-1].get("decided"):
                 break
         assert lines == [{"applied": ["o1", "o2"]}, {"applied": ["o3"], "decided": True}], (
-            lines, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+            lines,
+            proc.stderr.read() if proc.poll() is not None and proc.stderr else "",
+        )
         assert proc.poll() is None, "process A exited on its own"
         os.kill(proc.pid, signal.SIGKILL)
     finally:
@@ -66,24 +71,32 @@ def killed_inside_decide(args: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("kill", ["between_calls", "inside_a_call"])
 @pytest.mark.parametrize("backend", ["postgres", "redis"])
-def test_partial_batch_decisions_survive_sigkill(request: pytest.FixtureRequest, backend: str,
-                                                 kill: str) -> None:
+def test_partial_batch_decisions_survive_sigkill(
+    request: pytest.FixtureRequest, backend: str, kill: str
+) -> None:
     url, options = saver_url(request, backend)
     base = {"backend": backend, "url": url, "options": options, "thread_id": "orders-1"}
     (kill_after_decisions if kill == "between_calls" else killed_inside_decide)(
-        {**base, "now": T0.isoformat()})
+        {**base, "now": T0.isoformat()}
+    )
 
     # what the dead process left: three items decided by alice, two open, still waiting
     with open_sync(backend, url, options) as saver:
         [item] = pending_approvals(saver)
         assert item.kind == "batch" and item.thread_id == "orders-1"
         assert [(i.key, i.decided, i.by) for i in item.items] == [
-            ("o1", True, "alice"), ("o2", True, "alice"), ("o3", True, "alice"),
-            ("o4", False, None), ("o5", False, None)]
+            ("o1", True, "alice"),
+            ("o2", True, "alice"),
+            ("o3", True, "alice"),
+            ("o4", False, None),
+            ("o5", False, None),
+        ]
 
     later = T0 + timedelta(hours=2)
-    proc = worker("decide", {**base, "now": later.isoformat(), "by": "bob",
-                             "decisions": {"o4": True, "o5": False}})
+    proc = worker(
+        "decide",
+        {**base, "now": later.isoformat(), "by": "bob", "decisions": {"o4": True, "o5": False}},
+    )
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err[-3000:]
     done = json.loads(out.strip().splitlines()[-1])
@@ -96,6 +109,9 @@ def test_partial_batch_decisions_survive_sigkill(request: pytest.FixtureRequest,
     assert [o["id"] for o in values["to_refund"]] == ["o3", "o5"]
     assert values["timed_out"] == []
     assert {k: v[:2] for k, v in values["deciders"].items()} == {
-        "o1": ["alice", T0.isoformat()], "o2": ["alice", T0.isoformat()],
+        "o1": ["alice", T0.isoformat()],
+        "o2": ["alice", T0.isoformat()],
         "o3": ["alice", T0.isoformat()],
-        "o4": ["bob", later.isoformat()], "o5": ["bob", later.isoformat()]}
+        "o4": ["bob", later.isoformat()],
+        "o5": ["bob", later.isoformat()],
+    }

@@ -36,17 +36,20 @@ def test_decisions_hours_apart_complete_the_batch(approval_saver: Any) -> None:
     clock = FakeClock()
     graph = order_graph(approval_saver)
     graph.invoke({"orders": orders()}, cfg("b1", clock))
-    first = decide(graph, cfg("b1"), {"o1": True, "o2": True, "o3": False}, by="alice",
-                   clock=clock)
+    first = decide(graph, cfg("b1"), {"o1": True, "o2": True, "o3": False}, by="alice", clock=clock)
     assert first.applied == ["o1", "o2", "o3"] and not first.completed
     [item] = pending_approvals(approval_saver)
     assert item.kind == "batch" and len(item.items) == 5
     assert [(i.key, i.decided, i.by) for i in item.items if i.decided] == [
-        ("o1", True, "alice"), ("o2", True, "alice"), ("o3", True, "alice")]
+        ("o1", True, "alice"),
+        ("o2", True, "alice"),
+        ("o3", True, "alice"),
+    ]
     clock.advance(timedelta(hours=2))
     # a fresh graph object: nothing in the second "process" but the saver
-    second = decide(order_graph(approval_saver), cfg("b1"), {"o4": True, "o5": False},
-                    by="bob", clock=clock)
+    second = decide(
+        order_graph(approval_saver), cfg("b1"), {"o4": True, "o5": False}, by="bob", clock=clock
+    )
     assert second.completed
     values = second.result
     assert [o["id"] for o in values["to_ship"]] == ["o1", "o2", "o4"]
@@ -111,8 +114,9 @@ def test_overlapping_concurrent_decisions_decide_each_item_once(approval_saver: 
     assert set(applied.values()) == {1}
     assert sum(1 for r in results if not isinstance(r, Exception) and r.completed) == 1
     values = graph.get_state(cfg("b1")).values
-    winners = {k: f"w{w}" for w, r in enumerate(results) if not isinstance(r, Exception)
-               for k in r.applied}
+    winners = {
+        k: f"w{w}" for w, r in enumerate(results) if not isinstance(r, Exception) for k in r.applied
+    }
     assert {k: v[0] for k, v in values["deciders"].items()} == winners
 
 

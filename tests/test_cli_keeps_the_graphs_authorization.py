@@ -43,11 +43,26 @@ def test_the_cli_applies_the_graphs_policy(request: pytest.FixtureRequest, backe
     runner = CliRunner()
     for extra in ([], ["--no-resume"]):
         # alice holds the role the request lists: the default policy would let her
-        out = runner.invoke(main, ["approve", "t-cli", "--url", cli_url, "--graph", SPEC,
-                                   "--by", "alice", "--roles", "ops", *extra])
+        out = runner.invoke(
+            main,
+            [
+                "approve",
+                "t-cli",
+                "--url",
+                cli_url,
+                "--graph",
+                SPEC,
+                "--by",
+                "alice",
+                "--roles",
+                "ops",
+                *extra,
+            ],
+        )
         assert out.exit_code == 1, out.output
         assert "may not decide" in out.output
-    out = runner.invoke(main, ["approve", "t-cli", "--url", cli_url, "--graph", SPEC,
-                               "--by", "root"])
+    out = runner.invoke(
+        main, ["approve", "t-cli", "--url", cli_url, "--graph", SPEC, "--by", "root"]
+    )
     assert out.exit_code == 0, out.output
     assert "the run completed" in out.output

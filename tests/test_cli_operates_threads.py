@@ -10,13 +10,25 @@ import pytest
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "langgraph_durable.interrupts.cli", *args], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "langgraph_durable.interrupts.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
 def _agent(url: str, thread: str) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "langgraph_durable.interrupts._demo", "agent", "--url", url, "--thread", thread],
+        [
+            sys.executable,
+            "-m",
+            "langgraph_durable.interrupts._demo",
+            "agent",
+            "--url",
+            url,
+            "--thread",
+            thread,
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -60,8 +72,9 @@ def test_inspect_approve_and_reject(storage_url: str) -> None:
     _agent(storage_url, "cli-2")
     outsider = _cli("approve", "cli-2", "--url", storage_url, "--graph", graph, "--by", "eve")
     assert outsider.returncode == 1 and "may not decide" in outsider.stderr
-    rejected = _cli("reject", "cli-2", "--url", storage_url, "--graph", graph, "--by", "bob",
-                    "--roles", "ops")
+    rejected = _cli(
+        "reject", "cli-2", "--url", storage_url, "--graph", graph, "--by", "bob", "--roles", "ops"
+    )
     assert rejected.returncode == 0, rejected.stderr
 
 
@@ -94,8 +107,18 @@ def test_approve_without_graph_records_and_the_sweep_resumes(storage_url: str) -
     graph = "langgraph_durable.interrupts._demo:build_graph"
     _agent(storage_url, "cli-4")
     # an operator's process without the graph: the decision is recorded, not applied
-    recorded = _cli("approve", "cli-4", "--url", storage_url, "--by", "alice", "--roles", "ops",
-                    "--comment", "checked")
+    recorded = _cli(
+        "approve",
+        "cli-4",
+        "--url",
+        storage_url,
+        "--by",
+        "alice",
+        "--roles",
+        "ops",
+        "--comment",
+        "checked",
+    )
     assert recorded.returncode == 0, recorded.stderr
     assert "decision recorded" in recorded.stdout
     shown = _cli("inspect", "cli-4", "--url", storage_url)
@@ -105,8 +128,19 @@ def test_approve_without_graph_records_and_the_sweep_resumes(storage_url: str) -
     assert late.returncode == 1 and "alice" in late.stderr
     # the worker's sweep resumes it at once (long before the deadline)
     # on an event loop (the async saver), the resumed run written once (durability "exit")
-    swept = _cli("sweep", "--url", storage_url, "--graph", graph, "--once", "--concurrency", "2",
-                 "--durability", "exit", "--async")
+    swept = _cli(
+        "sweep",
+        "--url",
+        storage_url,
+        "--graph",
+        graph,
+        "--once",
+        "--concurrency",
+        "2",
+        "--durability",
+        "exit",
+        "--async",
+    )
     assert swept.returncode == 0, swept.stderr
     assert "resolved 1 approval(s)" in swept.stdout
     shown = _cli("inspect", "cli-4", "--url", storage_url)

@@ -36,7 +36,11 @@ def run_worker(
     args = [graph, kind, *saver_at, ledger.url, ledger.schema, thread]
     proc = subprocess.run(
         [sys.executable, "-m", "tests._saga_worker", *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == -9, (kill_at, proc.returncode, proc.stdout, proc.stderr[-3000:])
     return proc.returncode

@@ -38,7 +38,9 @@ def test_ship_fails_refund_then_release_each_once(saga_saver: Any, ledger: g.Lis
     assert saga["status"] == "compensated"
     assert saga["reason"] == "RuntimeError: carrier API down"
     assert saga["failure"] == {
-        "node": "ship", "type": "RuntimeError", "message": "carrier API down"
+        "node": "ship",
+        "type": "RuntimeError",
+        "message": "carrier API down",
     }
     assert [(s["node"], s["status"]) for s in saga["steps"]] == [
         ("reserve_inventory", "compensated"),

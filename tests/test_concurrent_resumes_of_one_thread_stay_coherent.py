@@ -93,9 +93,10 @@ def test_two_processes_resuming_one_thread_never_interleave(
         outcomes = dict(results.get(timeout=5) for _ in procs)
         refused = {tag: o for tag, o in outcomes.items() if o != "ok"}
         # a run that is turned away must be told so clearly (one of our errors)
-        assert all(o.startswith(("langgraph_durable.checkpointers.", "langgraph_durable.interrupts.")) for o in refused.values()), (
-            refused
-        )
+        assert all(
+            o.startswith(("langgraph_durable.checkpointers.", "langgraph_durable.interrupts."))
+            for o in refused.values()
+        ), refused
 
         tuples = {
             t.config["configurable"]["checkpoint_id"]: t

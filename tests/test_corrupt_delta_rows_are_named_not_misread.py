@@ -44,10 +44,14 @@ def _chain() -> tuple[dict[str, tuple[Any, ...]], dict[Any, Any], dict[str, tupl
         refs = _writes(i, [value[-1]], uuid_ids=True) if i % 3 != 2 else []
         for r in refs:
             writes[(f"cp{i}", r.task_id, r.idx)] = (r.type, r.blob)
-        stored, link = encode_value(link, version, type_, data, POLICY, writes=refs,
-                                    writes_of=f"cp{i}", compact=True)
-        rows[version] = ((stored.type, stored.blob, stored.base, f"cp{i}")
-                         if stored.type == DELTA_TYPE else (stored.type, stored.blob, None, None))
+        stored, link = encode_value(
+            link, version, type_, data, POLICY, writes=refs, writes_of=f"cp{i}", compact=True
+        )
+        rows[version] = (
+            (stored.type, stored.blob, stored.base, f"cp{i}")
+            if stored.type == DELTA_TYPE
+            else (stored.type, stored.blob, None, None)
+        )
         expected[version] = (type_, data)
     return rows, writes, expected
 
@@ -61,11 +65,15 @@ def test_a_damaged_delta_byte_is_refused_as_a_broken_chain() -> None:
     for v in deltas:
         blob = rows[v][1]
         damaged = [blob[:k] for k in range(len(blob))]
-        damaged += [blob[:p] + bytes([blob[p] ^ x]) + blob[p + 1:]
-                    for p in range(len(blob)) for x in (0x01, 0x80, 0xFF)]
+        damaged += [
+            blob[:p] + bytes([blob[p] ^ x]) + blob[p + 1 :]
+            for p in range(len(blob))
+            for x in (0x01, 0x80, 0xFF)
+        ]
         for bad in damaged:
-            reader = _delta_read.ChainReader({**rows, v: (rows[v][0], bad, *rows[v][2:])},
-                                             writes, POLICY)
+            reader = _delta_read.ChainReader(
+                {**rows, v: (rows[v][0], bad, *rows[v][2:])}, writes, POLICY
+            )
             for version in reversed(list(rows)):  # newest first, as a history reads
                 try:
                     got = reader.read(version)[:2]

@@ -48,8 +48,15 @@ def test_a_deferred_approval_is_resumed_by_the_next_sweep(approval_saver: Any) -
     clock.advance(timedelta(minutes=2))
 
     # the saver alone, no graph: a process that only records decisions
-    decision = approve(approval_saver, cfg("t-def"), by="alice", roles=["ops"],
-                       comment="ok", clock=clock, resume=False)
+    decision = approve(
+        approval_saver,
+        cfg("t-def"),
+        by="alice",
+        roles=["ops"],
+        comment="ok",
+        clock=clock,
+        resume=False,
+    )
     assert isinstance(decision, Decision)
     assert (decision.approved, decision.by, decision.comment) == (True, "alice", "ok")
 
@@ -99,8 +106,9 @@ def test_resuming_needs_the_graph(approval_saver: Any) -> None:
 async def test_a_deferred_approval_async(async_approval_saver: Any) -> None:
     graph = review_graph(async_approval_saver)
     await graph.ainvoke({"amount": 7}, cfg("t-adef"))
-    decision = await aapprove(async_approval_saver, cfg("t-adef"), by="dora", roles=["ops"],
-                              resume=False)
+    decision = await aapprove(
+        async_approval_saver, cfg("t-adef"), by="dora", roles=["ops"], resume=False
+    )
     assert decision.by == "dora"
     assert (await graph.aget_state(cfg("t-adef"))).next == ("review",)
     assert await ApprovalSweeper(graph, lease=timedelta(hours=1)).arun_once() == 1
@@ -184,12 +192,14 @@ def test_a_deferred_batch_is_resumed_by_the_next_sweep(approval_saver: Any) -> N
     graph.invoke({"orders": orders(3)}, cfg("t-bat", clock))
 
     # the saver alone records item decisions; the batch stays open meanwhile
-    first = decide(approval_saver, cfg("t-bat"), {"o1": True}, by="alice", clock=clock,
-                   resume=False)
+    first = decide(
+        approval_saver, cfg("t-bat"), {"o1": True}, by="alice", clock=clock, resume=False
+    )
     assert (first.applied, first.deferred, first.completed) == (["o1"], False, False)
     assert ApprovalSweeper(graph, clock=clock, lease=timedelta(hours=1)).run_once() == 0
-    last = decide(approval_saver, cfg("t-bat"), {"o2": True, "o3": False}, by="bob",
-                  clock=clock, resume=False)
+    last = decide(
+        approval_saver, cfg("t-bat"), {"o2": True, "o3": False}, by="bob", clock=clock, resume=False
+    )
     assert sorted(last.applied) == ["o2", "o3"]
     assert (last.deferred, last.completed, last.result) == (True, False, None)
 
@@ -214,8 +224,9 @@ def test_a_deferred_batch_is_resumed_by_the_next_sweep(approval_saver: Any) -> N
 async def test_a_deferred_batch_async(async_approval_saver: Any) -> None:
     graph = order_graph(async_approval_saver)
     await graph.ainvoke({"orders": orders(2)}, cfg("t-abat"))
-    out = await adecide(async_approval_saver, cfg("t-abat"), {"o1": True, "o2": True},
-                        by="dora", resume=False)
+    out = await adecide(
+        async_approval_saver, cfg("t-abat"), {"o1": True, "o2": True}, by="dora", resume=False
+    )
     assert out.deferred and not out.completed
     assert (await graph.aget_state(cfg("t-abat"))).next == ("review_orders",)
     assert await ApprovalSweeper(graph, lease=timedelta(hours=1)).arun_once() == 1

@@ -412,7 +412,13 @@ def test_deltas_that_refer_to_pending_writes_read_back_exactly(
         version = f"{store.n:032}.{store.n % 7:016}"
         type_, raw = SERDE.dumps_typed(value)
         stored, link = encode_value(
-            link, version, type_, raw, store.policy, writes=refs, writes_of=f"cp-{step}",
+            link,
+            version,
+            type_,
+            raw,
+            store.policy,
+            writes=refs,
+            writes_of=f"cp-{step}",
             compact=compact,
         )
         if stored.refs:

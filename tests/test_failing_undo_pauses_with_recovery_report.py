@@ -62,8 +62,9 @@ def test_after_three_attempts_a_report_then_skip_finishes(
     assert report.actions == ["retry", "skip", "abort"]
     assert "Traceback" not in report.model_dump_json()
 
-    final = graph.invoke(resume_recovery("skip", by="ops@example.com", note="refunded by hand"),
-                         config)
+    final = graph.invoke(
+        resume_recovery("skip", by="ops@example.com", note="refunded by hand"), config
+    )
 
     assert ledger.call_names().count("refund:failed") == 3  # skip does not call again
     assert ledger.call_names()[-1] == "release"
@@ -82,9 +83,7 @@ def test_after_three_attempts_a_report_then_skip_finishes(
     assert graph.get_state(config).next == ()
 
 
-def test_retry_runs_the_undo_again_with_the_same_key(
-    saga_saver: Any, ledger: g.ListLedger
-) -> None:
+def test_retry_runs_the_undo_again_with_the_same_key(saga_saver: Any, ledger: g.ListLedger) -> None:
     graph, config = _run_until_report(saga_saver, "o-retry", [])
     failed_keys = {k for w, k in ledger.calls if w == "refund:failed"}
     assert len(failed_keys) == 1

@@ -24,9 +24,34 @@ from langgraph_durable.checkpointers import InvalidConfigError
 from tests import _durability as d
 
 NASTY = [
-    "a') OR 1=1 --", "'", "''", '"', "\\", "%s", "%(x)s", "$.a", "a.b", "a->b", "a->>'b'",
-    "@>", "'; DROP TABLE checkpoints; --", "*", "?", "[a-z]*", "{t:x}", "}", "{", "\x00",
-    "\ud800", "\udfff", "😀", "é☃𝄞", "\u2028", "step", " ", "",
+    "a') OR 1=1 --",
+    "'",
+    "''",
+    '"',
+    "\\",
+    "%s",
+    "%(x)s",
+    "$.a",
+    "a.b",
+    "a->b",
+    "a->>'b'",
+    "@>",
+    "'; DROP TABLE checkpoints; --",
+    "*",
+    "?",
+    "[a-z]*",
+    "{t:x}",
+    "}",
+    "{",
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "😀",
+    "é☃𝄞",
+    "\u2028",
+    "step",
+    " ",
+    "",
 ]
 ANY_CHAR = st.characters(codec=None, categories=None)  # includes surrogates and NUL
 text = st.one_of(
@@ -35,14 +60,16 @@ text = st.one_of(
     st.lists(st.sampled_from(NASTY), min_size=1, max_size=4).map("".join),
 )
 scalar = st.one_of(
-    text, st.integers(-(2**63), 2**63 - 1), st.booleans(), st.none(),
-    st.floats(allow_nan=False), st.just("x" * 100_000),
+    text,
+    st.integers(-(2**63), 2**63 - 1),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=False),
+    st.just("x" * 100_000),
 )
 value = st.recursive(
     scalar,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=3)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=3)),
     max_leaves=6,
 )
 metadata = st.dictionaries(text.filter(lambda k: k != "schema_version"), value, max_size=4)
@@ -91,8 +118,13 @@ def round_trip_or_refused(
     try:
         saver.put(cfg(thread_id, ns), cp, md, cp["channel_versions"])
     except InvalidConfigError as exc:
-        assert exc.field in ("thread_id", "checkpoint_ns", "metadata", "channel value",
-                             "checkpoint"), exc
+        assert exc.field in (
+            "thread_id",
+            "checkpoint_ns",
+            "metadata",
+            "channel value",
+            "checkpoint",
+        ), exc
         assert exc.reason
         if exc.field not in ("thread_id", "checkpoint_ns"):
             assert saver.get_tuple(cfg(thread_id, ns)) is None  # refused: nothing stored
@@ -112,8 +144,10 @@ def round_trip_or_refused(
 @pytest.fixture
 def two_threads(saver: Any) -> tuple[Any, str, str]:
     mine, secret = f"mine-{uuid.uuid4().hex}", f"secret-{uuid.uuid4().hex}"
-    for thread_id, md in ((mine, {"user": "alice", "step": 1}),
-                          (secret, {"user": "bob", "step": 1, "pwd": "s3cret"})):
+    for thread_id, md in (
+        (mine, {"user": "alice", "step": 1}),
+        (secret, {"user": "bob", "step": 1, "pwd": "s3cret"}),
+    ):
         cp = empty_checkpoint()
         saver.put(cfg(thread_id), cp, md, {})
     return saver, mine, secret

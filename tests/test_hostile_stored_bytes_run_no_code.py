@@ -43,14 +43,32 @@ def hostile(sentinel: Path) -> dict[str, tuple[str, bytes]]:
         "builtins.eval": ("msgpack", ext(0, "builtins", "eval", f"open({s!r}, 'w')")),
         "method call": ("msgpack", ext(3, "subprocess", "Popen", ["touch", s], "__call__")),
         "pydantic v2": ("msgpack", ext(5, "subprocess", "Popen", {"args": ["touch", s]}, "x")),
-        "nested in a list": ("msgpack", ormsgpack.packb([1, ormsgpack.Ext(
-            0, ormsgpack.packb(["os", "system", f"touch {s}"]))])),
-        "json constructor": ("json", json.dumps({
-            "lc": 2, "type": "constructor", "id": ["subprocess", "Popen"],
-            "args": [["touch", s]]}).encode()),
-        "json lc1 constructor": ("json", json.dumps({
-            "lc": 1, "type": "constructor", "id": ["os", "system"],
-            "kwargs": {"command": f"touch {s}"}}).encode()),
+        "nested in a list": (
+            "msgpack",
+            ormsgpack.packb([1, ormsgpack.Ext(0, ormsgpack.packb(["os", "system", f"touch {s}"]))]),
+        ),
+        "json constructor": (
+            "json",
+            json.dumps(
+                {
+                    "lc": 2,
+                    "type": "constructor",
+                    "id": ["subprocess", "Popen"],
+                    "args": [["touch", s]],
+                }
+            ).encode(),
+        ),
+        "json lc1 constructor": (
+            "json",
+            json.dumps(
+                {
+                    "lc": 1,
+                    "type": "constructor",
+                    "id": ["os", "system"],
+                    "kwargs": {"command": f"touch {s}"},
+                }
+            ).encode(),
+        ),
         "pickle": ("pickle", b"cos\nsystem\n(S'touch " + s.encode() + b"'\ntR."),
     }
 
@@ -75,36 +93,49 @@ class Storage:
         if self.backend == "postgres":
             with psycopg.connect(self.url, autocommit=True) as conn:
                 n = conn.execute(
-                    sql.SQL("UPDATE {}.checkpoint_blobs SET type = %s, blob = %s "
-                            "WHERE thread_id = %s AND channel = %s").format(
-                        sql.Identifier(self.area)),
+                    sql.SQL(
+                        "UPDATE {}.checkpoint_blobs SET type = %s, blob = %s "
+                        "WHERE thread_id = %s AND channel = %s"
+                    ).format(sql.Identifier(self.area)),
                     (*typed, thread_id, channel),
                 ).rowcount
             assert n == 1
         else:
-            self._redis_set(thread_id, "b", lambda f, v: f.split(b"\x00")[1] == channel.encode(),
-                            lambda v: typed[0].encode() + b"\x00" + typed[1])
+            self._redis_set(
+                thread_id,
+                "b",
+                lambda f, v: f.split(b"\x00")[1] == channel.encode(),
+                lambda v: typed[0].encode() + b"\x00" + typed[1],
+            )
 
     def set_write(self, thread_id: str, channel: str, typed: tuple[str, bytes]) -> None:
         if self.backend == "postgres":
             with psycopg.connect(self.url, autocommit=True) as conn:
                 n = conn.execute(
-                    sql.SQL("UPDATE {}.checkpoint_writes SET type = %s, blob = %s "
-                            "WHERE thread_id = %s AND channel = %s").format(
-                        sql.Identifier(self.area)),
+                    sql.SQL(
+                        "UPDATE {}.checkpoint_writes SET type = %s, blob = %s "
+                        "WHERE thread_id = %s AND channel = %s"
+                    ).format(sql.Identifier(self.area)),
                     (*typed, thread_id, channel),
                 ).rowcount
             assert n == 1
         else:
+
             def rewrite(v: bytes) -> bytes:
                 head = b"\x00".join(v.split(b"\x00", 4)[:4]) + b"\x00"
                 return head + typed[0].encode() + b"\x00" + typed[1]
 
-            self._redis_set(thread_id, "w", lambda f, v: v.split(b"\x00")[2] == channel.encode(),
-                            rewrite)
+            self._redis_set(
+                thread_id, "w", lambda f, v: v.split(b"\x00")[2] == channel.encode(), rewrite
+            )
 
-    def _redis_set(self, thread_id: str, suffix: str, match: Callable[[bytes, bytes], bool],
-                   new: Callable[[bytes], bytes]) -> None:
+    def _redis_set(
+        self,
+        thread_id: str,
+        suffix: str,
+        match: Callable[[bytes, bytes], bool],
+        new: Callable[[bytes], bytes],
+    ) -> None:
         from langgraph_durable.checkpointers.redis._keys import THREAD_SUFFIXES, Keys
 
         key = Keys(self.area).thread(thread_id)[THREAD_SUFFIXES.index(suffix)]

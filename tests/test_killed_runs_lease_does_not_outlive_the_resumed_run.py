@@ -34,11 +34,22 @@ def _config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def _kill_mid_run(backend: str, where: dict[str, str], graph: Any, thread_id: str,
-                  lease: float, beat: float, **env: str) -> None:
+def _kill_mid_run(
+    backend: str,
+    where: dict[str, str],
+    graph: Any,
+    thread_id: str,
+    lease: float,
+    beat: float,
+    **env: str,
+) -> None:
     """Run the thread in a child that hangs in step 3; SIGKILL it there."""
-    child = spawn("run", {"backend": backend, "where": where, "lease": lease, "beat": beat,
-                          "threads": [thread_id]}, LEASE_TEST_HANG_AT="3", **env)
+    child = spawn(
+        "run",
+        {"backend": backend, "where": where, "lease": lease, "beat": beat, "threads": [thread_id]},
+        LEASE_TEST_HANG_AT="3",
+        **env,
+    )
     store = graph.checkpointer
     try:
         deadline = time.monotonic() + 60
@@ -55,8 +66,11 @@ def _kill_mid_run(backend: str, where: dict[str, str], graph: Any, thread_id: st
 
 
 def _resume_in_child(backend: str, where: dict[str, str], thread_id: str, **env: str) -> None:
-    proc = spawn("resume", {"backend": backend, "where": where, "lease": 30, "beat": 10,
-                            "threads": [thread_id]}, **env)
+    proc = spawn(
+        "resume",
+        {"backend": backend, "where": where, "lease": 30, "beat": 10, "threads": [thread_id]},
+        **env,
+    )
     proc.communicate(timeout=120)
     assert proc.returncode == 0
 
@@ -86,7 +100,9 @@ def test_same_host_resume_takes_the_dead_lease_over_and_releases_it(
 
         record = saver.get_lease(thread_id="t")
         assert (record.state, record.reason) == (
-            RELEASED, "finished" if ends == "finished" else "interrupted")
+            RELEASED,
+            "finished" if ends == "finished" else "interrupted",
+        )
         assert record.owner != killed.owner and record.token == killed.token + 1
         assert record.recoveries == 0
         assert thread_state(saver, "t").state == ends
@@ -112,8 +128,7 @@ def test_worker_never_resumes_a_thread_that_another_host_finished_or_paused(
     ask = {"LEASE_TEST_ASK_AT": str(ASK_AT)} if ends == "waiting" else {}
     with leasing_saver(backend, where, settings(30, 10)) as saver:
         graph = builder().compile(checkpointer=saver)
-        _kill_mid_run(backend, where, graph, "t", 30, 10, LEASE_TEST_OWNER_HOST="elsewhere",
-                      **ask)
+        _kill_mid_run(backend, where, graph, "t", 30, 10, LEASE_TEST_OWNER_HOST="elsewhere", **ask)
         killed = saver.get_lease(thread_id="t")
         assert killed.owner.startswith("elsewhere:")
 
@@ -130,7 +145,11 @@ def test_worker_never_resumes_a_thread_that_another_host_finished_or_paused(
         assert _checkpoints(saver, "t") == before, "the thread was not run again"
         record = saver.get_lease(thread_id="t")
         assert (record.state, record.reason, record.recoveries, record.attempts) == (
-            RELEASED, "finished" if ends == "finished" else "interrupted", 0, 0)
+            RELEASED,
+            "finished" if ends == "finished" else "interrupted",
+            0,
+            0,
+        )
         assert thread_state(saver, "t").state == ends
         assert worker.run_once().found == 0
 
@@ -162,6 +181,9 @@ def test_resuming_process_clears_the_dead_lease_once_its_heartbeat_is_late(
             time.sleep(0.1)
         record = saver.get_lease(thread_id="t")
         assert (record.state, record.reason, record.owner) == (
-            RELEASED, "finished", saver.run_leases.owner)
+            RELEASED,
+            "finished",
+            saver.run_leases.owner,
+        )
         assert record.ended_at is not None and record.ended_at < killed.expires_at
         assert not saver.run_leases.book.held_threads()

@@ -29,17 +29,19 @@ TTL = timedelta(seconds=30)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_lease_operations_are_compare_and_set(
-    backend: str, request: pytest.FixtureRequest
-) -> None:
+def test_lease_operations_are_compare_and_set(backend: str, request: pytest.FixtureRequest) -> None:
     where = where_of(backend, request)
     with leasing_saver(backend, where, settings(30, 10)) as s:
         a = s.acquire_lease(thread_id="t", owner="A", now=T0, ttl=TTL)
         assert (a.state, a.owner, a.token) == ("running", "A", 1)
         assert s.acquire_lease(thread_id="t", owner="B", now=T0, ttl=TTL) is None
         assert s.acquire_lease(thread_id="t", owner="A", now=T0, ttl=TTL).token == 1
-        assert s.renew_leases(owner="A", thread_ids=["t"], now=T0, ttl=TTL,
-                              progress={"t": (T0, "half way")}) == []
+        assert (
+            s.renew_leases(
+                owner="A", thread_ids=["t"], now=T0, ttl=TTL, progress={"t": (T0, "half way")}
+            )
+            == []
+        )
         assert s.get_lease(thread_id="t").progress == "half way"
         assert s.renew_leases(owner="B", thread_ids=["t"], now=T0, ttl=TTL) == ["t"]
         assert s.release_lease(thread_id="t", owner="B", now=T0, reason="finished") is False
@@ -49,7 +51,10 @@ def test_lease_operations_are_compare_and_set(
         assert s.release_lease(thread_id="t", owner="A", now=T0, reason="finished") is True
         released = s.get_lease(thread_id="t")
         assert (released.state, released.reason, released.last_error) == (
-            "released", "finished", "ValueError: x")
+            "released",
+            "finished",
+            "ValueError: x",
+        )
         assert s.acquire_lease(thread_id="t", owner="B", now=T0, ttl=TTL).token == 2
 
         # an expired running lease is an orphan: found through the index, claimed once
@@ -60,15 +65,15 @@ def test_lease_operations_are_compare_and_set(
         found = s.find_expired_leases(now=later, limit=10)
         assert [r.thread_id for r in found] == ["t"]
         assert s.lease_counts(now=later) == type(s.lease_counts(now=later))(1, 1, 0)
-        assert s.claim_expired_lease(thread_id="t", token=1, owner="W", now=later,
-                                     ttl=TTL) is None  # stale token
+        assert (
+            s.claim_expired_lease(thread_id="t", token=1, owner="W", now=later, ttl=TTL) is None
+        )  # stale token
         wins: list[Any] = []
         barrier = threading.Barrier(8)
 
         def claim(i: int) -> None:
             barrier.wait()
-            got = s.claim_expired_lease(thread_id="t", token=2, owner=f"W{i}", now=later,
-                                        ttl=TTL)
+            got = s.claim_expired_lease(thread_id="t", token=2, owner=f"W{i}", now=later, ttl=TTL)
             if got is not None:
                 wins.append(got)
 
@@ -91,7 +96,9 @@ def test_lease_operations_are_compare_and_set(
         assert s.find_expired_leases(now=much_later, limit=10)[0].thread_id == "live"
         assert s.unpark_lease(thread_id="t") is True
         assert (s.get_lease(thread_id="t").state, s.get_lease(thread_id="t").attempts) == (
-            "released", 0)
+            "released",
+            0,
+        )
 
         s.delete_thread("t")
         assert s.get_lease(thread_id="t") is None
@@ -106,22 +113,24 @@ async def test_async_saver_leases_its_runs_and_recovers_orphans(
     # an orphan left by a SIGKILLed sync process
     with leasing_saver(backend, where, lease) as sync_saver:
         graph = builder().compile(checkpointer=sync_saver)
-        child = spawn("run", {"backend": backend, "where": where, "lease": 1, "beat": 0.25,
-                              "threads": ["orphan"]}, LEASE_TEST_HANG_AT="4")
+        child = spawn(
+            "run",
+            {"backend": backend, "where": where, "lease": 1, "beat": 0.25, "threads": ["orphan"]},
+            LEASE_TEST_HANG_AT="4",
+        )
         deadline = time.monotonic() + 60
-        while graph.get_state({"configurable": {"thread_id": "orphan"}}).values.get(
-                "n", 0) < 3:
+        while graph.get_state({"configurable": {"thread_id": "orphan"}}).values.get("n", 0) < 3:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.05)
         child.send_signal(signal.SIGKILL)
         child.wait()
 
     if backend == "pg":
-        cm: Any = AsyncPostgresSaver.from_conn_string(where["url"], schema=where["schema"],
-                                                      leases=lease)
+        cm: Any = AsyncPostgresSaver.from_conn_string(
+            where["url"], schema=where["schema"], leases=lease
+        )
     else:
-        cm = AsyncRedisSaver.from_conn_string(where["url"], prefix=where["prefix"],
-                                              leases=lease)
+        cm = AsyncRedisSaver.from_conn_string(where["url"], prefix=where["prefix"], leases=lease)
     async with cm as saver:
         await saver.setup()
         agraph = builder().compile(checkpointer=saver)

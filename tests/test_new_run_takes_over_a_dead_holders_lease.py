@@ -52,36 +52,43 @@ def _check(case: str, holder: str, record: Any, token: int) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", ["dead-pid", "silent", "alive"])
-def test_sync_run_takes_over_only_a_dead_holder(backend: str, case: str,
-                                               request: pytest.FixtureRequest) -> None:
+def test_sync_run_takes_over_only_a_dead_holder(
+    backend: str, case: str, request: pytest.FixtureRequest
+) -> None:
     holder, age = _holders()[case]
     with leasing_saver(backend, where_of(backend, request), settings(30, 10)) as saver:
         graph = builder().compile(checkpointer=saver)
-        held = saver.acquire_lease(thread_id="t", owner=holder,
-                                   now=datetime.now(timezone.utc) - age, ttl=TTL)
+        held = saver.acquire_lease(
+            thread_id="t", owner=holder, now=datetime.now(timezone.utc) - age, ttl=TTL
+        )
         assert graph.invoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "t"}}) == (
-            expected_final())
+            expected_final()
+        )
         _check(case, holder, saver.get_lease(thread_id="t"), held.token)
         assert thread_state(saver, "t").state == "finished"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("case", ["dead-pid", "silent", "alive"])
-async def test_async_run_takes_over_only_a_dead_holder(backend: str, case: str,
-                                                      request: pytest.FixtureRequest) -> None:
+async def test_async_run_takes_over_only_a_dead_holder(
+    backend: str, case: str, request: pytest.FixtureRequest
+) -> None:
     holder, age = _holders()[case]
     where = where_of(backend, request)
     if backend == "pg":
-        cm: Any = AsyncPostgresSaver.from_conn_string(where["url"], schema=where["schema"],
-                                                      leases=settings(30, 10))
+        cm: Any = AsyncPostgresSaver.from_conn_string(
+            where["url"], schema=where["schema"], leases=settings(30, 10)
+        )
     else:
-        cm = AsyncRedisSaver.from_conn_string(where["url"], prefix=where["prefix"],
-                                              leases=settings(30, 10))
+        cm = AsyncRedisSaver.from_conn_string(
+            where["url"], prefix=where["prefix"], leases=settings(30, 10)
+        )
     async with cm as saver:
         await saver.setup()
         graph = builder().compile(checkpointer=saver)
-        held = await saver.aacquire_lease(thread_id="t", owner=holder,
-                                          now=datetime.now(timezone.utc) - age, ttl=TTL)
+        held = await saver.aacquire_lease(
+            thread_id="t", owner=holder, now=datetime.now(timezone.utc) - age, ttl=TTL
+        )
         out = await graph.ainvoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "t"}})
         assert out == expected_final()
         _check(case, holder, await saver.aget_lease(thread_id="t"), held.token)

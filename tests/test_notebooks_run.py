@@ -14,8 +14,13 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("
 
 def test_there_are_lessons() -> None:
     names = [p.stem for p in NOTEBOOKS]
-    assert {"01_quickstart", "02_approval_timeouts", "03_partial_batches", "04_compensation",
-            "05_migrating_after_deploy"} <= set(names)
+    assert {
+        "01_quickstart",
+        "02_approval_timeouts",
+        "03_partial_batches",
+        "04_compensation",
+        "05_migrating_after_deploy",
+    } <= set(names)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -31,9 +31,18 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 def _pause_in_another_process(backend: Backend, *extra: str) -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "tests._migration_backends", "pause-v1", *backend.argv(), THREAD,
-         *extra],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "tests._migration_backends",
+            "pause-v1",
+            *backend.argv(),
+            THREAD,
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("paused ")

@@ -29,8 +29,9 @@ def _wait_until(cond: Any, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def _kill_mid_run(backend: str, where: dict[str, str], graph: Any, threads: list[str],
-                  at_least: int, **env: str) -> None:
+def _kill_mid_run(
+    backend: str, where: dict[str, str], graph: Any, threads: list[str], at_least: int, **env: str
+) -> None:
     """Start runs of ``threads`` in a child, SIGKILL it once each reached ``at_least`` steps."""
     child = spawn("run", _args(backend, where, threads=threads), **env)
 
@@ -107,8 +108,7 @@ def test_four_workers_recover_each_of_100_orphans_exactly_once(
         store = saver.run_leases.store
         _kill_mid_run(backend, where, graph, threads, at_least=1, LEASE_TEST_HANG_AT="2")
 
-        workers = [spawn("recover", _args(backend, where, until=90, batch=10))
-                   for _ in range(4)]
+        workers = [spawn("recover", _args(backend, where, until=90, batch=10)) for _ in range(4)]
         results = [_collect(w) for w in workers]
         assert [rc for _, _, rc in results] == [0, 0, 0, 0]
         recovered = [t for r, _, _ in results for t in r]
@@ -131,16 +131,23 @@ def test_thread_that_kills_every_worker_is_parked_and_others_recover(
         graph = builder().compile(checkpointer=saver)
         store = saver.run_leases.store
         _kill_mid_run(backend, where, graph, threads, at_least=2, LEASE_TEST_HANG_AT="3")
-        store.record_lease_error(thread_id="poison", owner=store.get_lease(
-            thread_id="poison").owner, error="MemoryError: out of memory")
+        store.record_lease_error(
+            thread_id="poison",
+            owner=store.get_lease(thread_id="poison").owner,
+            error="MemoryError: out of memory",
+        )
 
         recovered: list[str] = []
         parked: list[str] = []
         crashes = 0
         for _ in range(10):
-            r, p, rc = _collect(spawn("recover", _args(backend, where, until=30,
-                                                      max_recoveries=2, batch=1),
-                                      LEASE_TEST_POISON="poison"))
+            r, p, rc = _collect(
+                spawn(
+                    "recover",
+                    _args(backend, where, until=30, max_recoveries=2, batch=1),
+                    LEASE_TEST_POISON="poison",
+                )
+            )
             recovered += r
             parked += p
             if rc == 0:

@@ -35,16 +35,22 @@ tool_call = st.fixed_dictionaries(
 usage = st.one_of(
     st.none(),
     st.fixed_dictionaries(
-        {"input_tokens": st.integers(0, 9), "output_tokens": st.integers(0, 9),
-         "total_tokens": st.integers(0, 9)},
+        {
+            "input_tokens": st.integers(0, 9),
+            "output_tokens": st.integers(0, 9),
+            "total_tokens": st.integers(0, 9),
+        },
         optional={"input_token_details": st.fixed_dictionaries({"cache_read": st.integers(0, 3)})},
     ),
 )
 raw_tool_calls = st.lists(
-    st.fixed_dictionaries({
-        "id": text, "type": st.just("function"),
-        "function": st.fixed_dictionaries({"name": text, "arguments": st.just('{"a": 1}')}),
-    }),
+    st.fixed_dictionaries(
+        {
+            "id": text,
+            "type": st.just("function"),
+            "function": st.fixed_dictionaries({"name": text, "arguments": st.just('{"a": 1}')}),
+        }
+    ),
     max_size=2,
 )
 
@@ -107,8 +113,9 @@ def test_a_plain_message_reads_back_equal_and_skips_validation(monkeypatch) -> N
     serde = default_serde()
     put = [
         AIMessage(content="hi", id="run-1"),
-        AIMessage(content="x", usage_metadata={"input_tokens": 1, "output_tokens": 2,
-                                               "total_tokens": 3}),
+        AIMessage(
+            content="x", usage_metadata={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}
+        ),
         HumanMessage(content=["a", {"type": "text", "text": "b"}], name="n"),
         SystemMessage(content="s", additional_kwargs={"k": [1, 2]}),
     ]
@@ -130,8 +137,16 @@ def test_a_blocked_type_inside_a_plain_message_is_refused() -> None:
     hostile = ormsgpack.Ext(0, ormsgpack.packb(["os", "system", "true"]))
     fields = AIMessage(content="hi").model_dump()
     fields["additional_kwargs"] = {"x": hostile}
-    data = ormsgpack.packb([ormsgpack.Ext(5, ormsgpack.packb(
-        ["langchain_core.messages.ai", "AIMessage", fields, "model_validate_json"]))])
+    data = ormsgpack.packb(
+        [
+            ormsgpack.Ext(
+                5,
+                ormsgpack.packb(
+                    ["langchain_core.messages.ai", "AIMessage", fields, "model_validate_json"]
+                ),
+            )
+        ]
+    )
     with pytest.raises(BlockedTypeError, match=r"os\.system"):
         loads_exact(serde, "msgpack", data)
 
@@ -144,8 +159,12 @@ def test_other_ext_codes_reach_the_serializers_hook() -> None:
         return ("fallback", code)
 
     hook = fast_ext_hook(fallback)
-    data = ormsgpack.packb([ormsgpack.Ext(0, ormsgpack.packb(["m", "n", 1])),
-                            ormsgpack.Ext(5, ormsgpack.packb(["m", "Unknown", {}, "x"]))])
+    data = ormsgpack.packb(
+        [
+            ormsgpack.Ext(0, ormsgpack.packb(["m", "n", 1])),
+            ormsgpack.Ext(5, ormsgpack.packb(["m", "Unknown", {}, "x"])),
+        ]
+    )
     assert ormsgpack.unpackb(data, ext_hook=hook) == [("fallback", 0), ("fallback", 5)]
     assert seen == [0, 5]
 
@@ -179,8 +198,9 @@ def test_a_nested_object_in_a_message_is_built_once() -> None:
     for i in range(30):
         fields = ToolMessage(f"level {i}", tool_call_id="c").model_dump()
         fields["artifact"] = inner
-        inner = _ext(5, "langchain_core.messages.tool", "ToolMessage", fields,
-                     "model_validate_json")
+        inner = _ext(
+            5, "langchain_core.messages.tool", "ToolMessage", fields, "model_validate_json"
+        )
     data = ormsgpack.packb([inner], option=ormsgpack.OPT_NON_STR_KEYS)
     BUILT.clear()
     got = loads_exact(serde, "msgpack", data)
@@ -215,9 +235,15 @@ def test_a_head_encoded_in_a_longer_form_reaches_the_serializer() -> None:
     serde = default_serde()
     fields = AIMessage(content="hi", id="a").model_dump()
     module = b"langchain_core.messages.ai"
-    payload = (b"\x94" + b"\xd9" + bytes([len(module)]) + module
-               + ormsgpack.packb("AIMessage") + ormsgpack.packb(fields)
-               + ormsgpack.packb("model_validate_json"))
+    payload = (
+        b"\x94"
+        + b"\xd9"
+        + bytes([len(module)])
+        + module
+        + ormsgpack.packb("AIMessage")
+        + ormsgpack.packb(fields)
+        + ormsgpack.packb("model_validate_json")
+    )
     data = ormsgpack.packb([ormsgpack.Ext(5, payload)])
     seen: list[int] = []
 

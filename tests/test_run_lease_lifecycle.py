@@ -107,13 +107,18 @@ def test_long_node_with_heartbeat_stays_leased_and_is_not_recovered(
     where = where_of(backend, request)
     monkeypatch.setenv("LEASE_TEST_SLOW", "3")
     lease = settings(1, 0.25)
-    with leasing_saver(backend, where, lease) as saver, \
-            leasing_saver(backend, where, lease) as other:
+    with (
+        leasing_saver(backend, where, lease) as saver,
+        leasing_saver(backend, where, lease) as other,
+    ):
         graph = builder(with_slow=True).compile(checkpointer=saver)
         worker = RecoveryWorker(builder(with_slow=True).compile(checkpointer=other))
         result: dict[str, Any] = {}
-        runner = threading.Thread(target=lambda: result.update(graph.invoke(
-            {"n": 0, "trace": []}, {"configurable": {"thread_id": "long"}})))
+        runner = threading.Thread(
+            target=lambda: result.update(
+                graph.invoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "long"}})
+            )
+        )
         started = time.monotonic()
         runner.start()
         found = 0

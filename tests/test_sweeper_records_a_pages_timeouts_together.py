@@ -80,14 +80,17 @@ def test_a_page_of_timeouts_is_one_call_and_each_is_audited(approval_saver: Any)
         values = graph.get_state(cfg(f"p{i}")).values
         assert values["done"] == ["act"], i
         if i == 2:
-            assert (values["approved"], values["by"], values["timed_out"]) == (
-                True, "alice", False)
+            assert (values["approved"], values["by"], values["timed_out"]) == (True, "alice", False)
             assert system_entries(audit_log(approval_saver, thread_id="p2")) == []
         else:
             assert (values["approved"], values["by"], values["timed_out"]) == (
-                False, "system", True)
+                False,
+                "system",
+                True,
+            )
             assert system_entries(audit_log(approval_saver, thread_id=f"p{i}")) == [
-                ("reject", "recorded")]
+                ("reject", "recorded")
+            ]
     if backend.saver is counting:
         # pages of 4 and 2: one call each, nothing recorded one by one
         assert counting.calls == [("record_decisions", 4), ("record_decisions", 2)]
@@ -117,20 +120,39 @@ def native_saver(request: pytest.FixtureRequest) -> Any:
 
 
 def decision(decision_id: str, by: str) -> dict[str, Any]:
-    return {"decision_id": decision_id, "at": "2026-11-29T09:00:00+00:00", "by": by,
-            "approval_id": "x", "fingerprint": None}
+    return {
+        "decision_id": decision_id,
+        "at": "2026-11-29T09:00:00+00:00",
+        "by": by,
+        "approval_id": "x",
+        "fingerprint": None,
+    }
 
 
 def entry(thread: str, actor: str) -> dict[str, Any]:
-    return {"at": "2026-11-29T09:00:00+00:00", "thread_id": thread, "approval_id": "x",
-            "actor": actor, "action": "reject", "outcome": "recorded"}
+    return {
+        "at": "2026-11-29T09:00:00+00:00",
+        "thread_id": thread,
+        "approval_id": "x",
+        "actor": actor,
+        "action": "reject",
+        "outcome": "recorded",
+    }
 
 
 def test_record_decisions_is_a_compare_and_set_per_item(native_saver: Any) -> None:
-    native_saver.record_decision(thread_id="t2", key="x", decision=decision("h", "alice"),
-                                 audit=entry("t2", "alice"))
-    items = [{"thread_id": t, "key": "x", "decision": decision(f"s-{t}", "system"),
-              "audit": entry(t, "system")} for t in ("t3", "t2", "t1")]
+    native_saver.record_decision(
+        thread_id="t2", key="x", decision=decision("h", "alice"), audit=entry("t2", "alice")
+    )
+    items = [
+        {
+            "thread_id": t,
+            "key": "x",
+            "decision": decision(f"s-{t}", "system"),
+            "audit": entry(t, "system"),
+        }
+        for t in ("t3", "t2", "t1")
+    ]
     stored = native_saver.record_decisions(items=items)
     # in the order asked; t2 keeps the decision it had
     assert [d["decision_id"] for d in stored] == ["s-t3", "h", "s-t1"]
@@ -138,7 +160,8 @@ def test_record_decisions_is_a_compare_and_set_per_item(native_saver: Any) -> No
         assert [e["actor"] for e in native_saver.read_audit(thread_id=thread)] == actors
     # again: every item loses to what is stored, and no entry is added
     again = native_saver.record_decisions(
-        items=[{**item, "decision": decision("late", "system")} for item in items])
+        items=[{**item, "decision": decision("late", "system")} for item in items]
+    )
     assert [d["decision_id"] for d in again] == ["s-t3", "h", "s-t1"]
     assert len(native_saver.read_audit(thread_id="t1")) == 1
     assert native_saver.record_decisions(items=[]) == []
@@ -152,13 +175,22 @@ def test_concurrent_batches_over_the_same_rows_store_one_decision_each(
     threads = [f"c{i}" for i in range(20)]
 
     def batch(name: str, order: list[str]) -> list[Any]:
-        return native_saver.record_decisions(items=[
-            {"thread_id": t, "key": "x", "decision": decision(f"{name}-{t}", name),
-             "audit": entry(t, name)} for t in order])
+        return native_saver.record_decisions(
+            items=[
+                {
+                    "thread_id": t,
+                    "key": "x",
+                    "decision": decision(f"{name}-{t}", name),
+                    "audit": entry(t, name),
+                }
+                for t in order
+            ]
+        )
 
     async def both() -> tuple[list[Any], list[Any]]:
-        return await asyncio.gather(asyncio.to_thread(batch, "one", threads),
-                                    asyncio.to_thread(batch, "two", threads[::-1]))
+        return await asyncio.gather(
+            asyncio.to_thread(batch, "one", threads), asyncio.to_thread(batch, "two", threads[::-1])
+        )
 
     one, two = asyncio.run(both())
     for t, a, b in zip(threads, one, two[::-1], strict=True):
@@ -185,8 +217,7 @@ def test_resumes_with_exit_durability_write_the_run_once(approval_saver: Any) ->
     # an escalation re-asks: the new wait is indexed and swept like any other
     (item,) = pending_approvals(approval_saver)
     assert (item.thread_id, item.escalation_level) == ("d2", 1)
-    assert system_entries(audit_log(approval_saver, thread_id="d2")) == [
-        ("escalate", "recorded")]
+    assert system_entries(audit_log(approval_saver, thread_id="d2")) == [("escalate", "recorded")]
     clock.advance(timedelta(hours=3))
     sweeper = ApprovalSweeper(chain, clock=clock, durability="exit")
     assert sweeper.run_once() == 1  # level 2 (director) asked

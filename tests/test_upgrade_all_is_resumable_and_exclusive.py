@@ -33,9 +33,19 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 def _worker(backend: Backend, *, crash_after: int = 0) -> subprocess.Popen[str]:
     env = {**os.environ, "DURABLE_TEST_CRASH_AFTER": str(crash_after)}
     return subprocess.Popen(
-        [sys.executable, "-m", "tests._migration_backends", "upgrade-all", *backend.argv(),
-         "200", "--all-history"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "tests._migration_backends",
+            "upgrade-all",
+            *backend.argv(),
+            "200",
+            "--all-history",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
 
 

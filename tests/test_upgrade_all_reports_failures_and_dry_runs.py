@@ -106,9 +106,19 @@ def test_cli_migrate_exits_non_zero_when_some_failed_and_status_shows_versions(
 def test_cli_mistakes_are_one_line_without_traceback(backend: Backend) -> None:
     # the real entry point, in its own process
     out = subprocess.run(
-        [sys.executable, "-m", "langgraph_durable.interrupts.cli", "migrate", "--url", _url(backend),
-         "--migrations", "tests._bulk_seed:nope"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "langgraph_durable.interrupts.cli",
+            "migrate",
+            "--url",
+            _url(backend),
+            "--migrations",
+            "tests._bulk_seed:nope",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert "Traceback" not in out.stderr and "has no 'nope'" in out.stderr

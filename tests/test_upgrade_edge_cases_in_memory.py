@@ -108,8 +108,10 @@ def test_step_returning_none_or_internal_keys_is_refused() -> None:
     v1 = MigratingMemorySaver(migrations=StateMigrations(version=1))
     _fan_graph(v1, "worker").invoke({"items": [5]}, CFG)
     raw = v1.get_tuple(CFG)
-    for bad, match in ((lambda v: None, "forget `return values`"),
-                       (lambda v: {**v, "branch:to:x": 1}, "not state keys")):
+    for bad, match in (
+        (lambda v: None, "forget `return values`"),
+        (lambda v: {**v, "branch:to:x": 1}, "not state keys"),
+    ):
         m = StateMigrations(version=2)
         m.upgrade(from_version=1)(bad)
         with pytest.raises(MigrationError, match=match):

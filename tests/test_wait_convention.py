@@ -20,8 +20,17 @@ def test_marker_round_trips_through_an_interrupt() -> None:
     assert info.escalation_level == 1
 
 
-@pytest.mark.parametrize("value", [None, 3, "x", {"no": "key"}, {WAIT_KEY: {"kind": "nope"}},
-                                   {WAIT_KEY: {"kind": "approval", "deadline": "garbage"}}])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        3,
+        "x",
+        {"no": "key"},
+        {WAIT_KEY: {"kind": "nope"}},
+        {WAIT_KEY: {"kind": "approval", "deadline": "garbage"}},
+    ],
+)
 def test_values_without_a_valid_marker_are_not_waits(value: object) -> None:
     assert extract_wait(value) is None
 

@@ -45,8 +45,9 @@ def test_states_and_worker_command_recover_an_orphan(pg_database: str) -> None:
         g: StateGraph[Any] = StateGraph(StepState)
         g.add_node("ask", ask)
         g.add_edge(START, "ask")
-        g.compile(checkpointer=saver).invoke({"n": 0, "trace": []},
-                                              {"configurable": {"thread_id": "wait"}})
+        g.compile(checkpointer=saver).invoke(
+            {"n": 0, "trace": []}, {"configurable": {"thread_id": "wait"}}
+        )
 
         # failed
         def boom(state: StepState) -> dict[str, Any]:
@@ -56,15 +57,23 @@ def test_states_and_worker_command_recover_an_orphan(pg_database: str) -> None:
         g2.add_node("boom", boom)
         g2.add_edge(START, "boom")
         with contextlib.suppress(RuntimeError):
-            g2.compile(checkpointer=saver).invoke({"n": 0, "trace": []},
-                                                   {"configurable": {"thread_id": "fail"}})
+            g2.compile(checkpointer=saver).invoke(
+                {"n": 0, "trace": []}, {"configurable": {"thread_id": "fail"}}
+            )
 
         # running in another process, then orphaned by SIGKILL
-        child = spawn("run", {"backend": "pg", "where": where, "lease": 1, "beat": 0.25,
-                              "threads": ["orphan"]}, LEASE_TEST_HANG_AT="3")
-        _wait_for(lambda: thread_state(saver, "orphan").state == "running"
-                  and graph.get_state({"configurable": {"thread_id": "orphan"}}).values
-                  .get("n", 0) >= 2)
+        child = spawn(
+            "run",
+            {"backend": "pg", "where": where, "lease": 1, "beat": 0.25, "threads": ["orphan"]},
+            LEASE_TEST_HANG_AT="3",
+        )
+        _wait_for(
+            lambda: (
+                thread_state(saver, "orphan").state == "running"
+                and graph.get_state({"configurable": {"thread_id": "orphan"}}).values.get("n", 0)
+                >= 2
+            )
+        )
         running = thread_state(saver, "orphan")
         assert running.owner and running.owner.split(":")[1] == str(child.pid)
         assert running.age is not None and running.age >= timedelta(0)
@@ -74,8 +83,12 @@ def test_states_and_worker_command_recover_an_orphan(pg_database: str) -> None:
         _wait_for(lambda: thread_state(saver, "orphan").state == "orphaned", timeout=10)
 
         states = {t: thread_state(saver, t).state for t in ("done", "wait", "fail", "nope")}
-        assert states == {"done": "finished", "wait": "waiting", "fail": "failed",
-                          "nope": "unknown"}
+        assert states == {
+            "done": "finished",
+            "wait": "waiting",
+            "fail": "failed",
+            "nope": "unknown",
+        }
         waiting = thread_state(saver, "wait")
         assert (waiting.deadline, waiting.waiting_for) == (deadline, ("approval",))
         assert thread_state(saver, "fail").last_error == "RuntimeError: bad input"
@@ -83,14 +96,31 @@ def test_states_and_worker_command_recover_an_orphan(pg_database: str) -> None:
         assert (health.running, health.orphaned, health.parked) == (0, 1, 0)
 
         out = subprocess.run(
-            [sys.executable, "-m", "langgraph_durable.interrupts.cli", "worker", "--url", pg_database,
-             "--graph", "tests._lease_support:CLI_GRAPH", "--once", "--lease", "1",
-             "--heartbeat", "0.25"],
-            cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+            [
+                sys.executable,
+                "-m",
+                "langgraph_durable.interrupts.cli",
+                "worker",
+                "--url",
+                pg_database,
+                "--graph",
+                "tests._lease_support:CLI_GRAPH",
+                "--once",
+                "--lease",
+                "1",
+                "--heartbeat",
+                "0.25",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
         ).stdout
         assert "swept=0 waiting=1 overdue=0 running=0 orphaned=0 recovered=1 parked=0" in out
         assert thread_state(saver, "orphan").state == "finished"
         assert thread_state(saver, "orphan").recoveries == 1
         assert graph.get_state({"configurable": {"thread_id": "orphan"}}).values == (
-            expected_final())
+            expected_final()
+        )
         assert parked_threads(saver) == []

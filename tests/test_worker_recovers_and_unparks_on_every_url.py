@@ -37,8 +37,9 @@ def _half_run(saver: Any, thread_id: str) -> None:
     graph.invoke(None, config)
     saver.run_leases.release(thread_id, "ended")  # the run ended at the breakpoint
     past = datetime.now(timezone.utc) - timedelta(minutes=5)
-    record = saver.acquire_lease(thread_id=thread_id, owner=DEAD, now=past,
-                                 ttl=timedelta(seconds=30))
+    record = saver.acquire_lease(
+        thread_id=thread_id, owner=DEAD, now=past, ttl=timedelta(seconds=30)
+    )
     assert record is not None and record.is_orphaned(datetime.now(timezone.utc))
 
 
@@ -46,18 +47,27 @@ def _cli(*args: str) -> Any:
     return CliRunner().invoke(main, list(args))
 
 
-@pytest.mark.parametrize("kind", ["pg", "redis", pytest.param("cluster",
-                                                              marks=pytest.mark.cluster)])
-def test_worker_recovers_parks_and_unpark_requeues(kind: str,
-                                                    request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    "kind", ["pg", "redis", pytest.param("cluster", marks=pytest.mark.cluster)]
+)
+def test_worker_recovers_parks_and_unpark_requeues(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
     backend, where, url = _area(kind, request)
     with leasing_saver(backend, where, settings(30, 10)) as saver:
         _half_run(saver, "orphan")
         _half_run(saver, "poison")
         poison = saver.get_lease(thread_id="poison")
         now = datetime.now(timezone.utc)
-        assert saver.park_lease(thread_id="poison", token=poison.token, now=now,
-                                reason="died 3 times after recovery") is not None
+        assert (
+            saver.park_lease(
+                thread_id="poison",
+                token=poison.token,
+                now=now,
+                reason="died 3 times after recovery",
+            )
+            is not None
+        )
         assert thread_state(saver, "orphan").state == "orphaned"
         assert thread_state(saver, "poison").state == "parked"
 
@@ -67,11 +77,9 @@ def test_worker_recovers_parks_and_unpark_requeues(kind: str,
         assert f"  orphan: orphaned (lease owner {DEAD}, " in out.output
         assert f"  poison: parked (lease owner {DEAD}, " in out.output
 
-        out = _cli("worker", "--url", url, "--graph", "tests._lease_support:CLI_GRAPH",
-                   "--once")
+        out = _cli("worker", "--url", url, "--graph", "tests._lease_support:CLI_GRAPH", "--once")
         assert out.exit_code == 0, out.output
-        assert ("waiting=0 overdue=0 running=0 orphaned=0 recovered=1 parked=1"
-                in out.output)
+        assert "waiting=0 overdue=0 running=0 orphaned=0 recovered=1 parked=1" in out.output
         assert thread_state(saver, "orphan").state == "finished"
         assert thread_state(saver, "poison").state == "parked"
 
@@ -82,14 +90,12 @@ def test_worker_recovers_parks_and_unpark_requeues(kind: str,
         assert (record.state, record.attempts, record.reason) == ("running", 0, "unparked")
         assert thread_state(saver, "poison").state == "orphaned"
 
-        out = _cli("worker", "--url", url, "--graph", "tests._lease_support:CLI_GRAPH",
-                   "--once")
+        out = _cli("worker", "--url", url, "--graph", "tests._lease_support:CLI_GRAPH", "--once")
         assert out.exit_code == 0, out.output
         assert "running=0 orphaned=0 recovered=1 parked=0" in out.output
         graph = builder().compile(checkpointer=saver)
         for t in ("orphan", "poison"):
-            assert graph.get_state({"configurable": {"thread_id": t}}).values == (
-                expected_final())
+            assert graph.get_state({"configurable": {"thread_id": t}}).values == (expected_final())
         assert saver.get_lease(thread_id="poison").recoveries == 1
 
         out = _cli("unpark", "poison", "--url", url)
@@ -107,10 +113,12 @@ def test_unpark_thread_releases_a_parked_thread_that_had_ended(
         graph = builder().compile(checkpointer=saver)
         graph.invoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "done"}})
         past = datetime.now(timezone.utc) - timedelta(minutes=5)
-        record = saver.acquire_lease(thread_id="done", owner=DEAD, now=past,
-                                     ttl=timedelta(seconds=30))
-        saver.park_lease(thread_id="done", token=record.token,
-                         now=datetime.now(timezone.utc), reason="poison")
+        record = saver.acquire_lease(
+            thread_id="done", owner=DEAD, now=past, ttl=timedelta(seconds=30)
+        )
+        saver.park_lease(
+            thread_id="done", token=record.token, now=datetime.now(timezone.utc), reason="poison"
+        )
         assert unpark_thread(saver, "done") == "released"
         record = saver.get_lease(thread_id="done")
         assert (record.state, record.reason) == ("released", "unparked")
@@ -120,25 +128,28 @@ def test_unpark_thread_releases_a_parked_thread_that_had_ended(
 
 
 @pytest.mark.parametrize("backend", ["pg", "redis"])
-async def test_aunpark_thread_on_async_savers(backend: str,
-                                              request: pytest.FixtureRequest) -> None:
+async def test_aunpark_thread_on_async_savers(backend: str, request: pytest.FixtureRequest) -> None:
     _, where, _ = _area(backend, request)
     if backend == "pg":
-        cm: Any = AsyncPostgresSaver.from_conn_string(where["url"], schema=where["schema"],
-                                                      leases=settings(30, 10))
+        cm: Any = AsyncPostgresSaver.from_conn_string(
+            where["url"], schema=where["schema"], leases=settings(30, 10)
+        )
     else:
-        cm = AsyncRedisSaver.from_conn_string(where["url"], prefix=where["prefix"],
-                                              leases=settings(30, 10))
+        cm = AsyncRedisSaver.from_conn_string(
+            where["url"], prefix=where["prefix"], leases=settings(30, 10)
+        )
     async with cm as saver:
         await saver.setup()
         graph = builder().compile(checkpointer=saver, interrupt_after=["step"])
         await graph.ainvoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "p"}})
         await saver.arun_leases.release("p", "ended")
         past = datetime.now(timezone.utc) - timedelta(minutes=5)
-        record = await saver.aacquire_lease(thread_id="p", owner=DEAD, now=past,
-                                            ttl=timedelta(seconds=30))
-        await saver.apark_lease(thread_id="p", token=record.token,
-                                now=datetime.now(timezone.utc), reason="poison")
+        record = await saver.aacquire_lease(
+            thread_id="p", owner=DEAD, now=past, ttl=timedelta(seconds=30)
+        )
+        await saver.apark_lease(
+            thread_id="p", token=record.token, now=datetime.now(timezone.utc), reason="poison"
+        )
         assert await aunpark_thread(saver, "p") == "queued"
         record = await saver.aget_lease(thread_id="p")
         assert (record.state, record.attempts, record.reason) == ("running", 0, "unparked")

@@ -1,4 +1,4 @@
-"""Activity results on PostgreSQL: :class:`~langgraph_durable.checkpointers.ActivityStore` over layout step 5.
+"""Activity results on PostgreSQL: the ``ActivityStore`` protocol over layout step 5.
 
 :class:`ActivitiesCore` holds the I/O-free operations (generators of
 :class:`~langgraph_durable.checkpointers.postgres._core.Stmt`); :class:`SyncActivities` and
@@ -52,7 +52,12 @@ class ActivitiesCore:
         def _encode_value(self, value: Any) -> tuple[str, bytes]: ...
 
         def _decode_value(
-            self, type_: str, blob: bytes | None, *, where: Any, channel: str,
+            self,
+            type_: str,
+            blob: bytes | None,
+            *,
+            where: Any,
+            channel: str,
             rebuilt: bool = False,
         ) -> Any: ...
 
@@ -105,7 +110,7 @@ class SyncActivities(ActivitiesCore):
 
 
 class AsyncActivities(ActivitiesCore):
-    """Async shell of :class:`~langgraph_durable.checkpointers.ActivityStore` (with sync bridges)."""
+    """Async shell of the ``ActivityStore`` protocol (with sync bridges)."""
 
     if TYPE_CHECKING:
 

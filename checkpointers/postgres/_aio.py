@@ -54,8 +54,9 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
         async with conn.cursor() as cur:
             stmt = next(op)
             while True:
-                await cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as,
-                                  binary=stmt.fetch)
+                await cur.execute(
+                    stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch
+                )
                 stmt = op.send(await cur.fetchall() if stmt.fetch else None)
     except StopIteration as done:
         if not conn.autocommit:
@@ -85,8 +86,9 @@ async def adrive_together(conn: AsyncConnection[Any], ops: list[Op]) -> list[Any
                 cursors = {}
                 for i, stmt in pending.items():
                     cur = conn.cursor()
-                    await cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as,
-                                      binary=stmt.fetch)
+                    await cur.execute(
+                        stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch
+                    )
                     cursors[i] = cur
                 following: dict[int, Any] = {}
                 for i, cur in cursors.items():
@@ -205,13 +207,21 @@ class AsyncPostgresSaver(
                 open=False,
             ) as pool:
                 yield cls(
-                    pool, serde=serde, migrations=migrations, schema=schema, leases=leases,
+                    pool,
+                    serde=serde,
+                    migrations=migrations,
+                    schema=schema,
+                    leases=leases,
                     deltas=deltas,
                 )
         else:
             async with await AsyncConnection.connect(conn_string, **CONNECT_KWARGS) as conn:
                 yield cls(
-                    conn, serde=serde, migrations=migrations, schema=schema, leases=leases,
+                    conn,
+                    serde=serde,
+                    migrations=migrations,
+                    schema=schema,
+                    leases=leases,
                     deltas=deltas,
                 )
 

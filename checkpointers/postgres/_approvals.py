@@ -66,7 +66,10 @@ class ApprovalsCore:
         return _ApprovalQueries(self._q.schema)
 
     def _op_record_decision(
-        self, thread_id: str, key: str, decision: dict[str, Any],
+        self,
+        thread_id: str,
+        key: str,
+        decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
     ) -> Op:
         params: dict[str, Any] = {
@@ -132,8 +135,9 @@ class ApprovalsCore:
         }
         rows = yield Stmt(self._aq.claim, params, fetch=True)
         entries = []
-        for (tid, ns, cid, iid, kind, deadline, approvers, level, v_type, v_blob,
-             created) in rows or ():
+        for tid, ns, cid, iid, kind, deadline, approvers, level, v_type, v_blob, created in (
+            rows or ()
+        ):
             value = self._decode_value(v_type, v_blob, where=(tid, ns, cid), channel=INTERRUPT)
             entries.append(
                 WaitEntry(
@@ -162,7 +166,7 @@ class ApprovalsCore:
 
 
 class SyncApprovals(ApprovalsCore):
-    """Sync shell: :class:`~langgraph_durable.checkpointers.WaitClaims` and :class:`~langgraph_durable.checkpointers.DecisionStore`."""
+    """Sync shell: the ``WaitClaims`` and ``DecisionStore`` protocols."""
 
     if TYPE_CHECKING:
 
@@ -171,7 +175,11 @@ class SyncApprovals(ApprovalsCore):
         def _run_together(self, operation: str, ops: list[Op]) -> list[Any]: ...
 
     def record_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        self,
+        *,
+        thread_id: str,
+        key: str,
+        decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Store ``decision`` unless one exists for ``(thread_id, key)``; return the stored one.
@@ -246,7 +254,11 @@ class AsyncApprovals(ApprovalsCore):
         def _bridge(self, coro: Any) -> Any: ...
 
     async def arecord_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        self,
+        *,
+        thread_id: str,
+        key: str,
+        decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Async twin of ``record_decision``."""
@@ -302,7 +314,11 @@ class AsyncApprovals(ApprovalsCore):
         return await self._run("wait_counts", self._op_wait_counts(now, kinds))  # type: ignore[no-any-return]
 
     def record_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        self,
+        *,
+        thread_id: str,
+        key: str,
+        decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Sync bridge to :meth:`arecord_decision`."""

@@ -156,8 +156,14 @@ class PostgresCore(ThreadOpsCore):
             )
             # compact deltas: their base and writes_of are the row's columns
             stored, link = encode_value(
-                prev, version, type_, data, policy, writes=pending,
-                writes_of=writes_of if pending else None, compact=True,
+                prev,
+                version,
+                type_,
+                data,
+                policy,
+                writes=pending,
+                writes_of=writes_of if pending else None,
+                compact=True,
             )
             rows.append((channel, version, stored))
             links.append((channel, link))
@@ -228,8 +234,11 @@ class PostgresCore(ThreadOpsCore):
             same = rebuilds_held(rows[version][1], version, held)
         except BrokenChainError as exc:
             raise CorruptCheckpointError(
-                thread_id=where[0], checkpoint_ns=where[1], checkpoint_id=where[2],
-                channel=channel, reason=str(exc),
+                thread_id=where[0],
+                checkpoint_ns=where[1],
+                checkpoint_id=where[2],
+                channel=channel,
+                reason=str(exc),
             ) from exc
         if not same:
             raise _StaleHeld(channel)
@@ -382,8 +391,10 @@ class PostgresCore(ThreadOpsCore):
         for row in rows:
             tup = self._parse_tuple(row, values)
             # rows with exact metadata (row[6]) may have matched on their lossy copy
-            if filter and (exact_check or row[6] is not None) and not _contains(
-                tup.metadata, filter
+            if (
+                filter
+                and (exact_check or row[6] is not None)
+                and not _contains(tup.metadata, filter)
             ):
                 dropped = True
                 continue
@@ -411,7 +422,10 @@ class PostgresCore(ThreadOpsCore):
                     ):
                         # a NULL type is a delta's (the statement sends no 'delta')
                         chain[version] = (
-                            DELTA_TYPE if type_ is None else type_, blob, base, writes_of
+                            DELTA_TYPE if type_ is None else type_,
+                            blob,
+                            base,
+                            writes_of,
                         )
                 else:
                     n = len(versions)
@@ -421,11 +435,21 @@ class PostgresCore(ThreadOpsCore):
                     threads = row[20] if row[20] is not None else [row[0]] * n
                     nss = row[21] if row[21] is not None else [row[1]] * n
                     for thread_id, ns, channel, version, type_, blob, base, writes_of in zip(
-                        threads, nss, channels, versions, row[9], row[10], row[29], row[30],
+                        threads,
+                        nss,
+                        channels,
+                        versions,
+                        row[9],
+                        row[10],
+                        row[29],
+                        row[30],
                         strict=True,
                     ):
                         out.blobs.setdefault((thread_id, ns, channel), {})[version] = (
-                            DELTA_TYPE if type_ is None else type_, blob, base, writes_of,
+                            DELTA_TYPE if type_ is None else type_,
+                            blob,
+                            base,
+                            writes_of,
                         )
             if row[24]:
                 # the statement sends msgpack writes only (what deltas refer to)
@@ -440,7 +464,8 @@ class PostgresCore(ThreadOpsCore):
                         row[22], row[23], row[24], row[25], row[26], row[28], strict=True
                     ):
                         out.writes.setdefault((thread_id, ns), {})[(cid, task_id, idx)] = (
-                            _MSGPACK, blob,
+                            _MSGPACK,
+                            blob,
                         )
         return out
 
@@ -450,9 +475,25 @@ class PostgresCore(ThreadOpsCore):
         ``fetched`` holds the value rows of the whole statement (:meth:`_values`).
         """
         (
-            thread_id, checkpoint_ns, checkpoint_id, parent_id, checkpoint, metadata,
-            metadata_exact, _schema_version, _b_channels, _b_types, _b_blobs,
-            w_tasks, w_channels, w_types, w_blobs, w_paths, w_idxs, s_types, s_blobs,
+            thread_id,
+            checkpoint_ns,
+            checkpoint_id,
+            parent_id,
+            checkpoint,
+            metadata,
+            metadata_exact,
+            _schema_version,
+            _b_channels,
+            _b_types,
+            _b_blobs,
+            w_tasks,
+            w_channels,
+            w_types,
+            w_blobs,
+            w_paths,
+            w_idxs,
+            s_types,
+            s_blobs,
         ) = row[:19]
         where = (thread_id, checkpoint_ns, checkpoint_id)
         inline = checkpoint.get("channel_values") or {}
@@ -470,7 +511,11 @@ class PostgresCore(ThreadOpsCore):
                 values[channel] = self._held_value(channel, version, chain, held, where)
                 continue
             values[channel] = self._decode_channel(
-                channel, version, chain, where=where, reader=fetched.reader(key, chain),
+                channel,
+                version,
+                chain,
+                where=where,
+                reader=fetched.reader(key, chain),
             )
         if s_types and checkpoint.get("v", 4) < 4:
             # checkpoint format < 4: pending sends lived in the parent's writes
@@ -479,8 +524,8 @@ class PostgresCore(ThreadOpsCore):
                 for t, b in zip(s_types, s_blobs, strict=True)
             ]
             versions = checkpoint.setdefault("channel_versions", {})
-            versions[TASKS] = max(versions.values()) if versions else self.get_next_version(
-                None, None
+            versions[TASKS] = (
+                max(versions.values()) if versions else self.get_next_version(None, None)
             )
         checkpoint["channel_values"] = values
         if metadata_exact is not None:
@@ -488,8 +533,10 @@ class PostgresCore(ThreadOpsCore):
                 metadata = decode_metadata(self.serde, metadata_exact)
             except Exception as exc:
                 raise CorruptCheckpointError(
-                    thread_id=thread_id, checkpoint_ns=checkpoint_ns,
-                    checkpoint_id=checkpoint_id, channel="<metadata>",
+                    thread_id=thread_id,
+                    checkpoint_ns=checkpoint_ns,
+                    checkpoint_id=checkpoint_id,
+                    channel="<metadata>",
                     reason=f"{type(exc).__name__}: {exc}",
                 ) from exc
         writes: list[PendingWrite] = []
@@ -580,9 +627,14 @@ class PostgresCore(ThreadOpsCore):
             rows, links = self._encode_channel_values(
                 thread_id, checkpoint_ns, to_store, deltas=False
             )
-            params.update(types=[r[2].type for r in rows], blobs=[r[2].blob for r in rows],
-                          bases=[None] * len(rows), roots=[None] * len(rows),
-                          writes_of=[None] * len(rows), **_ref_params([]))
+            params.update(
+                types=[r[2].type for r in rows],
+                blobs=[r[2].blob for r in rows],
+                bases=[None] * len(rows),
+                roots=[None] * len(rows),
+                writes_of=[None] * len(rows),
+                **_ref_params([]),
+            )
             yield Stmt(self._q.put, params, fetch=True)
         for channel, link in links:
             self._remember(thread_id, checkpoint_ns, channel, link)
@@ -685,8 +737,13 @@ class PostgresCore(ThreadOpsCore):
             "channels": channels,
             "types": types,
             "blobs": blobs,
-            "w_ids": [], "w_kinds": [], "w_deadlines": [], "w_approvers": [],
-            "w_levels": [], "w_types": [], "w_values": [],
+            "w_ids": [],
+            "w_kinds": [],
+            "w_deadlines": [],
+            "w_approvers": [],
+            "w_levels": [],
+            "w_types": [],
+            "w_values": [],
         }
         for interrupt_id, info, value in waits:
             v_type, v_blob = self._encode_value(value)
@@ -700,7 +757,9 @@ class PostgresCore(ThreadOpsCore):
         yield Stmt(self._q.put_writes_upsert if upsert else self._q.put_writes_insert, params)
         if self.delta_policy.enabled and not upsert:
             self._write_cache.add(
-                thread_id, checkpoint_ns, checkpoint_id,
+                thread_id,
+                checkpoint_ns,
+                checkpoint_id,
                 [
                     (ch, WriteRef(task_id, i, t, b))
                     for i, ch, t, b in zip(idxs, channels, types, blobs, strict=True)

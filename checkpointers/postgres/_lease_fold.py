@@ -75,7 +75,10 @@ def folded_templates() -> dict[tuple[str, str], str]:
     for step in (ACQUIRE_STEP, RELEASE_STEP):
         # put: one row, whether the checkpoint was written, and the lease's row
         out[(_sql.PUT, step)] = _fold(
-            _sql.PUT, _PUT_FINAL, step, True,
+            _sql.PUT,
+            _PUT_FINAL,
+            step,
+            True,
             "SELECT ok.ok, lease.* FROM ok LEFT JOIN lease ON true",
         )
         for writes in (_sql.PUT_WRITES_UPSERT, _sql.PUT_WRITES_INSERT):
@@ -128,8 +131,9 @@ def fold_op(op: Op, step: Step, queries: FoldedQueries) -> Op:
         query = queries.get(stmt.query, name)
         if query is None:
             raise AssertionError(f"no folded form of this write for {name}")
-        rows = yield Stmt(query, {**(stmt.params or {}), **params}, fetch=True,
-                          prepare=stmt.prepare)
+        rows = yield Stmt(
+            query, {**(stmt.params or {}), **params}, fetch=True, prepare=stmt.prepare
+        )
         reply, got = _unfold(rows or [], stmt.fetch, name)
         if got is not None:
             lease = got
@@ -139,8 +143,7 @@ def fold_op(op: Op, step: Step, queries: FoldedQueries) -> Op:
             return done.value, lease
 
 
-def _unfold(rows: list[tuple[Any, ...]], write_fetch: bool,
-            step: str) -> tuple[Any, Any]:
+def _unfold(rows: list[tuple[Any, ...]], write_fetch: bool, step: str) -> tuple[Any, Any]:
     """The write's own rows (as its op expects them) and the lease result, if it ran."""
     if write_fetch:  # put: (ok, lease columns...)
         written = bool(rows and rows[0][0])
@@ -154,4 +157,3 @@ def _unfold(rows: list[tuple[Any, ...]], write_fetch: bool,
     if step == ACQUIRE_STEP:
         return reply, record(lease_row) if lease_row is not None else None
     return reply, lease_row is not None
-

@@ -54,21 +54,32 @@ class LeaseOps:
     def _lq(self) -> _LeaseQueries:
         return _LeaseQueries(self._q.schema)
 
-    def _op_acquire_lease(self, thread_id: str, owner: str, now: datetime,
-                          ttl: timedelta) -> Op:
-        params = {"thread_id": check_id("thread_id", thread_id), "owner": owner, "now": now,
-                  "expires": now + ttl}
+    def _op_acquire_lease(self, thread_id: str, owner: str, now: datetime, ttl: timedelta) -> Op:
+        params = {
+            "thread_id": check_id("thread_id", thread_id),
+            "owner": owner,
+            "now": now,
+            "expires": now + ttl,
+        }
         rows = yield Stmt(self._lq.acquire, params, fetch=True)
         return record(rows[0]) if rows else None
 
-    def _op_renew_leases(self, owner: str, thread_ids: Sequence[str], now: datetime,
-                         ttl: timedelta,
-                         progress: dict[str, tuple[datetime, str | None]] | None) -> Op:
+    def _op_renew_leases(
+        self,
+        owner: str,
+        thread_ids: Sequence[str],
+        now: datetime,
+        ttl: timedelta,
+        progress: dict[str, tuple[datetime, str | None]] | None,
+    ) -> Op:
         if not thread_ids:
             return []
         progress = progress or {}
         params = {
-            "owner": owner, "now": now, "expires": now + ttl, "ids": list(thread_ids),
+            "owner": owner,
+            "now": now,
+            "expires": now + ttl,
+            "ids": list(thread_ids),
             "progress_at": [progress[t][0] if t in progress else None for t in thread_ids],
             "notes": [progress[t][1] if t in progress else None for t in thread_ids],
         }
@@ -76,32 +87,56 @@ class LeaseOps:
         kept = {r[0] for r in rows or ()}
         return [t for t in thread_ids if t not in kept]
 
-    def _op_release_lease(self, thread_id: str, owner: str, now: datetime, reason: str,
-                          error: str | None) -> Op:
-        params = {"thread_id": thread_id, "owner": owner, "now": now, "reason": reason,
-                  "error": error}
+    def _op_release_lease(
+        self, thread_id: str, owner: str, now: datetime, reason: str, error: str | None
+    ) -> Op:
+        params = {
+            "thread_id": thread_id,
+            "owner": owner,
+            "now": now,
+            "reason": reason,
+            "error": error,
+        }
         rows = yield Stmt(self._lq.release, params, fetch=True)
         return bool(rows)
 
     def _op_record_lease_error(self, thread_id: str, owner: str, error: str) -> Op:
-        yield Stmt(self._lq.record_error, {"thread_id": thread_id, "owner": owner,
-                                           "error": error})
+        yield Stmt(self._lq.record_error, {"thread_id": thread_id, "owner": owner, "error": error})
 
     def _op_find_expired_leases(self, now: datetime, limit: int) -> Op:
         rows = yield Stmt(self._lq.find_expired, {"now": now, "limit": int(limit)}, fetch=True)
         return [record(r) for r in rows or ()]
 
-    def _op_claim_expired_lease(self, thread_id: str, token: int, owner: str, now: datetime,
-                                ttl: timedelta) -> Op:
-        params = {"thread_id": thread_id, "token": int(token), "owner": owner, "now": now,
-                  "expires": now + ttl}
+    def _op_claim_expired_lease(
+        self, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
+    ) -> Op:
+        params = {
+            "thread_id": thread_id,
+            "token": int(token),
+            "owner": owner,
+            "now": now,
+            "expires": now + ttl,
+        }
         rows = yield Stmt(self._lq.claim, params, fetch=True)
         return record(rows[0]) if rows else None
 
-    def _op_take_over_lease(self, thread_id: str, token: int, renewed_at: datetime | None,
-                            owner: str, now: datetime, ttl: timedelta) -> Op:
-        params = {"thread_id": thread_id, "token": int(token), "renewed_at": renewed_at,
-                  "owner": owner, "now": now, "expires": now + ttl}
+    def _op_take_over_lease(
+        self,
+        thread_id: str,
+        token: int,
+        renewed_at: datetime | None,
+        owner: str,
+        now: datetime,
+        ttl: timedelta,
+    ) -> Op:
+        params = {
+            "thread_id": thread_id,
+            "token": int(token),
+            "renewed_at": renewed_at,
+            "owner": owner,
+            "now": now,
+            "expires": now + ttl,
+        }
         rows = yield Stmt(self._lq.take_over, params, fetch=True)
         return record(rows[0]) if rows else None
 
@@ -111,8 +146,9 @@ class LeaseOps:
         return record(rows[0]) if rows else None
 
     def _op_unpark_lease(self, thread_id: str, retry_at: datetime | None) -> Op:
-        rows = yield Stmt(self._lq.unpark, {"thread_id": thread_id, "retry_at": retry_at},
-                          fetch=True)
+        rows = yield Stmt(
+            self._lq.unpark, {"thread_id": thread_id, "retry_at": retry_at}, fetch=True
+        )
         return bool(rows)
 
     def _op_get_lease(self, thread_id: str) -> Op:
@@ -136,8 +172,7 @@ class LeaseOps:
 
     # -- a run's lease statements sent with its first and last write --
 
-    def _lease_put_op(self, config: Any, checkpoint: Any, metadata: Any,
-                      new_versions: Any) -> Op:
+    def _lease_put_op(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Op:
         return self._op_put(config, checkpoint, metadata, new_versions)  # type: ignore[attr-defined,no-any-return]
 
     def _lease_writes_op(self, config: Any, writes: Any, task_id: str, task_path: str) -> Op:
@@ -156,16 +191,18 @@ class LeaseOps:
         return ops
 
 
-def _split(results: list[Any], pre: Step | None,
-           post: Step | None) -> tuple[Any, Any, Any]:
+def _split(results: list[Any], pre: Step | None, post: Step | None) -> tuple[Any, Any, Any]:
     """``(write result, pre result, post result)`` of :meth:`LeaseOps._with_lease_ops`."""
     first = 1 if pre is not None else 0
-    return (results[first], results[0] if pre is not None else None,
-            results[-1] if post is not None else None)
+    return (
+        results[first],
+        results[0] if pre is not None else None,
+        results[-1] if post is not None else None,
+    )
 
 
 class SyncLeases(LeaseOps):
-    """Sync shell: :class:`~langgraph_durable.checkpointers._leases.LeaseStore` on the saver's connection."""
+    """Sync shell: the ``LeaseStore`` protocol on the saver's connection."""
 
     if TYPE_CHECKING:
 
@@ -173,8 +210,9 @@ class SyncLeases(LeaseOps):
 
         def _run_together(self, operation: str, ops: list[Op]) -> list[Any]: ...
 
-    def _run_with_lease(self, operation: str, op: Op, pre: Step | None,
-                        post: Step | None) -> tuple[Any, Any, Any]:
+    def _run_with_lease(
+        self, operation: str, op: Op, pre: Step | None, post: Step | None
+    ) -> tuple[Any, Any, Any]:
         """Run a write with a run's lease statements, in one round trip.
 
         One lease statement rides inside the write's statement
@@ -187,24 +225,38 @@ class SyncLeases(LeaseOps):
         ops = self._with_lease_ops(op, pre, post)
         return _split(self._run_together(operation, ops), pre, post)
 
-    def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
-                      ttl: timedelta) -> LeaseRecord | None:
+    def acquire_lease(
+        self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
-        return self._run("acquire_lease",  # type: ignore[no-any-return]
-                         self._op_acquire_lease(thread_id, owner, now, ttl))
+        return self._run(  # type: ignore[no-any-return]
+            "acquire_lease",
+            self._op_acquire_lease(thread_id, owner, now, ttl),
+        )
 
-    def renew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
-                     ttl: timedelta,
-                     progress: dict[str, tuple[datetime, str | None]] | None = None) -> list[str]:
+    def renew_leases(
+        self,
+        *,
+        owner: str,
+        thread_ids: Sequence[str],
+        now: datetime,
+        ttl: timedelta,
+        progress: dict[str, tuple[datetime, str | None]] | None = None,
+    ) -> list[str]:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
-        return self._run("renew_leases",  # type: ignore[no-any-return]
-                         self._op_renew_leases(owner, thread_ids, now, ttl, progress))
+        return self._run(  # type: ignore[no-any-return]
+            "renew_leases",
+            self._op_renew_leases(owner, thread_ids, now, ttl, progress),
+        )
 
-    def release_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
-                      error: str | None = None) -> bool:
+    def release_lease(
+        self, *, thread_id: str, owner: str, now: datetime, reason: str, error: str | None = None
+    ) -> bool:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
-        return self._run("release_lease",  # type: ignore[no-any-return]
-                         self._op_release_lease(thread_id, owner, now, reason, error))
+        return self._run(  # type: ignore[no-any-return]
+            "release_lease",
+            self._op_release_lease(thread_id, owner, now, reason, error),
+        )
 
     def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
@@ -212,32 +264,51 @@ class SyncLeases(LeaseOps):
 
     def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
-        return self._run("find_expired_leases",  # type: ignore[no-any-return]
-                         self._op_find_expired_leases(now, limit))
+        return self._run(  # type: ignore[no-any-return]
+            "find_expired_leases",
+            self._op_find_expired_leases(now, limit),
+        )
 
-    def claim_expired_lease(self, *, thread_id: str, token: int, owner: str, now: datetime,
-                            ttl: timedelta) -> LeaseRecord | None:
+    def claim_expired_lease(
+        self, *, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
-        return self._run("claim_expired_lease",  # type: ignore[no-any-return]
-                         self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
+        return self._run(  # type: ignore[no-any-return]
+            "claim_expired_lease",
+            self._op_claim_expired_lease(thread_id, token, owner, now, ttl),
+        )
 
-    def take_over_lease(self, *, thread_id: str, token: int, renewed_at: datetime | None,
-                        owner: str, now: datetime, ttl: timedelta) -> LeaseRecord | None:
+    def take_over_lease(
+        self,
+        *,
+        thread_id: str,
+        token: int,
+        renewed_at: datetime | None,
+        owner: str,
+        now: datetime,
+        ttl: timedelta,
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
-        return self._run("take_over_lease",  # type: ignore[no-any-return]
-                         self._op_take_over_lease(thread_id, token, renewed_at, owner, now,
-                                                  ttl))
+        return self._run(  # type: ignore[no-any-return]
+            "take_over_lease",
+            self._op_take_over_lease(thread_id, token, renewed_at, owner, now, ttl),
+        )
 
-    def park_lease(self, *, thread_id: str, token: int, now: datetime,
-                   reason: str) -> LeaseRecord | None:
+    def park_lease(
+        self, *, thread_id: str, token: int, now: datetime, reason: str
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
-        return self._run("park_lease",  # type: ignore[no-any-return]
-                         self._op_park_lease(thread_id, token, now, reason))
+        return self._run(  # type: ignore[no-any-return]
+            "park_lease",
+            self._op_park_lease(thread_id, token, now, reason),
+        )
 
     def unpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
-        return self._run("unpark_lease",  # type: ignore[no-any-return]
-                         self._op_unpark_lease(thread_id, retry_at))
+        return self._run(  # type: ignore[no-any-return]
+            "unpark_lease",
+            self._op_unpark_lease(thread_id, retry_at),
+        )
 
     def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""
@@ -257,7 +328,7 @@ class SyncLeases(LeaseOps):
 
 
 class AsyncLeases(LeaseOps):
-    """Async shell: :class:`~langgraph_durable.checkpointers._leases.AsyncLeaseStore` on the saver's connection."""
+    """Async shell: the ``AsyncLeaseStore`` protocol on the saver's connection."""
 
     if TYPE_CHECKING:
 
@@ -265,8 +336,9 @@ class AsyncLeases(LeaseOps):
 
         async def _run_together(self, operation: str, ops: list[Op]) -> list[Any]: ...
 
-    async def _run_with_lease(self, operation: str, op: Op, pre: Step | None,
-                              post: Step | None) -> tuple[Any, Any, Any]:
+    async def _run_with_lease(
+        self, operation: str, op: Op, pre: Step | None, post: Step | None
+    ) -> tuple[Any, Any, Any]:
         """Run a write with a run's lease statements, in one round trip (see the sync twin)."""
         step = foldable(pre, post)
         if step is not None:
@@ -275,60 +347,90 @@ class AsyncLeases(LeaseOps):
         ops = self._with_lease_ops(op, pre, post)
         return _split(await self._run_together(operation, ops), pre, post)
 
-    async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
-                             ttl: timedelta) -> LeaseRecord | None:
+    async def aacquire_lease(
+        self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
-        return await self._run("acquire_lease",  # type: ignore[no-any-return]
-                               self._op_acquire_lease(thread_id, owner, now, ttl))
+        return await self._run(  # type: ignore[no-any-return]
+            "acquire_lease",
+            self._op_acquire_lease(thread_id, owner, now, ttl),
+        )
 
-    async def arenew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
-                            ttl: timedelta,
-                            progress: dict[str, tuple[datetime, str | None]] | None = None,
-                            ) -> list[str]:
+    async def arenew_leases(
+        self,
+        *,
+        owner: str,
+        thread_ids: Sequence[str],
+        now: datetime,
+        ttl: timedelta,
+        progress: dict[str, tuple[datetime, str | None]] | None = None,
+    ) -> list[str]:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
-        return await self._run("renew_leases",  # type: ignore[no-any-return]
-                               self._op_renew_leases(owner, thread_ids, now, ttl, progress))
+        return await self._run(  # type: ignore[no-any-return]
+            "renew_leases",
+            self._op_renew_leases(owner, thread_ids, now, ttl, progress),
+        )
 
-    async def arelease_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
-                             error: str | None = None) -> bool:
+    async def arelease_lease(
+        self, *, thread_id: str, owner: str, now: datetime, reason: str, error: str | None = None
+    ) -> bool:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
-        return await self._run("release_lease",  # type: ignore[no-any-return]
-                               self._op_release_lease(thread_id, owner, now, reason, error))
+        return await self._run(  # type: ignore[no-any-return]
+            "release_lease",
+            self._op_release_lease(thread_id, owner, now, reason, error),
+        )
 
     async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
-        await self._run("record_lease_error",
-                        self._op_record_lease_error(thread_id, owner, error))
+        await self._run("record_lease_error", self._op_record_lease_error(thread_id, owner, error))
 
     async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
-        return await self._run("find_expired_leases",  # type: ignore[no-any-return]
-                               self._op_find_expired_leases(now, limit))
+        return await self._run(  # type: ignore[no-any-return]
+            "find_expired_leases",
+            self._op_find_expired_leases(now, limit),
+        )
 
-    async def aclaim_expired_lease(self, *, thread_id: str, token: int, owner: str,
-                                   now: datetime, ttl: timedelta) -> LeaseRecord | None:
+    async def aclaim_expired_lease(
+        self, *, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
-        return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
-                               self._op_claim_expired_lease(thread_id, token, owner, now, ttl))
+        return await self._run(  # type: ignore[no-any-return]
+            "claim_expired_lease",
+            self._op_claim_expired_lease(thread_id, token, owner, now, ttl),
+        )
 
-    async def atake_over_lease(self, *, thread_id: str, token: int,
-                               renewed_at: datetime | None, owner: str, now: datetime,
-                               ttl: timedelta) -> LeaseRecord | None:
+    async def atake_over_lease(
+        self,
+        *,
+        thread_id: str,
+        token: int,
+        renewed_at: datetime | None,
+        owner: str,
+        now: datetime,
+        ttl: timedelta,
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
-        return await self._run("take_over_lease",  # type: ignore[no-any-return]
-                               self._op_take_over_lease(thread_id, token, renewed_at, owner,
-                                                        now, ttl))
+        return await self._run(  # type: ignore[no-any-return]
+            "take_over_lease",
+            self._op_take_over_lease(thread_id, token, renewed_at, owner, now, ttl),
+        )
 
-    async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
-                          reason: str) -> LeaseRecord | None:
+    async def apark_lease(
+        self, *, thread_id: str, token: int, now: datetime, reason: str
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
-        return await self._run("park_lease",  # type: ignore[no-any-return]
-                               self._op_park_lease(thread_id, token, now, reason))
+        return await self._run(  # type: ignore[no-any-return]
+            "park_lease",
+            self._op_park_lease(thread_id, token, now, reason),
+        )
 
     async def aunpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
-        return await self._run("unpark_lease",  # type: ignore[no-any-return]
-                               self._op_unpark_lease(thread_id, retry_at))
+        return await self._run(  # type: ignore[no-any-return]
+            "unpark_lease",
+            self._op_unpark_lease(thread_id, retry_at),
+        )
 
     async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""
@@ -336,8 +438,10 @@ class AsyncLeases(LeaseOps):
 
     async def alist_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.list_leases`."""
-        return await self._run("list_leases",  # type: ignore[no-any-return]
-                               self._op_list_leases(state, limit))
+        return await self._run(  # type: ignore[no-any-return]
+            "list_leases",
+            self._op_list_leases(state, limit),
+        )
 
     async def alease_counts(self, *, now: datetime) -> LeaseCounts:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.lease_counts`."""

@@ -118,8 +118,18 @@ DELETE = "DELETE FROM {s}.durable_run_leases WHERE thread_id = %(thread_id)s"
 
 def record(row: Sequence[Any]) -> LeaseRecord:
     return LeaseRecord(
-        thread_id=row[0], state=row[1], owner=row[2], token=int(row[3]), acquired_at=row[4],
-        renewed_at=row[5], expires_at=row[6], progress_at=row[7], progress=row[8],
-        attempts=int(row[9]), recoveries=int(row[10]), last_error=row[11], reason=row[12],
+        thread_id=row[0],
+        state=row[1],
+        owner=row[2],
+        token=int(row[3]),
+        acquired_at=row[4],
+        renewed_at=row[5],
+        expires_at=row[6],
+        progress_at=row[7],
+        progress=row[8],
+        attempts=int(row[9]),
+        recoveries=int(row[10]),
+        last_error=row[11],
+        reason=row[12],
         ended_at=row[13],
     )

@@ -1,4 +1,4 @@
-"""Bulk schema-version upgrades on PostgreSQL: the saver's side of ``langgraph_durable.migrations.MigrationStore``.
+"""Bulk schema-version upgrades on PostgreSQL: the saver's side of ``MigrationStore``.
 
 A batch is one transaction: ``SELECT ... FOR UPDATE SKIP LOCKED`` claims up to
 ``limit`` checkpoints behind the target version in key order (the row locks are
@@ -162,7 +162,7 @@ class _MigrationQueries:
 
 
 class PostgresMigrationCore:
-    """I/O-free operations of ``langgraph_durable.migrations.MigrationStore`` (mixed into the savers)."""
+    """I/O-free operations of ``MigrationStore`` (mixed into the savers)."""
 
     _mq_cache: _MigrationQueries | None = None
 
@@ -233,9 +233,7 @@ class PostgresMigrationCore:
                     new.checkpoint, up.new_versions
                 )
                 json_md, exact_md = encode_metadata(dict(new.metadata), self.serde)  # type: ignore[attr-defined]
-                new_writes = (
-                    self._encode_writes(row, new, up) if up.writes_changed else None
-                )
+                new_writes = self._encode_writes(row, new, up) if up.writes_changed else None
             except Exception as exc:
                 items.append(ItemOutcome(ref, exc))
                 continue
@@ -273,9 +271,7 @@ class PostgresMigrationCore:
             )
             fix.plan(affected or (), replaced_old, replaced_new, moved_tasks)
             if fix.heads["h_versions"]:
-                chains = yield _sql_stmt(
-                    self._mq.ref_chains, fix.heads, fetch=True, prepare=False
-                )
+                chains = yield _sql_stmt(self._mq.ref_chains, fix.heads, fetch=True, prepare=False)
                 fix.rewrite_whole(chains or (), self.delta_policy)  # type: ignore[attr-defined]
             if fix.update["u_versions"]:
                 yield _sql_stmt(self._mq.ref_update, fix.update, prepare=False)
@@ -408,7 +404,7 @@ class PostgresMigrationSync(PostgresMigrationCore):
 
 
 class PostgresMigrationAsync(PostgresMigrationCore):
-    """``langgraph_durable.migrations.AsyncMigrationStore`` on the async saver (sync names bridge to it)."""
+    """``AsyncMigrationStore`` on the async saver (sync names bridge to it)."""
 
     async def amigration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
         """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""

@@ -96,7 +96,11 @@ def old_writes(row: tuple[Any, ...]) -> dict[tuple[str, int], tuple[str, str, by
     return {
         (t, i): (ch, ty, bl)
         for t, ch, ty, bl, i in zip(
-            row[11] or (), row[12] or (), row[13] or (), row[14] or (), row[16] or (),
+            row[11] or (),
+            row[12] or (),
+            row[13] or (),
+            row[14] or (),
+            row[16] or (),
             strict=True,
         )
     }
@@ -147,17 +151,25 @@ class RefFix:
         self.update: dict[str, list[Any]] = {
             k: []
             for k in (
-                "u_threads", "u_ns", "u_channels", "u_versions", "u_types", "u_blobs", "u_whole"
+                "u_threads",
+                "u_ns",
+                "u_channels",
+                "u_versions",
+                "u_types",
+                "u_blobs",
+                "u_whole",
             )
         }
         self.heads: dict[str, list[Any]] = {
             k: [] for k in ("h_threads", "h_ns", "h_channels", "h_versions")
         }
 
-    def _add(self, thread: str, ns: str, channel: str, version: str, type_: str,
-             blob: bytes, whole: bool) -> None:
-        for k, v in zip(self.update, (thread, ns, channel, version, type_, blob, whole),
-                        strict=True):
+    def _add(
+        self, thread: str, ns: str, channel: str, version: str, type_: str, blob: bytes, whole: bool
+    ) -> None:
+        for k, v in zip(
+            self.update, (thread, ns, channel, version, type_, blob, whole), strict=True
+        ):
             self.update[k].append(v)
 
     def plan(
@@ -171,8 +183,9 @@ class RefFix:
         for thread, ns, channel, version, blob, of in affected:
             key = (thread, ns, of)
             try:
-                moved = _repoint(blob, channel, old.get(key, {}), new.get(key, ()),
-                                 task_ids.get(key, {}))
+                moved = _repoint(
+                    blob, channel, old.get(key, {}), new.get(key, ()), task_ids.get(key, {})
+                )
             except Exception:  # a malformed delta: the whole-value read says what is wrong
                 moved = None
             if moved is not None:

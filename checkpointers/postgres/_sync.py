@@ -83,8 +83,7 @@ def drive_together(conn: Connection[Any], ops: list[Op]) -> list[Any]:
                 cursors = {}
                 for i, stmt in pending.items():
                     cur = conn.cursor()
-                    cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as,
-                                binary=stmt.fetch)
+                    cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch)
                     cursors[i] = cur
                 following: dict[int, Any] = {}
                 for i, cur in cursors.items():
@@ -208,13 +207,21 @@ class PostgresSaver(
                 open=True,
             ) as pool:
                 yield cls(
-                    pool, serde=serde, migrations=migrations, schema=schema, leases=leases,
+                    pool,
+                    serde=serde,
+                    migrations=migrations,
+                    schema=schema,
+                    leases=leases,
                     deltas=deltas,
                 )
         else:
             with Connection.connect(conn_string, **CONNECT_KWARGS) as conn:
                 yield cls(
-                    conn, serde=serde, migrations=migrations, schema=schema, leases=leases,
+                    conn,
+                    serde=serde,
+                    migrations=migrations,
+                    schema=schema,
+                    leases=leases,
                     deltas=deltas,
                 )
 

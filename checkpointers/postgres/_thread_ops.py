@@ -91,8 +91,12 @@ class ThreadOpsCore:
             # rebuilds those channels (BaseCheckpointSaver.prune's contract).
             chain = yield Stmt(
                 self._q.prune_chain,
-                {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": head_id,
-                 "channels": list(delta_channels)},
+                {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": head_id,
+                    "channels": list(delta_channels),
+                },
                 fetch=True,
                 prepare=False,
             )
@@ -150,8 +154,12 @@ class ThreadOpsCore:
                 # carry their version in the task_id column)
                 chain = yield Stmt(
                     self._q.value_chain,
-                    {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
-                     "channel": channel, "version": task_id},
+                    {
+                        "thread_id": thread_id,
+                        "checkpoint_ns": checkpoint_ns,
+                        "channel": channel,
+                        "version": task_id,
+                    },
                     fetch=True,
                 )
                 refs: dict[tuple[str, str, int], tuple[str, bytes | None]] = {}
@@ -159,8 +167,11 @@ class ThreadOpsCore:
                     for w in zip(tasks or (), idxs or (), types or (), blobs or (), strict=True):
                         refs[(of, w[0], w[1])] = (w[2], w[3])
                 seeds[channel] = self._decode_channel(
-                    channel, task_id, {r[0]: (r[1], r[2], r[8], r[3]) for r in chain or ()},
-                    where=where, writes=refs,
+                    channel,
+                    task_id,
+                    {r[0]: (r[1], r[2], r[8], r[3]) for r in chain or ()},
+                    where=where,
+                    writes=refs,
                 )
             elif type_ is not None:
                 seeds[channel] = self._decode_value(type_, blob, where=where, channel=channel)
@@ -196,8 +207,9 @@ class ThreadOpsCore:
             fetch=True,
         )
         entries = []
-        for (tid, ns, cid, iid, kind_, deadline, approvers, level, v_type, v_blob,
-             created) in rows or ():
+        for tid, ns, cid, iid, kind_, deadline, approvers, level, v_type, v_blob, created in (
+            rows or ()
+        ):
             entries.append(
                 WaitEntry(
                     thread_id=tid,

@@ -1,4 +1,4 @@
-"""Activity results on Redis: :class:`~langgraph_durable.checkpointers.ActivityStore` in the thread's slot.
+"""Activity results on Redis: the ``ActivityStore`` protocol in the thread's slot.
 
 One hash per thread, ``<prefix>:{t:<thread>}:act`` (the thread's hash tag, so
 it lives in the thread's Cluster slot), field = idempotency key, value = the
@@ -32,8 +32,11 @@ def _decode(core: RedisCore, thread_id: str, key: str, raw: Any) -> ActivityReco
         value = core.codec.decode_value(raw)
     except Exception as exc:
         raise CorruptCheckpointError(
-            thread_id=thread_id, checkpoint_ns="", checkpoint_id="",
-            channel=f"<activity {key}>", reason=f"{type(exc).__name__}: {exc}",
+            thread_id=thread_id,
+            checkpoint_ns="",
+            checkpoint_id="",
+            channel=f"<activity {key}>",
+            reason=f"{type(exc).__name__}: {exc}",
         ) from exc
     return ActivityRecord(thread_id=thread_id, key=key, value=value)
 

@@ -30,6 +30,7 @@ def entry_json(entry: dict[str, Any]) -> str:
     """An audit entry as stored in a stream (the known fields only)."""
     return json.dumps({k: entry.get(k) for k in AUDIT_FIELDS}, separators=(",", ":"))
 
+
 Op = Generator[Call, Any, Any]
 
 
@@ -42,7 +43,10 @@ def _text(v: Any) -> str:
 
 
 def _decision_cmds(
-    core: RedisCore, thread_id: str, key: str, decision: dict[str, Any],
+    core: RedisCore,
+    thread_id: str,
+    key: str,
+    decision: dict[str, Any],
     audit: dict[str, Any] | None,
 ) -> list[Any]:
     """The commands of one decision's CAS; the first one's reply is the stored decision."""
@@ -51,21 +55,30 @@ def _decision_cmds(
     at = _ms(decision_claim_time(decision))
     is_wait = "/" not in key
     keys = core.keys.thread(thread_id)
-    args: list[Any] = [key, json.dumps(decision, separators=(",", ":")), str(at),
-                       f"decision:{decision.get('by', '')}", "1" if is_wait else "0"]
+    args: list[Any] = [
+        key,
+        json.dumps(decision, separators=(",", ":")),
+        str(at),
+        f"decision:{decision.get('by', '')}",
+        "1" if is_wait else "0",
+    ]
     if audit is not None:
         keys = [*keys, core.keys.audit(thread_id)[0]]
         args.append(entry_json(audit))
     cmds: list[Any] = [script(L.RECORD_DECISION, keys, *args)]
     if is_wait:
         # a hint for the sweepers, in case the decider dies before resuming
-        cmds.append(("ZADD", core.keys.resume_shard(shard_of(thread_id)), "NX", at,
-                     thread_id + SEP + key))
+        cmds.append(
+            ("ZADD", core.keys.resume_shard(shard_of(thread_id)), "NX", at, thread_id + SEP + key)
+        )
     return cmds
 
 
 def record_decision(
-    core: RedisCore, thread_id: str, key: str, decision: dict[str, Any],
+    core: RedisCore,
+    thread_id: str,
+    key: str,
+    decision: dict[str, Any],
     audit: dict[str, Any] | None = None,
 ) -> Op:
     """CAS ``decision`` under ``key``; the stored decision comes back.
@@ -87,8 +100,9 @@ def record_decisions(core: RedisCore, items: Sequence[dict[str, Any]]) -> Op:
     firsts: list[int] = []
     for item in items:
         firsts.append(len(cmds))
-        cmds += _decision_cmds(core, item["thread_id"], item["key"], item["decision"],
-                               item.get("audit"))
+        cmds += _decision_cmds(
+            core, item["thread_id"], item["key"], item["decision"], item.get("audit")
+        )
     if not cmds:
         return []
     replies = yield Call(cmds)
@@ -112,8 +126,7 @@ def count_decisions(core: RedisCore, thread_id: str, keys: Sequence[str]) -> Op:
     """How many of ``keys`` have a stored decision (no values are read)."""
     if not keys:
         return 0
-    (n,) = yield Call([script(L.COUNT, core.keys.thread(check_id("thread_id", thread_id)),
-                              *keys)])
+    (n,) = yield Call([script(L.COUNT, core.keys.thread(check_id("thread_id", thread_id)), *keys)])
     return int(n)
 
 
@@ -139,8 +152,10 @@ def claim_due_waits(
     while len(claimed) < limit and shards:
         # a little more than what is still needed, spread over the shards left
         per = max(2, -(-(limit - len(claimed)) // len(shards)) + 1)
-        cmds = [("ZRANGEBYSCORE", key, "-inf", upper, "LIMIT", offsets[key], per)
-                for key, upper in shards]
+        cmds = [
+            ("ZRANGEBYSCORE", key, "-inf", upper, "LIMIT", offsets[key], per)
+            for key, upper in shards
+        ]
         replies = yield Call(cmds)
         by_thread: dict[str, list[str]] = {}
         sources: dict[tuple[str, str], str] = {}
@@ -159,11 +174,20 @@ def claim_due_waits(
         if not by_thread:
             break
         threads = list(by_thread)
-        replies = yield Call([
-            script(L.CLAIM, core.keys.thread(t), owner, str(now_ms), str(expired_ms), kind_arg,
-                   *by_thread[t])
-            for t in threads
-        ])
+        replies = yield Call(
+            [
+                script(
+                    L.CLAIM,
+                    core.keys.thread(t),
+                    owner,
+                    str(now_ms),
+                    str(expired_ms),
+                    kind_arg,
+                    *by_thread[t],
+                )
+                for t in threads
+            ]
+        )
         unlist: list[Any] = []
         for t, flat in zip(threads, replies, strict=True):
             split = flat.index(b"") if b"" in flat else len(flat)
@@ -172,7 +196,7 @@ def claim_due_waits(
                 if (entry.thread_id, entry.interrupt_id) not in taken:
                     taken.add((entry.thread_id, entry.interrupt_id))
                     claimed.append(entry)
-            for g in flat[split + 1:]:
+            for g in flat[split + 1 :]:
                 cand = _text(g)
                 member = t + SEP + (cand[2:] if cand.startswith("i:") else cand)
                 unlist.append(("ZREM", sources[(t, cand)], member))
@@ -183,10 +207,12 @@ def claim_due_waits(
     wanted = [e for e in claimed if kinds is None or e.info.kind in kinds]
     back = wanted[limit:] + [e for e in claimed if kinds is not None and e.info.kind not in kinds]
     if back:
-        yield Call([
-            script(L.RELEASE, core.keys.thread(e.thread_id), e.interrupt_id, owner, "0")
-            for e in back
-        ])
+        yield Call(
+            [
+                script(L.RELEASE, core.keys.thread(e.thread_id), e.interrupt_id, owner, "0")
+                for e in back
+            ]
+        )
     return wanted[:limit]
 
 
@@ -194,8 +220,17 @@ def release_wait_claim(
     core: RedisCore, thread_id: str, interrupt_id: str, owner: str, done: bool
 ) -> Op:
     """Drop ``owner``'s claim, or mark the wait resolved for good."""
-    yield Call([script(L.RELEASE, core.keys.thread(check_id("thread_id", thread_id)),
-                       interrupt_id, owner, "1" if done else "0")])
+    yield Call(
+        [
+            script(
+                L.RELEASE,
+                core.keys.thread(check_id("thread_id", thread_id)),
+                interrupt_id,
+                owner,
+                "1" if done else "0",
+            )
+        ]
+    )
 
 
 def wait_counts(core: RedisCore, now: datetime, kinds: Sequence[str] | None) -> Op:
@@ -207,13 +242,18 @@ def wait_counts(core: RedisCore, now: datetime, kinds: Sequence[str] | None) -> 
     now_ms = _ms(now)
     cmds: list[Any] = []
     for key in core.keys.wait_shards():
-        cmds += [("ZCARD", key), ("ZCOUNT", key, "-inf", now_ms),
-                 ("ZRANGEBYSCORE", key, "-inf", now_ms, "WITHSCORES", "LIMIT", 0, 1)]
+        cmds += [
+            ("ZCARD", key),
+            ("ZCOUNT", key, "-inf", now_ms),
+            ("ZRANGEBYSCORE", key, "-inf", now_ms, "WITHSCORES", "LIMIT", 0, 1),
+        ]
     replies = yield Call(cmds)
     waiting = sum(int(r) for r in replies[0::3])
     overdue = sum(int(r) for r in replies[1::3])
-    firsts = [float(r[0][1]) if r and isinstance(r[0], (list, tuple)) else
-              (float(r[1]) if r else None) for r in replies[2::3]]
+    firsts = [
+        float(r[0][1]) if r and isinstance(r[0], (list, tuple)) else (float(r[1]) if r else None)
+        for r in replies[2::3]
+    ]
     scores = [s for s in firsts if s is not None]
     oldest = None
     if scores:
@@ -222,7 +262,7 @@ def wait_counts(core: RedisCore, now: datetime, kinds: Sequence[str] | None) -> 
 
 
 class SyncApprovals:
-    """Sync shell: :class:`~langgraph_durable.checkpointers.WaitClaims` and :class:`~langgraph_durable.checkpointers.DecisionStore`."""
+    """Sync shell: the ``WaitClaims`` and ``DecisionStore`` protocols."""
 
     _core: RedisCore
 
@@ -231,7 +271,11 @@ class SyncApprovals:
         def _run(self, operation: str, gen: Any) -> Any: ...
 
     def record_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        self,
+        *,
+        thread_id: str,
+        key: str,
+        decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Store ``decision`` unless one exists for ``(thread_id, key)``; return the stored one.
@@ -277,8 +321,10 @@ class SyncApprovals:
         self, *, thread_id: str, interrupt_id: str, owner: str, done: bool = False
     ) -> None:
         """Drop ``owner``'s claim, or mark the wait resolved (``done=True``)."""
-        self._run("release_wait_claim",
-                  release_wait_claim(self._core, thread_id, interrupt_id, owner, done))
+        self._run(
+            "release_wait_claim",
+            release_wait_claim(self._core, thread_id, interrupt_id, owner, done),
+        )
 
     def wait_counts(
         self, *, now: datetime, kinds: Sequence[str] | None = None
@@ -299,7 +345,11 @@ class AsyncApprovals:
         def _sync(self, coro: Any) -> Any: ...
 
     async def arecord_decision(
-        self, *, thread_id: str, key: str, decision: dict[str, Any],
+        self,
+        *,
+        thread_id: str,
+        key: str,
+        decision: dict[str, Any],
         audit: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Async twin of ``record_decision``."""
@@ -310,7 +360,8 @@ class AsyncApprovals:
     async def arecord_decisions(self, *, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Async twin of ``record_decisions``."""
         return await self._run(  # type: ignore[no-any-return]
-            "record_decisions", record_decisions(self._core, items))
+            "record_decisions", record_decisions(self._core, items)
+        )
 
     async def aget_decisions(
         self, *, thread_id: str, keys: Sequence[str]
@@ -344,8 +395,10 @@ class AsyncApprovals:
         self, *, thread_id: str, interrupt_id: str, owner: str, done: bool = False
     ) -> None:
         """Async twin of ``release_wait_claim``."""
-        await self._run("release_wait_claim",
-                        release_wait_claim(self._core, thread_id, interrupt_id, owner, done))
+        await self._run(
+            "release_wait_claim",
+            release_wait_claim(self._core, thread_id, interrupt_id, owner, done),
+        )
 
     async def await_counts(
         self, *, now: datetime, kinds: Sequence[str] | None = None

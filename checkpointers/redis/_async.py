@@ -98,7 +98,7 @@ class AsyncRedisSaver(
         client: A ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``
             created with ``decode_responses=False``.
         serde: Serializer (default: :func:`langgraph_durable.checkpointers.default_serde`).
-        migrations: A ``langgraph_durable.migrations.StateMigrations``; its ``version`` tags every put.
+        migrations: A ``StateMigrations``; its ``version`` tags every put.
         prefix: Key prefix (no ``{``/``}``).
         ttl: Seconds (or a timedelta) after which an idle thread's keys expire.
         refresh_on_read: Also refresh the TTL when ``aget_tuple`` reads a thread.

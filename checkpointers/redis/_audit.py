@@ -45,8 +45,9 @@ def append_audit(core: RedisCore, entries: Sequence[dict[str, Any]]) -> Op:
         thread_id = check_id("thread_id", e["thread_id"])
         by_thread.setdefault(thread_id, []).extend([e.get("dedupe_key") or "", entry_json(e)])
     if by_thread:
-        yield Call([script(L.APPEND_AUDIT, core.keys.audit(t), *args)
-                    for t, args in by_thread.items()])
+        yield Call(
+            [script(L.APPEND_AUDIT, core.keys.audit(t), *args) for t, args in by_thread.items()]
+        )
 
 
 def read_audit(core: RedisCore, thread_id: str) -> Op:

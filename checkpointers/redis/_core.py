@@ -241,12 +241,13 @@ class RedisCore:
             if dead:
                 cmds.append(("INCR", self.keys.registry_generation()))
             cmds += [
-                script(S.UNREGISTER, [self.keys.registry(i), self.keys.registry_expiry(i)],
-                       now, *ts)
+                script(
+                    S.UNREGISTER, [self.keys.registry(i), self.keys.registry_expiry(i)], now, *ts
+                )
                 for i, ts in dead.items()
             ]
             replies = yield Call(cmds)
-            for dropped in replies[len(replies) - len(dead):]:
+            for dropped in replies[len(replies) - len(dead) :]:
                 gone.update(m.decode() for m in dropped)
         return [t for ms in shards for t in ms if t not in gone]
 
@@ -376,16 +377,32 @@ class RedisCore:
         to_store = versions_to_store(checkpoint, new_versions)
         checks: list[Any] = []  # the pending writes the deltas refer to (issue 12)
         record, refs, blobs, members, links = self.codec.encode_put(
-            ns, checkpoint, md, to_store, parent_id, self.schema_version,  # type: ignore[arg-type]
-            thread_id=thread_id, checks=checks,
+            ns,
+            checkpoint,
+            md,  # type: ignore[arg-type]
+            to_store,
+            parent_id,
+            self.schema_version,
+            thread_id=thread_id,
+            checks=checks,
         )
         keys = self.keys.thread(thread_id)
         registrations = self._put_registrations(thread_id, md.get("run_id"))
         cmds: list[Cmd] = [("GET", self.keys.registry_generation()), *registrations]
         cmds.append(
             script(
-                S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
-                len(blobs) // 2, *blobs, len(checks) // 3, *checks, *members,
+                S.PUT,
+                keys,
+                ns,
+                cid,
+                record,
+                refs,
+                *self._ttl_args(),
+                len(blobs) // 2,
+                *blobs,
+                len(checks) // 3,
+                *checks,
+                *members,
             )
         )
         replies = yield Call(cmds)
@@ -402,12 +419,27 @@ class RedisCore:
             if whole:
                 self.codec.chains.forget(thread_id, ns)
             record, refs, blobs, members, links = self.codec.encode_put(
-                ns, checkpoint, md, to_store, parent_id, self.schema_version,  # type: ignore[arg-type]
-                thread_id=thread_id, deltas=not whole,
+                ns,
+                checkpoint,
+                md,  # type: ignore[arg-type]
+                to_store,
+                parent_id,
+                self.schema_version,
+                thread_id=thread_id,
+                deltas=not whole,
             )
             cmds[-1] = script(
-                S.PUT, keys, ns, cid, record, refs, *self._ttl_args(),
-                len(blobs) // 2, *blobs, 0, *members,
+                S.PUT,
+                keys,
+                ns,
+                cid,
+                record,
+                refs,
+                *self._ttl_args(),
+                len(blobs) // 2,
+                *blobs,
+                0,
+                *members,
             )
             replies = yield Call(cmds[-1:])
             gone = replies[-1] or []
@@ -516,8 +548,12 @@ class RedisCore:
         for run_id in run_ids:
             run_key = self.keys.run(run_id)
             self._registered = {k: v for k, v in self._registered.items() if k[0] != run_key}
-        yield Call([("INCR", self.keys.registry_generation()),
-                    *(("DEL", self.keys.run(r)) for r in run_ids)])
+        yield Call(
+            [
+                ("INCR", self.keys.registry_generation()),
+                *(("DEL", self.keys.run(r)) for r in run_ids),
+            ]
+        )
 
     def prune(self, thread_ids: Sequence[str], strategy: str) -> Op:
         """``keep_latest`` (DeltaChannel-safe) or ``delete`` for each thread."""
@@ -547,9 +583,7 @@ class RedisCore:
         c, r, b, w, z, za, x, wi, wt, wl, wd, dc, cl, act = dump
         if not z:
             return
-        wt = [
-            v if i % 2 == 0 else self.codec.rethread_wait(v, target) for i, v in enumerate(wt)
-        ]
+        wt = [v if i % 2 == 0 else self.codec.rethread_wait(v, target) for i, v in enumerate(wt)]
         groups = [c, r, b, w, z, za, x, wi, wt, wl, wd, dc, cl, act]
         args: list[Any] = [*self._ttl_args(), *(len(g) for g in groups)]
         for g in groups:
@@ -564,7 +598,7 @@ class RedisCore:
         for m in x:
             text = m.decode()
             if text.startswith(key_part):
-                value = text[len(key_part):].split(SEP)[0]
+                value = text[len(key_part) :].split(SEP)[0]
                 if value.startswith('"'):
                     cmds += self._registration(self.keys.run(json.loads(value)), target)
         cmds.append(script(S.IMPORT, self.keys.thread(target), *args))
@@ -582,8 +616,11 @@ class RedisCore:
                 decision = json.loads(dc[i + 1])
                 # when its claim counts from (a deferred decision: at once), as
                 # record_decision scores it on the source
-                ms = int(decision_claim_time(decision).timestamp() * 1000) \
-                    if decision.get("at") else 0
+                ms = (
+                    int(decision_claim_time(decision).timestamp() * 1000)
+                    if decision.get("at")
+                    else 0
+                )
                 cmds.append(("ZADD", resume, "NX", ms, target.encode() + b"\x00" + dc[i]))
         yield Call(cmds)
 
@@ -636,7 +673,6 @@ class RedisCore:
             return 0
         added = yield Call(cmds)
         return sum(int(a) for a in added)
-
 
     def list_waits(
         self,

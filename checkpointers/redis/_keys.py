@@ -55,7 +55,20 @@ from langgraph_durable.checkpointers._errors import InvalidConfigError
 
 SEP = "\x00"
 THREAD_SUFFIXES = (
-    "z", "za", "c", "r", "b", "x", "w", "wi", "wt", "wl", "wd", "dc", "cl", "act",
+    "z",
+    "za",
+    "c",
+    "r",
+    "b",
+    "x",
+    "w",
+    "wi",
+    "wt",
+    "wl",
+    "wd",
+    "dc",
+    "cl",
+    "act",
 )
 """Order of a thread's keys in every script's KEYS (the Lua side relies on it)."""
 SHARDS = 16

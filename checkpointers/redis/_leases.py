@@ -147,7 +147,7 @@ Flow = Generator[Call, list[Any], Any]
 
 
 class RedisLeaseCore:
-    """Every lease operation as a flow of :class:`~langgraph_durable.checkpointers.redis._core.Call` (no I/O).
+    """Every lease operation as a flow of ``Call`` (no I/O).
 
     A flow yields commands for one pipeline, receives the replies, and returns
     the operation's result; the savers' shells run it (``_run``).
@@ -169,38 +169,59 @@ class RedisLeaseCore:
     def acquire(self, thread_id: str, owner: str, now: datetime, ttl: timedelta) -> Flow:
         check_id("thread_id", thread_id)
         # index first: a crash right after it leaves a hint the finder verifies
-        replies = yield Call([
-            self._index(thread_id, now + ttl),
-            self._script(ACQUIRE, thread_id, thread_id, owner, to_ms(now), to_ms(ttl)),
-        ])
+        replies = yield Call(
+            [
+                self._index(thread_id, now + ttl),
+                self._script(ACQUIRE, thread_id, thread_id, owner, to_ms(now), to_ms(ttl)),
+            ]
+        )
         return parse_record(replies[1])
 
-    def renew(self, owner: str, thread_ids: Sequence[str], now: datetime, ttl: timedelta,
-              progress: dict[str, tuple[datetime, str | None]] | None) -> Flow:
+    def renew(
+        self,
+        owner: str,
+        thread_ids: Sequence[str],
+        now: datetime,
+        ttl: timedelta,
+        progress: dict[str, tuple[datetime, str | None]] | None,
+    ) -> Flow:
         if not thread_ids:
             return []
         progress = progress or {}
         cmds: list[Cmd] = []
         for thread_id in thread_ids:
             at, note = progress.get(thread_id, (None, None))
-            cmds.append(self._script(RENEW, thread_id, owner, to_ms(now), to_ms(ttl),
-                                     "" if at is None else to_ms(at), note or ""))
+            cmds.append(
+                self._script(
+                    RENEW,
+                    thread_id,
+                    owner,
+                    to_ms(now),
+                    to_ms(ttl),
+                    "" if at is None else to_ms(at),
+                    note or "",
+                )
+            )
         kept = yield Call(cmds)
         renewed = [t for t, ok in zip(thread_ids, kept, strict=True) if ok]
         if renewed:
             yield Call([self._index(t, now + ttl) for t in renewed])
         return [t for t, ok in zip(thread_ids, kept, strict=True) if not ok]
 
-    def release(self, thread_id: str, owner: str, now: datetime, reason: str,
-                error: str | None) -> Flow:
+    def release(
+        self, thread_id: str, owner: str, now: datetime, reason: str, error: str | None
+    ) -> Flow:
         # one round trip (the end of every run pays it): the index entry goes
         # with the release; in the rare case the lease was no longer ours, the
         # new owner's entry is put back from its record (a renewal would too)
-        done, _ = yield Call([
-            self._script(RELEASE, thread_id, owner, to_ms(now), reason, error or "",
-                         2 * self.ttl_ms),
-            ("ZREM", self.keys.running(thread_id), thread_id),
-        ])
+        done, _ = yield Call(
+            [
+                self._script(
+                    RELEASE, thread_id, owner, to_ms(now), reason, error or "", 2 * self.ttl_ms
+                ),
+                ("ZREM", self.keys.running(thread_id), thread_id),
+            ]
+        )
         if not done:
             (raw,) = yield Call([("HGETALL", self.keys.record(thread_id))])
             record = parse_record(raw)
@@ -213,8 +234,12 @@ class RedisLeaseCore:
 
     def find_expired(self, now: datetime, limit: int) -> Flow:
         now_ms = to_ms(now)
-        found = yield Call([("ZRANGEBYSCORE", shard, "-inf", now_ms, "LIMIT", 0, int(limit))
-                            for shard in self.keys.all_running()])
+        found = yield Call(
+            [
+                ("ZRANGEBYSCORE", shard, "-inf", now_ms, "LIMIT", 0, int(limit))
+                for shard in self.keys.all_running()
+            ]
+        )
         candidates = [m for members in found for m in _members(members)]
         if not candidates:
             return []
@@ -234,20 +259,28 @@ class RedisLeaseCore:
         expired.sort(key=lambda r: r.expires_at or now)
         return expired[:limit]
 
-    def claim(self, thread_id: str, token: int, owner: str, now: datetime,
-              ttl: timedelta) -> Flow:
-        (raw,) = yield Call([self._script(CLAIM, thread_id, int(token), owner, to_ms(now),
-                                          to_ms(ttl))])
+    def claim(self, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta) -> Flow:
+        (raw,) = yield Call(
+            [self._script(CLAIM, thread_id, int(token), owner, to_ms(now), to_ms(ttl))]
+        )
         record = parse_record(raw)
         if record is not None:
             yield Call([self._index(thread_id, now + ttl)])
         return record
 
-    def take_over(self, thread_id: str, token: int, renewed_at: datetime | None, owner: str,
-                  now: datetime, ttl: timedelta) -> Flow:
+    def take_over(
+        self,
+        thread_id: str,
+        token: int,
+        renewed_at: datetime | None,
+        owner: str,
+        now: datetime,
+        ttl: timedelta,
+    ) -> Flow:
         renewed = "" if renewed_at is None else str(to_ms(renewed_at))
-        (raw,) = yield Call([self._script(TAKE_OVER, thread_id, int(token), renewed, owner,
-                                          to_ms(now), to_ms(ttl))])
+        (raw,) = yield Call(
+            [self._script(TAKE_OVER, thread_id, int(token), renewed, owner, to_ms(now), to_ms(ttl))]
+        )
         record = parse_record(raw)
         if record is not None:
             yield Call([self._index(thread_id, now + ttl)])
@@ -257,8 +290,12 @@ class RedisLeaseCore:
         (raw,) = yield Call([self._script(PARK, thread_id, int(token), to_ms(now), reason)])
         record = parse_record(raw)
         if record is not None:
-            yield Call([("ZADD", self.keys.parked(thread_id), to_ms(now), thread_id),
-                        ("ZREM", self.keys.running(thread_id), thread_id)])
+            yield Call(
+                [
+                    ("ZADD", self.keys.parked(thread_id), to_ms(now), thread_id),
+                    ("ZREM", self.keys.running(thread_id), thread_id),
+                ]
+            )
         return record
 
     def unpark(self, thread_id: str, retry_at: datetime | None) -> Flow:
@@ -297,9 +334,13 @@ class RedisLeaseCore:
         return LeaseCounts(total - orphaned, orphaned, sum(out[2 * SHARDS :]))
 
     def delete(self, thread_id: str) -> Flow:
-        yield Call([("DEL", *self.keys.pair(thread_id)),
-                    ("ZREM", self.keys.running(thread_id), thread_id),
-                    ("ZREM", self.keys.parked(thread_id), thread_id)])
+        yield Call(
+            [
+                ("DEL", *self.keys.pair(thread_id)),
+                ("ZREM", self.keys.running(thread_id), thread_id),
+                ("ZREM", self.keys.parked(thread_id), thread_id),
+            ]
+        )
 
 
 def together(flows: Sequence[Flow]) -> Flow:
@@ -343,16 +384,17 @@ class _LeaseCoreOwner:
 
     # -- a run's lease commands sent with its first and last write --
 
-    def _lease_put_op(self, config: Any, checkpoint: Any, metadata: Any,
-                      new_versions: Any) -> Flow:
+    def _lease_put_op(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Flow:
         return self._core.put(config, checkpoint, metadata, new_versions)  # type: ignore[no-any-return]
 
     def _lease_writes_op(self, config: Any, writes: Any, task_id: str, task_path: str) -> Flow:
         return self._core.put_writes(config, writes, task_id, task_path)  # type: ignore[no-any-return]
 
     def _with_lease(self, op: Flow, pre: Step | None, post: Step | None) -> Flow:
-        steps: dict[str, Callable[..., Flow]] = {"acquire_lease": self._lc.acquire,
-                                                 "release_lease": self._lc.release}
+        steps: dict[str, Callable[..., Flow]] = {
+            "acquire_lease": self._lc.acquire,
+            "release_lease": self._lc.release,
+        }
         flows = [op]
         if pre is not None:
             flows.insert(0, steps[pre[0]](**pre[1]))
@@ -360,40 +402,58 @@ class _LeaseCoreOwner:
             flows.append(steps[post[0]](**post[1]))
         results = yield from together(flows)
         first = 1 if pre is not None else 0
-        return (results[first], results[0] if pre is not None else None,
-                results[-1] if post is not None else None)
+        return (
+            results[first],
+            results[0] if pre is not None else None,
+            results[-1] if post is not None else None,
+        )
 
 
 class SyncLeases(_LeaseCoreOwner):
-    """Sync shell: :class:`~langgraph_durable.checkpointers._leases.LeaseStore` on the saver's client."""
+    """Sync shell: the ``LeaseStore`` protocol on the saver's client."""
 
     if TYPE_CHECKING:
 
         def _run(self, operation: str, gen: Any) -> Any: ...
 
-    def _run_with_lease(self, operation: str, op: Flow, pre: Step | None,
-                        post: Step | None) -> tuple[Any, Any, Any]:
+    def _run_with_lease(
+        self, operation: str, op: Flow, pre: Step | None, post: Step | None
+    ) -> tuple[Any, Any, Any]:
         """Run a write with a run's lease commands, in one pipeline."""
         return self._run(operation, self._with_lease(op, pre, post))  # type: ignore[no-any-return]
 
-    def acquire_lease(self, *, thread_id: str, owner: str, now: datetime,
-                      ttl: timedelta) -> LeaseRecord | None:
+    def acquire_lease(
+        self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
-        return self._run("acquire_lease",  # type: ignore[no-any-return]
-                         self._lc.acquire(thread_id, owner, now, ttl))
+        return self._run(  # type: ignore[no-any-return]
+            "acquire_lease",
+            self._lc.acquire(thread_id, owner, now, ttl),
+        )
 
-    def renew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
-                     ttl: timedelta,
-                     progress: dict[str, tuple[datetime, str | None]] | None = None) -> list[str]:
+    def renew_leases(
+        self,
+        *,
+        owner: str,
+        thread_ids: Sequence[str],
+        now: datetime,
+        ttl: timedelta,
+        progress: dict[str, tuple[datetime, str | None]] | None = None,
+    ) -> list[str]:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
-        return self._run("renew_leases",  # type: ignore[no-any-return]
-                         self._lc.renew(owner, thread_ids, now, ttl, progress))
+        return self._run(  # type: ignore[no-any-return]
+            "renew_leases",
+            self._lc.renew(owner, thread_ids, now, ttl, progress),
+        )
 
-    def release_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
-                      error: str | None = None) -> bool:
+    def release_lease(
+        self, *, thread_id: str, owner: str, now: datetime, reason: str, error: str | None = None
+    ) -> bool:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
-        return self._run("release_lease",  # type: ignore[no-any-return]
-                         self._lc.release(thread_id, owner, now, reason, error))
+        return self._run(  # type: ignore[no-any-return]
+            "release_lease",
+            self._lc.release(thread_id, owner, now, reason, error),
+        )
 
     def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
@@ -401,31 +461,51 @@ class SyncLeases(_LeaseCoreOwner):
 
     def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
-        return self._run("find_expired_leases",  # type: ignore[no-any-return]
-                         self._lc.find_expired(now, limit))
+        return self._run(  # type: ignore[no-any-return]
+            "find_expired_leases",
+            self._lc.find_expired(now, limit),
+        )
 
-    def claim_expired_lease(self, *, thread_id: str, token: int, owner: str, now: datetime,
-                            ttl: timedelta) -> LeaseRecord | None:
+    def claim_expired_lease(
+        self, *, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
-        return self._run("claim_expired_lease",  # type: ignore[no-any-return]
-                         self._lc.claim(thread_id, token, owner, now, ttl))
+        return self._run(  # type: ignore[no-any-return]
+            "claim_expired_lease",
+            self._lc.claim(thread_id, token, owner, now, ttl),
+        )
 
-    def take_over_lease(self, *, thread_id: str, token: int, renewed_at: datetime | None,
-                        owner: str, now: datetime, ttl: timedelta) -> LeaseRecord | None:
+    def take_over_lease(
+        self,
+        *,
+        thread_id: str,
+        token: int,
+        renewed_at: datetime | None,
+        owner: str,
+        now: datetime,
+        ttl: timedelta,
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
-        return self._run("take_over_lease",  # type: ignore[no-any-return]
-                         self._lc.take_over(thread_id, token, renewed_at, owner, now, ttl))
+        return self._run(  # type: ignore[no-any-return]
+            "take_over_lease",
+            self._lc.take_over(thread_id, token, renewed_at, owner, now, ttl),
+        )
 
-    def park_lease(self, *, thread_id: str, token: int, now: datetime,
-                   reason: str) -> LeaseRecord | None:
+    def park_lease(
+        self, *, thread_id: str, token: int, now: datetime, reason: str
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
-        return self._run("park_lease",  # type: ignore[no-any-return]
-                         self._lc.park(thread_id, token, now, reason))
+        return self._run(  # type: ignore[no-any-return]
+            "park_lease",
+            self._lc.park(thread_id, token, now, reason),
+        )
 
     def unpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
-        return self._run("unpark_lease",  # type: ignore[no-any-return]
-                         self._lc.unpark(thread_id, retry_at))
+        return self._run(  # type: ignore[no-any-return]
+            "unpark_lease",
+            self._lc.unpark(thread_id, retry_at),
+        )
 
     def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""
@@ -445,36 +525,50 @@ class SyncLeases(_LeaseCoreOwner):
 
 
 class AsyncLeases(_LeaseCoreOwner):
-    """Async shell: :class:`~langgraph_durable.checkpointers._leases.AsyncLeaseStore` on the saver's client."""
+    """Async shell: the ``AsyncLeaseStore`` protocol on the saver's client."""
 
     if TYPE_CHECKING:
 
         async def _run(self, operation: str, gen: Any) -> Any: ...
 
-    async def _run_with_lease(self, operation: str, op: Flow, pre: Step | None,
-                              post: Step | None) -> tuple[Any, Any, Any]:
+    async def _run_with_lease(
+        self, operation: str, op: Flow, pre: Step | None, post: Step | None
+    ) -> tuple[Any, Any, Any]:
         """Run a write with a run's lease commands, in one pipeline."""
         return await self._run(operation, self._with_lease(op, pre, post))  # type: ignore[no-any-return]
 
-    async def aacquire_lease(self, *, thread_id: str, owner: str, now: datetime,
-                             ttl: timedelta) -> LeaseRecord | None:
+    async def aacquire_lease(
+        self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
-        return await self._run("acquire_lease",  # type: ignore[no-any-return]
-                               self._lc.acquire(thread_id, owner, now, ttl))
+        return await self._run(  # type: ignore[no-any-return]
+            "acquire_lease",
+            self._lc.acquire(thread_id, owner, now, ttl),
+        )
 
-    async def arenew_leases(self, *, owner: str, thread_ids: Sequence[str], now: datetime,
-                            ttl: timedelta,
-                            progress: dict[str, tuple[datetime, str | None]] | None = None,
-                            ) -> list[str]:
+    async def arenew_leases(
+        self,
+        *,
+        owner: str,
+        thread_ids: Sequence[str],
+        now: datetime,
+        ttl: timedelta,
+        progress: dict[str, tuple[datetime, str | None]] | None = None,
+    ) -> list[str]:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
-        return await self._run("renew_leases",  # type: ignore[no-any-return]
-                               self._lc.renew(owner, thread_ids, now, ttl, progress))
+        return await self._run(  # type: ignore[no-any-return]
+            "renew_leases",
+            self._lc.renew(owner, thread_ids, now, ttl, progress),
+        )
 
-    async def arelease_lease(self, *, thread_id: str, owner: str, now: datetime, reason: str,
-                             error: str | None = None) -> bool:
+    async def arelease_lease(
+        self, *, thread_id: str, owner: str, now: datetime, reason: str, error: str | None = None
+    ) -> bool:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
-        return await self._run("release_lease",  # type: ignore[no-any-return]
-                               self._lc.release(thread_id, owner, now, reason, error))
+        return await self._run(  # type: ignore[no-any-return]
+            "release_lease",
+            self._lc.release(thread_id, owner, now, reason, error),
+        )
 
     async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
@@ -482,33 +576,51 @@ class AsyncLeases(_LeaseCoreOwner):
 
     async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
-        return await self._run("find_expired_leases",  # type: ignore[no-any-return]
-                               self._lc.find_expired(now, limit))
+        return await self._run(  # type: ignore[no-any-return]
+            "find_expired_leases",
+            self._lc.find_expired(now, limit),
+        )
 
-    async def aclaim_expired_lease(self, *, thread_id: str, token: int, owner: str,
-                                   now: datetime, ttl: timedelta) -> LeaseRecord | None:
+    async def aclaim_expired_lease(
+        self, *, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
-        return await self._run("claim_expired_lease",  # type: ignore[no-any-return]
-                               self._lc.claim(thread_id, token, owner, now, ttl))
+        return await self._run(  # type: ignore[no-any-return]
+            "claim_expired_lease",
+            self._lc.claim(thread_id, token, owner, now, ttl),
+        )
 
-    async def atake_over_lease(self, *, thread_id: str, token: int,
-                               renewed_at: datetime | None, owner: str, now: datetime,
-                               ttl: timedelta) -> LeaseRecord | None:
+    async def atake_over_lease(
+        self,
+        *,
+        thread_id: str,
+        token: int,
+        renewed_at: datetime | None,
+        owner: str,
+        now: datetime,
+        ttl: timedelta,
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
-        return await self._run("take_over_lease",  # type: ignore[no-any-return]
-                               self._lc.take_over(thread_id, token, renewed_at, owner, now,
-                                                  ttl))
+        return await self._run(  # type: ignore[no-any-return]
+            "take_over_lease",
+            self._lc.take_over(thread_id, token, renewed_at, owner, now, ttl),
+        )
 
-    async def apark_lease(self, *, thread_id: str, token: int, now: datetime,
-                          reason: str) -> LeaseRecord | None:
+    async def apark_lease(
+        self, *, thread_id: str, token: int, now: datetime, reason: str
+    ) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
-        return await self._run("park_lease",  # type: ignore[no-any-return]
-                               self._lc.park(thread_id, token, now, reason))
+        return await self._run(  # type: ignore[no-any-return]
+            "park_lease",
+            self._lc.park(thread_id, token, now, reason),
+        )
 
     async def aunpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
-        return await self._run("unpark_lease",  # type: ignore[no-any-return]
-                               self._lc.unpark(thread_id, retry_at))
+        return await self._run(  # type: ignore[no-any-return]
+            "unpark_lease",
+            self._lc.unpark(thread_id, retry_at),
+        )
 
     async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
         """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""

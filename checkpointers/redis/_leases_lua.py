@@ -17,7 +17,9 @@ local token = tonumber(redis.call('HGET', h, 'token') or '0')
 local exp = tonumber(redis.call('HGET', h, 'expires_at') or '0')
 """
 
-ACQUIRE = _LOAD + """
+ACQUIRE = (
+    _LOAD
+    + """
 local now = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[4])
 if state == 'running' and owner ~= ARGV[2] and exp > now then return nil end
@@ -31,8 +33,11 @@ redis.call('PERSIST', h)
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
 return redis.call('HGETALL', h)
 """
+)
 
-RENEW = _LOAD + """
+RENEW = (
+    _LOAD
+    + """
 if state ~= 'running' or owner ~= ARGV[1] then return 0 end
 local now = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
@@ -42,8 +47,11 @@ if ARGV[5] ~= '' then redis.call('HSET', h, 'progress', ARGV[5]) end
 redis.call('SET', KEYS[1], owner, 'PX', ttl)
 return 1
 """
+)
 
-RELEASE = _LOAD + """
+RELEASE = (
+    _LOAD
+    + """
 if state ~= 'running' or owner ~= ARGV[1] then return 0 end
 redis.call('HSET', h, 'state', 'released', 'reason', ARGV[3], 'ended_at', ARGV[2],
            'attempts', 0)
@@ -53,14 +61,20 @@ redis.call('DEL', KEYS[1])
 if tonumber(ARGV[5]) > 0 then redis.call('PEXPIRE', h, ARGV[5]) end
 return 1
 """
+)
 
-RECORD_ERROR = _LOAD + """
+RECORD_ERROR = (
+    _LOAD
+    + """
 if owner ~= ARGV[1] then return 0 end
 redis.call('HSET', h, 'last_error', ARGV[2])
 return 1
 """
+)
 
-CLAIM = _LOAD + """
+CLAIM = (
+    _LOAD
+    + """
 local now = tonumber(ARGV[3])
 local ttl = tonumber(ARGV[4])
 if state ~= 'running' or token ~= tonumber(ARGV[1]) or exp > now then return nil end
@@ -74,8 +88,11 @@ redis.call('PERSIST', h)
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ttl)
 return redis.call('HGETALL', h)
 """
+)
 
-TAKE_OVER = _LOAD + """
+TAKE_OVER = (
+    _LOAD
+    + """
 local now = tonumber(ARGV[4])
 local ttl = tonumber(ARGV[5])
 local renewed = tonumber(redis.call('HGET', h, 'renewed_at') or '')
@@ -90,16 +107,22 @@ redis.call('PERSIST', h)
 redis.call('SET', KEYS[1], ARGV[3], 'PX', ttl)
 return redis.call('HGETALL', h)
 """
+)
 
-PARK = _LOAD + """
+PARK = (
+    _LOAD
+    + """
 local now = tonumber(ARGV[2])
 if state ~= 'running' or token ~= tonumber(ARGV[1]) or exp > now then return nil end
 redis.call('HSET', h, 'state', 'parked', 'reason', ARGV[3], 'ended_at', now)
 redis.call('DEL', KEYS[1])
 return redis.call('HGETALL', h)
 """
+)
 
-UNPARK = _LOAD + """
+UNPARK = (
+    _LOAD
+    + """
 if state ~= 'parked' then return 0 end
 if ARGV[1] == '' then
   redis.call('HSET', h, 'state', 'released', 'attempts', 0, 'reason', 'unparked')
@@ -110,11 +133,19 @@ else
 end
 return 1
 """
+)
 
 SCRIPTS = {
     text: Script(f"lease_{name}", text)
-    for name, text in (("acquire", ACQUIRE), ("renew", RENEW), ("release", RELEASE),
-                       ("record_error", RECORD_ERROR), ("claim", CLAIM), ("park", PARK),
-                       ("take_over", TAKE_OVER), ("unpark", UNPARK))
+    for name, text in (
+        ("acquire", ACQUIRE),
+        ("renew", RENEW),
+        ("release", RELEASE),
+        ("record_error", RECORD_ERROR),
+        ("claim", CLAIM),
+        ("park", PARK),
+        ("take_over", TAKE_OVER),
+        ("unpark", UNPARK),
+    )
 }
 S.BY_SHA.update({x.sha: x for x in SCRIPTS.values()})

@@ -1,4 +1,4 @@
-"""Bulk schema-version upgrades on Redis: the saver's side of ``langgraph_durable.migrations.MigrationStore``.
+"""Bulk schema-version upgrades on Redis: the saver's side of ``MigrationStore``.
 
 Candidates are found through the per-version sets ``{<prefix>:v:<N>}`` (thread
 ids that hold checkpoints written at version N), scanned in order with SSCAN,
@@ -240,8 +240,10 @@ def upgrade_batch(
         follow.append(script(S.UNLOCK, [_claim_key(core, t)], worker))
     done_at_v = [t for t in mine if left_at_v[t] == 0]
     if done_at_v:  # a removal from a registry: savers re-check what they skip
-        follow += [("INCR", core.keys.registry_generation()),
-                   *(("SREM", set_key, t) for t in done_at_v)]
+        follow += [
+            ("INCR", core.keys.registry_generation()),
+            *(("SREM", set_key, t) for t in done_at_v),
+        ]
     if follow:
         yield Call(follow)
     nxt: Any = (v, next_scan)

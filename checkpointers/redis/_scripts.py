@@ -342,13 +342,43 @@ return chains(fields, hmget(B, fields))
 )
 
 ALL = (
-    GET, PUT, PUT_WRITES, LIST, DELTA, DELETE_THREAD, DELETE_RUN, PRUNE_KEEP_LATEST,
-    EXPORT, IMPORT, WAITS, UNLOCK, VERSIONS, REWRITE, CHAIN, UNREGISTER,
+    GET,
+    PUT,
+    PUT_WRITES,
+    LIST,
+    DELTA,
+    DELETE_THREAD,
+    DELETE_RUN,
+    PRUNE_KEEP_LATEST,
+    EXPORT,
+    IMPORT,
+    WAITS,
+    UNLOCK,
+    VERSIONS,
+    REWRITE,
+    CHAIN,
+    UNREGISTER,
 )
 BY_SHA = {s.sha: s for s in ALL}
 
 __all__ = [
-    "ALL", "BY_SHA", "CHAIN", "DELETE_RUN", "DELETE_THREAD", "DELTA", "EXPORT", "GET", "IMPORT",
-    "LIST", "PRUNE_KEEP_LATEST", "PUT", "PUT_WRITES", "REWRITE", "UNLOCK", "UNREGISTER",
-    "VERSIONS", "WAITS", "Script",
+    "ALL",
+    "BY_SHA",
+    "CHAIN",
+    "DELETE_RUN",
+    "DELETE_THREAD",
+    "DELTA",
+    "EXPORT",
+    "GET",
+    "IMPORT",
+    "LIST",
+    "PRUNE_KEEP_LATEST",
+    "PUT",
+    "PUT_WRITES",
+    "REWRITE",
+    "UNLOCK",
+    "UNREGISTER",
+    "VERSIONS",
+    "WAITS",
+    "Script",
 ]

@@ -77,7 +77,7 @@ class RedisSaver(
         client: A ``redis.Redis`` or ``redis.cluster.RedisCluster`` created with
             ``decode_responses=False``.
         serde: Serializer (default: :func:`langgraph_durable.checkpointers.default_serde`).
-        migrations: A ``langgraph_durable.migrations.StateMigrations``; its ``version`` tags every put.
+        migrations: A ``StateMigrations``; its ``version`` tags every put.
         prefix: Key prefix (no ``{``/``}``); savers with different prefixes never meet.
         ttl: Seconds (or a timedelta) after which an idle thread's keys expire;
             ``None`` keeps them forever. Refreshed on every write.

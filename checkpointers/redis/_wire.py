@@ -315,4 +315,3 @@ class SyncLane:
                 c.disconnect()
             finally:
                 self.pool.release(c)
-

@@ -44,9 +44,7 @@ def layout_steps() -> tuple[LayoutStep, ...]:
     for entry in resources.files(__name__).iterdir():
         match = _STEP_NAME.match(entry.name)
         if match:
-            steps.append(
-                LayoutStep(int(match.group(1)), match.group(2), entry.read_text("utf-8"))
-            )
+            steps.append(LayoutStep(int(match.group(1)), match.group(2), entry.read_text("utf-8")))
     steps.sort(key=lambda s: s.version)
     if [s.version for s in steps] != list(range(1, len(steps) + 1)):
         raise RuntimeError(f"postgres layout steps are not numbered 1..n: {steps!r}")

@@ -92,9 +92,7 @@ SAVER_FACTORIES: dict[str, Callable[[pytest.FixtureRequest], Opener]] = {
 _MARKS = {"redis-cluster-async": [pytest.mark.cluster]}
 
 
-@pytest.fixture(
-    params=[pytest.param(k, marks=_MARKS.get(k, [])) for k in sorted(SAVER_FACTORIES)]
-)
+@pytest.fixture(params=[pytest.param(k, marks=_MARKS.get(k, [])) for k in sorted(SAVER_FACTORIES)])
 def saver_factory(request: pytest.FixtureRequest) -> Opener:
     """Opener of savers of one backend on one isolated storage area."""
     return SAVER_FACTORIES[request.param](request)

@@ -43,8 +43,13 @@ async def test_copy_carries_decisions_claims_waits_and_activities(saver) -> None
     iid = out["__interrupt__"][0].id
 
     decided_at = datetime.now(timezone.utc)
-    decision = {"v": 1, "approval_id": iid, "approved": True, "by": "alice",
-                "at": decided_at.isoformat()}
+    decision = {
+        "v": 1,
+        "approval_id": iid,
+        "approved": True,
+        "by": "alice",
+        "at": decided_at.isoformat(),
+    }
     item = {"v": 1, "approved": False, "by": "bob", "at": decided_at.isoformat()}
     await _call(saver, "record_decision", thread_id=source, key=iid, decision=decision)
     await _call(saver, "record_decision", thread_id=source, key="batch-1/item-a", decision=item)
@@ -54,7 +59,9 @@ async def test_copy_carries_decisions_claims_waits_and_activities(saver) -> None
 
     keys = [iid, "batch-1/item-a", "missing"]
     assert await _call(saver, "get_decisions", thread_id=target, keys=keys) == {
-        iid: decision, "batch-1/item-a": item}
+        iid: decision,
+        "batch-1/item-a": item,
+    }
     copied = await _call(saver, "get_activity", thread_id=target, key="charge-7")
     assert copied is not None and copied.thread_id == target and copied.value == {"receipt": 42}
     (wait,) = await saver.alist_waits(thread_id=target)
@@ -67,11 +74,23 @@ async def test_copy_carries_decisions_claims_waits_and_activities(saver) -> None
     # the decider's claim came along: a sweeper takes the copy's wait over only once
     # that claim is a lease old, exactly as on the source
     lease = timedelta(minutes=5)
-    soon = await _call(saver, "claim_due_waits", now=decided_at + timedelta(minutes=1),
-                       owner="sweeper", lease=lease, limit=10)
+    soon = await _call(
+        saver,
+        "claim_due_waits",
+        now=decided_at + timedelta(minutes=1),
+        owner="sweeper",
+        lease=lease,
+        limit=10,
+    )
     assert {(e.thread_id, e.interrupt_id) for e in soon} & {(source, iid), (target, iid)} == set()
-    later = await _call(saver, "claim_due_waits", now=decided_at + lease + timedelta(minutes=1),
-                        owner="sweeper", lease=lease, limit=100)
+    later = await _call(
+        saver,
+        "claim_due_waits",
+        now=decided_at + lease + timedelta(minutes=1),
+        owner="sweeper",
+        lease=lease,
+        limit=100,
+    )
     assert {(source, iid), (target, iid)} <= {(e.thread_id, e.interrupt_id) for e in later}
 
     # the copy is independent: deleting it leaves the source's records
@@ -79,6 +98,8 @@ async def test_copy_carries_decisions_claims_waits_and_activities(saver) -> None
     assert await _call(saver, "get_decisions", thread_id=target, keys=keys) == {}
     assert await _call(saver, "get_activity", thread_id=target, key="charge-7") is None
     assert set(await _call(saver, "get_decisions", thread_id=source, keys=keys)) == {
-        iid, "batch-1/item-a"}
+        iid,
+        "batch-1/item-a",
+    }
     kept = await _call(saver, "get_activity", thread_id=source, key="charge-7")
     assert kept is not None and kept.value == {"receipt": 42}

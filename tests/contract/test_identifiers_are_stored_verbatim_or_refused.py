@@ -18,8 +18,17 @@ def _config(tid: str, ns: str = "") -> dict[str, Any]:
 async def test_awkward_ids_are_stored_and_isolated(saver) -> None:
     base = uuid.uuid4().hex
     ids = [
-        f"{base}'quote", f"{base}''quote", f'{base}"dq', f"{base}%s", f"{base}%%s", f"{base}%(x)s",
-        f"{base}\\", f"{base}é☃𝄞", f"{base}" + "x" * 10_000, f"{base}" + "x" * 10_001, f"{base}*?",
+        f"{base}'quote",
+        f"{base}''quote",
+        f'{base}"dq',
+        f"{base}%s",
+        f"{base}%%s",
+        f"{base}%(x)s",
+        f"{base}\\",
+        f"{base}é☃𝄞",
+        f"{base}" + "x" * 10_000,
+        f"{base}" + "x" * 10_001,
+        f"{base}*?",
     ]
     for i, tid in enumerate(ids):
         for ns in ("", "child:1", "sub'ns%"):

@@ -34,7 +34,9 @@ async def test_filters_before_and_limit_combine(saver) -> None:
     thread = {"configurable": {"thread_id": tid}}
     assert await _ids(saver, thread) == configs[::-1]
     assert await _ids(saver, thread, filter={"user": {"team": "a"}}) == [
-        configs[5], configs[3], configs[1]
+        configs[5],
+        configs[3],
+        configs[1],
     ]
     assert await _ids(saver, thread, filter={"n": 0, "source": "loop"}) == [configs[3], configs[0]]
     assert await _ids(saver, thread, filter={"n": 0, "source": "input"}) == []

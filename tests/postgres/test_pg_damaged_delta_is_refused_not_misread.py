@@ -46,9 +46,12 @@ def test_each_damaged_meta_byte_is_refused_or_read_exactly(pg_schema: tuple[str,
     assert len(want) == 24
     table = sql.Identifier(schema, "checkpoint_blobs")
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(sql.SQL(
-            "SELECT version, blob FROM {} WHERE channel = 'messages' AND type = 'delta'"
-            " ORDER BY version DESC LIMIT 1").format(table)).fetchone()
+        row = conn.execute(
+            sql.SQL(
+                "SELECT version, blob FROM {} WHERE channel = 'messages' AND type = 'delta'"
+                " ORDER BY version DESC LIMIT 1"
+            ).format(table)
+        ).fetchone()
         assert row is not None
         version, blob = row
         outcomes = {"refused": 0, "exact": 0}
@@ -56,8 +59,12 @@ def test_each_damaged_meta_byte_is_refused_or_read_exactly(pg_schema: tuple[str,
             for flip in (0x01, 0x04, 0x80):
                 bad = bytearray(blob)
                 bad[pos] ^= flip
-                conn.execute(sql.SQL("UPDATE {} SET blob = %s WHERE channel = 'messages'"
-                                     " AND version = %s").format(table), (bytes(bad), version))
+                conn.execute(
+                    sql.SQL(
+                        "UPDATE {} SET blob = %s WHERE channel = 'messages' AND version = %s"
+                    ).format(table),
+                    (bytes(bad), version),
+                )
                 with PostgresSaver.from_conn_string(url, schema=schema) as cold:
                     try:
                         got = cold.get_tuple(config)
@@ -68,6 +75,10 @@ def test_each_damaged_meta_byte_is_refused_or_read_exactly(pg_schema: tuple[str,
                         assert got is not None
                         assert got.checkpoint["channel_values"]["messages"] == want, (pos, flip)
                         outcomes["exact"] += 1
-        conn.execute(sql.SQL("UPDATE {} SET blob = %s WHERE channel = 'messages'"
-                             " AND version = %s").format(table), (blob, version))
+        conn.execute(
+            sql.SQL("UPDATE {} SET blob = %s WHERE channel = 'messages' AND version = %s").format(
+                table
+            ),
+            (blob, version),
+        )
     assert outcomes["refused"] > 0

@@ -97,9 +97,9 @@ async def test_undeserializable_blob_names_its_place_and_stays_local(pg_schema) 
             )
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
             await conn.execute(
-                sql.SQL(
-                    "UPDATE {}.checkpoint_blobs SET blob = %s WHERE thread_id = %s"
-                ).format(sql.Identifier(schema)),
+                sql.SQL("UPDATE {}.checkpoint_blobs SET blob = %s WHERE thread_id = %s").format(
+                    sql.Identifier(schema)
+                ),
                 (b"\xc1\xc1not-msgpack", bad),
             )
         with pytest.raises(CorruptCheckpointError) as err:

@@ -167,8 +167,12 @@ def test_a_put_waits_for_its_steps_writes_still_being_stored(pg_schema) -> None:
         cp = empty_checkpoint()
         cp["channel_values"] = {"messages": first}
         cp["channel_versions"] = {"messages": saver.get_next_version(None, None)}
-        c1 = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, cp,
-                       {"step": 1}, cp["channel_versions"])
+        c1 = saver.put(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+            cp,
+            {"step": 1},
+            cp["channel_versions"],
+        )
         cp2 = empty_checkpoint()
         cp2["channel_values"] = {"messages": [*first, added]}
         cp2["channel_versions"] = {
@@ -178,17 +182,23 @@ def test_a_put_waits_for_its_steps_writes_still_being_stored(pg_schema) -> None:
         with psycopg.connect(url) as blocker:
             # the write's own key, inserted and not committed: put_writes' INSERT
             # waits for this transaction, nothing else does
-            blocker.execute(sql.SQL(
-                "INSERT INTO {} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx,"
-                " channel, type, blob) VALUES ('t', '', %s, 'task-1', 0, 'messages', 'x', 'x')"
-            ).format(sql.Identifier(schema, "checkpoint_writes")),
-                (c1["configurable"]["checkpoint_id"],))
-            writes = threading.Thread(target=lambda: saver.put_writes(
-                c1, [("messages", [added])], "task-1"))
+            blocker.execute(
+                sql.SQL(
+                    "INSERT INTO {} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx,"
+                    " channel, type, blob) VALUES ('t', '', %s, 'task-1', 0, 'messages', 'x', 'x')"
+                ).format(sql.Identifier(schema, "checkpoint_writes")),
+                (c1["configurable"]["checkpoint_id"],),
+            )
+            writes = threading.Thread(
+                target=lambda: saver.put_writes(c1, [("messages", [added])], "task-1")
+            )
             writes.start()
             time.sleep(0.2)  # put_writes is running, its INSERT waits for the lock
-            put = threading.Thread(target=lambda: done.setdefault(
-                "c2", saver.put(c1, cp2, {"step": 2}, cp2["channel_versions"])))
+            put = threading.Thread(
+                target=lambda: done.setdefault(
+                    "c2", saver.put(c1, cp2, {"step": 2}, cp2["channel_versions"])
+                )
+            )
             put.start()
             time.sleep(0.2)
             assert "c2" not in done  # the put waits for the writes in flight
@@ -197,10 +207,12 @@ def test_a_put_waits_for_its_steps_writes_still_being_stored(pg_schema) -> None:
         put.join(10)
         assert "c2" in done
     with psycopg.connect(url) as conn:
-        row = conn.execute(sql.SQL(
-            "SELECT type, writes_of FROM {} WHERE channel = 'messages' AND version = %s"
-        ).format(sql.Identifier(schema, "checkpoint_blobs")),
-            (cp2["channel_versions"]["messages"],)).fetchone()
+        row = conn.execute(
+            sql.SQL(
+                "SELECT type, writes_of FROM {} WHERE channel = 'messages' AND version = %s"
+            ).format(sql.Identifier(schema, "checkpoint_blobs")),
+            (cp2["channel_versions"]["messages"],),
+        ).fetchone()
     assert row == ("delta", c1["configurable"]["checkpoint_id"])
     with PostgresSaver.from_conn_string(url, schema=schema) as fresh:
         got = fresh.get_tuple(done["c2"])

@@ -86,8 +86,12 @@ def check(outcome: Outcome, saver: Any, thread_id: str) -> None:
 def test_sync_saver_survives_a_server_crash(own_pg: OwnPostgres) -> None:
     schema = "sync_restart"
     with ConnectionPool(
-        own_pg.url, min_size=1, max_size=4, kwargs={"autocommit": True},
-        check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT,
+        own_pg.url,
+        min_size=1,
+        max_size=4,
+        kwargs={"autocommit": True},
+        check=ConnectionPool.check_connection,
+        timeout=POOL_TIMEOUT,
     ) as pool:
         saver = PostgresSaver(pool, schema=schema)
         saver.setup()
@@ -105,8 +109,12 @@ def test_sync_saver_survives_a_server_crash(own_pg: OwnPostgres) -> None:
                 step += 1
                 started = time.monotonic()
                 try:
-                    out = saver.put(cfg("busy", parent), checkpoint(step), {"step": step},
-                                    {"step": step, "payload": step})
+                    out = saver.put(
+                        cfg("busy", parent),
+                        checkpoint(step),
+                        {"step": step},
+                        {"step": step, "payload": step},
+                    )
                     parent = out["configurable"]["checkpoint_id"]
                     outcome.acked.append(parent)
                 except Exception as exc:
@@ -133,8 +141,13 @@ def test_sync_saver_survives_a_server_crash(own_pg: OwnPostgres) -> None:
 async def test_async_saver_survives_a_server_crash(own_pg: OwnPostgres) -> None:
     schema = "async_restart"
     async with AsyncConnectionPool(
-        own_pg.url, min_size=1, max_size=4, kwargs={"autocommit": True},
-        check=AsyncConnectionPool.check_connection, timeout=POOL_TIMEOUT, open=False,
+        own_pg.url,
+        min_size=1,
+        max_size=4,
+        kwargs={"autocommit": True},
+        check=AsyncConnectionPool.check_connection,
+        timeout=POOL_TIMEOUT,
+        open=False,
     ) as pool:
         saver = AsyncPostgresSaver(pool, schema=schema)
         await saver.setup()
@@ -147,8 +160,12 @@ async def test_async_saver_survives_a_server_crash(own_pg: OwnPostgres) -> None:
                 step += 1
                 started = time.monotonic()
                 try:
-                    out = await saver.aput(cfg("busy", parent), checkpoint(step),
-                                           {"step": step}, {"step": step, "payload": step})
+                    out = await saver.aput(
+                        cfg("busy", parent),
+                        checkpoint(step),
+                        {"step": step},
+                        {"step": step, "payload": step},
+                    )
                     parent = out["configurable"]["checkpoint_id"]
                     outcome.acked.append(parent)
                 except Exception as exc:
@@ -163,10 +180,7 @@ async def test_async_saver_survives_a_server_crash(own_pg: OwnPostgres) -> None:
             stop.set()
             await asyncio.wait_for(task, 30)
         check(outcome, saver, "busy")
-        stored = {
-            t.config["configurable"]["checkpoint_id"]
-            async for t in saver.alist(cfg("busy"))
-        }
+        stored = {t.config["configurable"]["checkpoint_id"] async for t in saver.alist(cfg("busy"))}
         missing = set(outcome.acked) - stored
         assert not missing, f"acknowledged checkpoints lost: {sorted(missing)[:5]}"
         latest = await saver.aget_tuple(cfg("busy"))

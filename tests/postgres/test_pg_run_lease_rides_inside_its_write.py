@@ -36,22 +36,25 @@ class CountingCursor(Cursor[Any]):
 def _lease_row(url: str, schema: str, thread_id: str) -> tuple[Any, ...] | None:
     with psycopg.connect(url) as conn:
         return conn.execute(
-            f'SELECT state, owner, token FROM "{schema}".durable_run_leases '
-            "WHERE thread_id = %s",
+            f'SELECT state, owner, token FROM "{schema}".durable_run_leases WHERE thread_id = %s',
             (thread_id,),
         ).fetchone()
 
 
 def _acquire(thread_id: str, owner: str = "me") -> tuple[str, dict[str, Any]]:
     now = datetime.now(timezone.utc)
-    return ("acquire_lease",
-            {"thread_id": thread_id, "owner": owner, "now": now, "ttl": timedelta(seconds=30)})
+    return (
+        "acquire_lease",
+        {"thread_id": thread_id, "owner": owner, "now": now, "ttl": timedelta(seconds=30)},
+    )
 
 
 def _release(thread_id: str, owner: str = "me") -> tuple[str, dict[str, Any]]:
     now = datetime.now(timezone.utc)
-    return ("release_lease", {"thread_id": thread_id, "owner": owner, "now": now,
-                              "reason": "finished", "error": None})
+    return (
+        "release_lease",
+        {"thread_id": thread_id, "owner": owner, "now": now, "reason": "finished", "error": None},
+    )
 
 
 def test_a_leased_write_is_one_statement(pg_schema: tuple[str, str]) -> None:
@@ -68,16 +71,22 @@ def test_a_leased_write_is_one_statement(pg_schema: tuple[str, str]) -> None:
         # first write: put_writes with the acquire
         stored = {"configurable": {**cfg["configurable"], "checkpoint_id": cp["id"]}}
         result, record, released = saver._run_with_lease(
-            "put_writes", saver._lease_writes_op(stored, [("n", 2)], "task", ""),
-            _acquire(tid), None)
+            "put_writes",
+            saver._lease_writes_op(stored, [("n", 2)], "task", ""),
+            _acquire(tid),
+            None,
+        )
         assert len(SENT) == 1 and "durable_run_leases" in SENT[0]
         assert result is None and released is None
         assert record is not None and record.owner == "me" and record.state == "running"
         assert _lease_row(url, schema, tid) == ("running", "me", record.token)
         # last write: put with the release
         result, record, released = saver._run_with_lease(
-            "put", saver._lease_put_op(cfg, cp, {"step": 1}, cp["channel_versions"]),
-            None, _release(tid))
+            "put",
+            saver._lease_put_op(cfg, cp, {"step": 1}, cp["channel_versions"]),
+            None,
+            _release(tid),
+        )
         assert len(SENT) == 2 and "durable_run_leases" in SENT[1]
         assert result["configurable"]["checkpoint_id"] == cp["id"] and released is True
         assert _lease_row(url, schema, tid)[0] == "released"
@@ -86,15 +95,19 @@ def test_a_leased_write_is_one_statement(pg_schema: tuple[str, str]) -> None:
         cp2 = empty_checkpoint()
         cp2["channel_versions"] = {}
         _, _, released = saver._run_with_lease(
-            "put", saver._lease_put_op(cfg, cp2, {"step": 2}, {}), None, _release(tid, "other"))
+            "put", saver._lease_put_op(cfg, cp2, {"step": 2}, {}), None, _release(tid, "other")
+        )
         assert released is False
         assert saver.get_tuple(cfg).checkpoint["id"] == cp2["id"]
         # an acquire and a release in one write change one row twice: still a pipeline
         cp3 = empty_checkpoint()
         cp3["channel_versions"] = {}
         _, record, released = saver._run_with_lease(
-            "put", saver._lease_put_op(cfg, cp3, {"step": 3}, {}),
-            _acquire(tid, "again"), _release(tid, "again"))
+            "put",
+            saver._lease_put_op(cfg, cp3, {"step": 3}, {}),
+            _acquire(tid, "again"),
+            _release(tid, "again"),
+        )
         assert record is not None and released is True
         assert _lease_row(url, schema, tid)[:2] == ("released", "again")
 
@@ -131,8 +144,10 @@ def test_the_lease_changes_with_the_statement_that_writes(pg_schema: tuple[str, 
     with psycopg.connect(url, autocommit=True, cursor_factory=CountingCursor) as conn:
         saver = PostgresSaver(conn, schema=schema, leases=False)
         saver.setup()
-        saver._run("acquire_lease", saver._op_acquire_lease(
-            "t", "me", datetime.now(timezone.utc), timedelta(seconds=30)))
+        saver._run(
+            "acquire_lease",
+            saver._op_acquire_lease("t", "me", datetime.now(timezone.utc), timedelta(seconds=30)),
+        )
         parent, items = _gone_base(url, schema, saver)
         op, items = _next_put(saver, parent, items)
         SENT.clear()

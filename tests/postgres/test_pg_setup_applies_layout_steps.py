@@ -84,9 +84,10 @@ def test_setup_is_idempotent_and_schemas_are_isolated(pg_schema, pg_server_url) 
 
 def test_a_saver_before_setup_says_so(pg_schema) -> None:
     url, schema = pg_schema
-    with PostgresSaver.from_conn_string(url, schema=schema) as saver, pytest.raises(
-        LayoutVersionError
-    ) as err:
+    with (
+        PostgresSaver.from_conn_string(url, schema=schema) as saver,
+        pytest.raises(LayoutVersionError) as err,
+    ):
         saver.get_tuple({"configurable": {"thread_id": "t"}})
     assert "setup()" in str(err.value)
 
@@ -101,9 +102,20 @@ def test_an_installed_wheel_carries_and_applies_the_steps(pg_schema, tmp_path) -
     )
     dist = tmp_path / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(dist), str(src)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(dist),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
     )
     (wheel,) = dist.glob("langgraph_durable-*.whl")
     venv = tmp_path / "venv"
@@ -111,13 +123,26 @@ def test_an_installed_wheel_carries_and_applies_the_steps(pg_schema, tmp_path) -
     vpy = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     site = subprocess.run(
         [str(vpy), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     # install the wheel with this interpreter's pip into the new venv (offline)
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-         "--target", site, str(wheel)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            "--target",
+            site,
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
     )
     # dependencies come from the test environment, after the wheel's own files
     Path(site, "zz_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -125,7 +150,8 @@ def test_an_installed_wheel_carries_and_applies_the_steps(pg_schema, tmp_path) -
         f"""
         import langgraph_durable.checkpointers, langgraph_durable.migrations.postgres as mp
         from langgraph_durable.checkpointers.postgres import PostgresSaver
-        assert langgraph_durable.checkpointers.__file__.startswith({site!r}), langgraph_durable.checkpointers.__file__
+        installed = langgraph_durable.checkpointers.__file__
+        assert installed.startswith({site!r}), installed
         assert len(mp.layout_steps()) == {latest_version()}
         with PostgresSaver.from_conn_string({url!r}, schema={schema!r}) as s:
             s.setup()
@@ -157,8 +183,10 @@ def test_setup_upgrades_a_schema_left_at_an_older_step(pg_schema) -> None:
             "INSERT INTO checkpoints"
             " (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata)"
             " VALUES ('old', '', '1', %s, '{\"step\": 7}')",
-            ('{"v": 4, "id": "1", "ts": "", "channel_values": {"x": 1}, '
-             '"channel_versions": {"x": "1"}, "versions_seen": {}}',),
+            (
+                '{"v": 4, "id": "1", "ts": "", "channel_values": {"x": 1}, '
+                '"channel_versions": {"x": "1"}, "versions_seen": {}}',
+            ),
         )
     assert _layout(url, schema) == [(1, first.name)]
     with PostgresSaver.from_conn_string(url, schema=schema) as saver:

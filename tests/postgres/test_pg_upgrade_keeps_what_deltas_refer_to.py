@@ -73,9 +73,9 @@ def _pending(saver: Any) -> dict[str, list[tuple[str, Any]]]:
 def _write_refs(url: str, schema: str) -> int:
     with psycopg.connect(url) as conn:
         row = conn.execute(
-            sql.SQL(
-                "SELECT count(*) FROM {}.checkpoint_blobs WHERE writes_of IS NOT NULL"
-            ).format(sql.Identifier(schema))
+            sql.SQL("SELECT count(*) FROM {}.checkpoint_blobs WHERE writes_of IS NOT NULL").format(
+                sql.Identifier(schema)
+            )
         ).fetchone()
     assert row is not None
     return int(row[0])
@@ -104,9 +104,7 @@ def _check_after(url: str, schema: str, m: StateMigrations, kind: str, before: d
 
 
 @pytest.mark.parametrize("kind", ["rename", "value", "both"])
-def test_upgrade_all_keeps_every_checkpoint_readable(
-    pg_schema: tuple[str, str], kind: str
-) -> None:
+def test_upgrade_all_keeps_every_checkpoint_readable(pg_schema: tuple[str, str], kind: str) -> None:
     url, schema = pg_schema
     before = _write_thread(url, schema)
     m = _migrations(kind)

@@ -29,8 +29,16 @@ class OwnRedis:
 
     def start(self) -> OwnRedis:
         self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1",
-             "--dir", self.folder, *self.args],
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                self.folder,
+                *self.args,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -38,8 +38,10 @@ async def test_a_call_cancelled_while_the_connection_opens_leaves_the_others_run
         async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
             lane = saver._lane
             assert lane is not None
-            configs = [{"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}
-                       for _ in range(4)]
+            configs = [
+                {"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}
+                for _ in range(4)
+            ]
             first = asyncio.ensure_future(saver.aget_tuple(configs[0]))
             # wait until the first call is opening the lane's connection
             for _ in range(1000):
@@ -55,4 +57,3 @@ async def test_a_call_cancelled_while_the_connection_opens_leaves_the_others_run
             graph = _graph(saver)
             out = await graph.ainvoke({"items": []}, configs[1])
             assert out["items"] == ["a", "b"]
-

@@ -78,8 +78,12 @@ def test_sync_saver_keeps_every_acknowledged_put(own_redis: OwnRedis) -> None:
                 step += 1
                 started = time.monotonic()
                 try:
-                    out = saver.put(cfg("busy", parent), checkpoint(step), {"step": step},
-                                    {"step": step, "payload": step})
+                    out = saver.put(
+                        cfg("busy", parent),
+                        checkpoint(step),
+                        {"step": step},
+                        {"step": step, "payload": step},
+                    )
                     parent = out["configurable"]["checkpoint_id"]
                     outcome.acked.append(parent)
                 except Exception as exc:
@@ -110,8 +114,12 @@ async def test_async_saver_keeps_every_acknowledged_put(own_redis: OwnRedis) -> 
                 step += 1
                 started = time.monotonic()
                 try:
-                    out = await saver.aput(cfg("busy", parent), checkpoint(step),
-                                           {"step": step}, {"step": step, "payload": step})
+                    out = await saver.aput(
+                        cfg("busy", parent),
+                        checkpoint(step),
+                        {"step": step},
+                        {"step": step, "payload": step},
+                    )
                     parent = out["configurable"]["checkpoint_id"]
                     outcome.acked.append(parent)
                 except Exception as exc:
@@ -126,8 +134,6 @@ async def test_async_saver_keeps_every_acknowledged_put(own_redis: OwnRedis) -> 
             stop.set()
             await asyncio.wait_for(task, 30)
         check(outcome)
-        stored = {
-            t.config["configurable"]["checkpoint_id"] async for t in saver.alist(cfg("busy"))
-        }
+        stored = {t.config["configurable"]["checkpoint_id"] async for t in saver.alist(cfg("busy"))}
         missing = set(outcome.acked) - stored
         assert not missing, f"acknowledged checkpoints lost: {sorted(missing)[:5]}"

@@ -50,7 +50,8 @@ def test_an_approval_fails_whole_when_its_entry_cannot_be_written(
     out = approve(graph, cfg("t1"), by="alice")  # not AlreadyDecided: nothing was stored
     assert out["approved"] is True and out["by"] == "alice"
     assert story(sync_saver, "t1") == [
-        ("run", "request", "waiting"), ("alice", "approve", "recorded"),
+        ("run", "request", "waiting"),
+        ("alice", "approve", "recorded"),
     ]
 
 

@@ -266,8 +266,12 @@ def test_an_upgrade_that_replaces_writes_keeps_those_deltas_refer_to(
     with RedisSaver.from_conn_string(url, prefix=prefix) as s:
         s.setup()
         _graph(s).invoke({"target": 30}, config)
-        before = {t.config["configurable"]["checkpoint_id"]: t.checkpoint["channel_values"]
-                  .get("messages") for t in s.list(config)}
+        before = {
+            t.config["configurable"]["checkpoint_id"]: t.checkpoint["channel_values"].get(
+                "messages"
+            )
+            for t in s.list(config)
+        }
     # renaming the node renames the task ids of every checkpoint's pending
     # writes: the old writes go, but those the deltas name are kept for them
     m = StateMigrations(version=1)
@@ -276,8 +280,12 @@ def test_an_upgrade_that_replaces_writes_keeps_those_deltas_refer_to(
         result = upgrade_all(s, m, all_history=True)
         assert result.upgraded == len(before) and not result.failures
     with RedisSaver.from_conn_string(url, prefix=prefix, migrations=m) as s:
-        after = {t.config["configurable"]["checkpoint_id"]: t.checkpoint["channel_values"]
-                 .get("messages") for t in s.list(config)}
+        after = {
+            t.config["configurable"]["checkpoint_id"]: t.checkpoint["channel_values"].get(
+                "messages"
+            )
+            for t in s.list(config)
+        }
         assert after == before
         # the renamed writes are the checkpoints' pending writes, once each
         tup = s.get_tuple(config)

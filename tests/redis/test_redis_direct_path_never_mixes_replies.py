@@ -24,8 +24,10 @@ from tests.redis._own_server import OwnRedis
 def _cp(saver: Any, tag: str, size: int) -> Any:
     cp = empty_checkpoint()
     cp["channel_values"] = {"tag": tag, "blob": uuid.uuid4().hex * (size // 32)}
-    cp["channel_versions"] = {"tag": saver.get_next_version(None, None),
-                              "blob": saver.get_next_version(None, None)}
+    cp["channel_versions"] = {
+        "tag": saver.get_next_version(None, None),
+        "blob": saver.get_next_version(None, None),
+    }
     return cp
 
 
@@ -44,8 +46,7 @@ async def test_cancelled_calls_never_hand_their_replies_to_others(
         await saver.setup()
         configs = {}
         for tag in ("a", "b", "c"):
-            config = {"configurable": {"thread_id": f"t-{tag}-{uuid.uuid4()}",
-                                       "checkpoint_ns": ""}}
+            config = {"configurable": {"thread_id": f"t-{tag}-{uuid.uuid4()}", "checkpoint_ns": ""}}
             cp = _cp(saver, tag, 200_000)
             configs[tag] = await saver.aput(config, cp, {"tag": tag}, cp["channel_versions"])
         # cancel reads at every stage: before the write, mid-reply, after
@@ -68,18 +69,22 @@ async def test_async_saver_replaces_connections_the_server_closed(
     url, prefix = redis_prefix
     name = f"lgd-test-{uuid.uuid4().hex[:8]}"
     base = f"t-{uuid.uuid4()}"
-    configs = [{"configurable": {"thread_id": f"{base}-{i}", "checkpoint_ns": ""}}
-               for i in range(8)]
-    async with AsyncRedisSaver.from_conn_string(f"{url}?client_name={name}",
-                                                prefix=prefix) as saver:
+    configs = [
+        {"configurable": {"thread_id": f"{base}-{i}", "checkpoint_ns": ""}} for i in range(8)
+    ]
+    async with AsyncRedisSaver.from_conn_string(
+        f"{url}?client_name={name}", prefix=prefix
+    ) as saver:
         await saver.setup()
         for round_ in range(3):
             # several calls at once (on the connection the saver holds)
             cps = [_cp(saver, f"{round_}-{i}", 1000) for i in range(8)]
-            await asyncio.gather(*(
-                saver.aput(c, cp, {"i": i}, cp["channel_versions"])
-                for i, (c, cp) in enumerate(zip(configs, cps, strict=True))
-            ))
+            await asyncio.gather(
+                *(
+                    saver.aput(c, cp, {"i": i}, cp["channel_versions"])
+                    for i, (c, cp) in enumerate(zip(configs, cps, strict=True))
+                )
+            )
             assert _kill_named(raw, name) >= 1
             got = await asyncio.gather(*(saver.aget_tuple(c) for c in configs))
             assert [t.metadata["i"] for t in got if t is not None] == list(range(8))
@@ -99,8 +104,12 @@ def test_sync_saver_replaces_connections_the_server_closed(
         for round_ in range(3):
             for i in range(3):
                 cp = _cp(saver, f"{round_}-{i}", 1000)
-                saver.put({"configurable": {"thread_id": f"{base}-{i}", "checkpoint_ns": ""}},
-                          cp, {"i": i}, cp["channel_versions"])
+                saver.put(
+                    {"configurable": {"thread_id": f"{base}-{i}", "checkpoint_ns": ""}},
+                    cp,
+                    {"i": i},
+                    cp["channel_versions"],
+                )
             assert _kill_named(raw, name) >= 1
             for i in range(3):
                 tup = saver.get_tuple({"configurable": {"thread_id": f"{base}-{i}"}})
@@ -114,8 +123,9 @@ async def test_a_server_that_stops_answering_fails_the_call_then_recovers(
     # replies later than the client's socket_timeout: the shared connection
     # is dropped and the calls fail (after the saver's retries), not hang
     config = {"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}
-    async with AsyncRedisSaver.from_conn_string(f"{own_redis.url}?socket_timeout=0.2",
-                                                prefix="p") as saver:
+    async with AsyncRedisSaver.from_conn_string(
+        f"{own_redis.url}?socket_timeout=0.2", prefix="p"
+    ) as saver:
         await saver.setup()
         cp = _cp(saver, "x", 100)
         config = await saver.aput(config, cp, {"i": 1}, cp["channel_versions"])

@@ -13,7 +13,20 @@ from langgraph_durable.checkpointers.redis import RedisSaver
 from langgraph_durable.checkpointers.redis._keys import Keys
 
 AWKWARD = [
-    "a", "a:b", "a*", "{a}", "a}", "{a", "}{", "a b", "a?", "a[", "[a-z]", "é☃", "", "%7Ba%7D"
+    "a",
+    "a:b",
+    "a*",
+    "{a}",
+    "a}",
+    "{a",
+    "}{",
+    "a b",
+    "a?",
+    "a[",
+    "[a-z]",
+    "é☃",
+    "",
+    "%7Ba%7D",
 ]
 
 
@@ -87,9 +100,10 @@ def test_awkward_thread_ids_are_isolated_on_a_cluster(cluster_prefix: tuple[str,
 
 def test_names_do_not_leak_across_prefixes(redis_prefix: tuple[str, str]) -> None:
     url, prefix = redis_prefix
-    with RedisSaver.from_conn_string(url, prefix=prefix) as a, RedisSaver.from_conn_string(
-        url, prefix=prefix + "x" + uuid.uuid4().hex[:4]
-    ) as b:
+    with (
+        RedisSaver.from_conn_string(url, prefix=prefix) as a,
+        RedisSaver.from_conn_string(url, prefix=prefix + "x" + uuid.uuid4().hex[:4]) as b,
+    ):
         _put(a, "same")
         assert _who(b, "same") is None
         b.delete_thread("same")

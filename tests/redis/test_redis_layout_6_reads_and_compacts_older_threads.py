@@ -32,9 +32,7 @@ def _fill(saver: RedisSaver, thread: str) -> None:
     parents: dict[str, Any] = {}
     for step in range(6):
         for ns in ("", "child:1"):
-            config = parents.get(ns) or {
-                "configurable": {"thread_id": thread, "checkpoint_ns": ns}
-            }
+            config = parents.get(ns) or {"configurable": {"thread_id": thread, "checkpoint_ns": ns}}
             cp = empty_checkpoint()
             cp["channel_values"] = {"items": [f"{ns}-{i}" for i in range(step + 1)]}
             cp["channel_versions"] = {"items": step + 1}
@@ -61,8 +59,13 @@ def _reads(saver: RedisSaver, thread: str) -> dict[str, Any]:
     return {
         "all": ids(everything),
         "all_2": ids(saver.list(conf, limit=3)),
-        "before": ids(saver.list(conf, before={"configurable": {
-            "checkpoint_id": everything[4].checkpoint["id"]}}, limit=4)),
+        "before": ids(
+            saver.list(
+                conf,
+                before={"configurable": {"checkpoint_id": everything[4].checkpoint["id"]}},
+                limit=4,
+            )
+        ),
         "root": ids(saver.list(root)),
         "child": ids(saver.list(child, limit=2)),
         "step": ids(saver.list(conf, filter={"step": 3})),
@@ -115,7 +118,11 @@ def test_layout_5_threads_read_the_same_before_and_after_step_6(
         assert _compact(raw, prefix, "a")
         expected = _reads(saver, "a")
         assert [len(expected[k]) for k in ("all", "step", "step_source", "run", "across")] == [
-            12, 2, 2, 3, 4,
+            12,
+            2,
+            2,
+            3,
+            4,
         ]
         assert all(len(w) == 2 for _, _, w in expected["all"])
         _to_layout_5(raw, prefix, "a")
@@ -185,8 +192,12 @@ def test_a_write_stored_again_on_an_unmigrated_thread_is_listed_once(
         cp = empty_checkpoint()
         cp["channel_values"] = {"a": 1}
         cp["channel_versions"] = {"a": 1}
-        config = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, cp,
-                           {"source": "loop", "step": 1}, {"a": 1})
+        config = saver.put(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+            cp,
+            {"source": "loop", "step": 1},
+            {"a": 1},
+        )
         saver.put_writes(config, [("__interrupt__", "first")], "task1")
         saver.put_writes(config, [("x", "v")], "task2")
         _to_layout_5(raw, prefix, "t")

@@ -30,7 +30,9 @@ async def test_three_hundred_concurrent_puts_all_succeed(redis_prefix: tuple[str
         ids = await asyncio.gather(*(put(i) for i in range(300)))
         assert len(set(ids)) == 300
         got = await asyncio.gather(
-            *(saver.aget_tuple({"configurable": {"thread_id": f"t{i}", "checkpoint_ns": ""}})
-              for i in range(300))
+            *(
+                saver.aget_tuple({"configurable": {"thread_id": f"t{i}", "checkpoint_ns": ""}})
+                for i in range(300)
+            )
         )
         assert all(t is not None and t.metadata["i"] == i for i, t in enumerate(got))

@@ -67,12 +67,17 @@ def test_expired_threads_leave_the_registry(where: str, request: pytest.FixtureR
             _graph(saver, _plain).invoke({"decision": ""}, {"configurable": {"thread_id": gone}})
             # a wait without a deadline does not hold the thread: it expires too
             _graph(saver, _wait(None)).invoke(
-                {"decision": ""}, {"configurable": {"thread_id": open_ended}})
+                {"decision": ""}, {"configurable": {"thread_id": open_ended}}
+            )
             far = datetime.now(timezone.utc) + timedelta(minutes=5)
             _graph(saver, _wait(far)).invoke(
-                {"decision": ""}, {"configurable": {"thread_id": waiting}})
+                {"decision": ""}, {"configurable": {"thread_id": waiting}}
+            )
             assert {t.config["configurable"]["thread_id"] for t in saver.list(None)} == {
-                gone, open_ended, waiting}
+                gone,
+                open_ended,
+                waiting,
+            }
             assert {w.thread_id for w in saver.list_waits()} == {open_ended, waiting}
 
             time.sleep(1.7)  # past the TTL and the registry's hint (1.5 TTL)
@@ -92,7 +97,9 @@ def test_expired_threads_leave_the_registry(where: str, request: pytest.FixtureR
             # written again after expiring: registered and listed again
             _graph(saver, _plain).invoke({"decision": ""}, {"configurable": {"thread_id": gone}})
             assert {t.config["configurable"]["thread_id"] for t in saver.list(None)} == {
-                gone, waiting}
+                gone,
+                waiting,
+            }
     finally:
         raw.close()
 
@@ -106,8 +113,9 @@ def test_a_drop_spares_a_thread_registered_after_the_check(
     checked_at = int(time.time() * 1000)
     raw.sadd(registry, "expired", "rewritten", "unhinted")
     raw.zadd(hints, {"expired": checked_at - 10, "rewritten": checked_at + 90_000})
-    dropped = raw.eval(S.UNREGISTER.source, 2, registry, hints, checked_at,
-                       "expired", "rewritten", "unhinted")
+    dropped = raw.eval(
+        S.UNREGISTER.source, 2, registry, hints, checked_at, "expired", "rewritten", "unhinted"
+    )
     assert dropped == [b"expired"]
     assert raw.smembers(registry) == {b"rewritten", b"unhinted"}
     assert raw.zrange(hints, 0, -1) == [b"rewritten"]

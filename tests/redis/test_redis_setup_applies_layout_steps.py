@@ -67,9 +67,10 @@ def test_setup_waits_for_the_lock_holder(redis_prefix: tuple[str, str], raw: red
 def test_a_newer_layout_is_refused(redis_prefix: tuple[str, str], raw: redis.Redis) -> None:
     url, prefix = redis_prefix
     raw.set(Keys(prefix).layout(), latest_version() + 1)
-    with RedisSaver.from_conn_string(url, prefix=prefix) as saver, pytest.raises(
-        LayoutVersionError
-    ) as err:
+    with (
+        RedisSaver.from_conn_string(url, prefix=prefix) as saver,
+        pytest.raises(LayoutVersionError) as err,
+    ):
         saver.setup()
     assert err.value.found == latest_version() + 1
     assert err.value.expected == latest_version()

@@ -44,7 +44,11 @@ def test_a_damaged_thread_on_the_page_does_not_hold_back_the_others(
         for t in ("f0", "f2"):
             values = graph.get_state(cfg(t)).values
             assert (values["by"], values["timed_out"], values["done"]) == (
-                "system", True, ["act"]), t
+                "system",
+                True,
+                ["act"],
+            ), t
             # stored by the batch, not again one by one: one system entry each
-            assert [(e.action, e.outcome) for e in audit_log(saver, thread_id=t)
-                    if e.actor == "system"] == [("reject", "recorded")], t
+            assert [
+                (e.action, e.outcome) for e in audit_log(saver, thread_id=t) if e.actor == "system"
+            ] == [("reject", "recorded")], t
