@@ -6,7 +6,7 @@ import asyncio
 import builtins
 import contextlib
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar
 
 import psycopg
@@ -20,8 +20,9 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, pq
 from psycopg.pq import TransactionStatus
+from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
@@ -42,26 +43,30 @@ from langgraph_durable.checkpointers.postgres._core import Op, PostgresCore, _Qu
 from langgraph_durable.checkpointers.postgres._errors import translate
 from langgraph_durable.checkpointers.postgres._leases import AsyncLeases
 from langgraph_durable.checkpointers.postgres._migrate import PostgresMigrationAsync
-from langgraph_durable.checkpointers.postgres._stmt import CONNECT_KWARGS
+from langgraph_durable.checkpointers.postgres._pool import async_pool
+from langgraph_durable.checkpointers.postgres._stmt import advance, connect_kwargs
 from langgraph_durable.checkpointers.postgres._sync import _check_schema
 
 T = TypeVar("T")
 
 
 async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
-    """Run one core operation on ``conn``; return its result."""
+    """Run one core operation on ``conn``; return its result.
+
+    See :func:`langgraph_durable.checkpointers.postgres._sync.drive` (tuple
+    rows whatever the connection's row factory; synced in pipeline mode).
+    """
     try:
-        async with conn.cursor() as cur:
-            stmt = next(op)
-            while True:
+        async with _synced_if_pipelined(conn), conn.cursor(row_factory=tuple_row) as cur:
+            done, value = advance(op, None)
+            while not done:
                 await cur.execute(
-                    stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch
+                    value.query, value.params, prepare=value.prepare_as, binary=value.fetch
                 )
-                stmt = op.send(await cur.fetchall() if stmt.fetch else None)
-    except StopIteration as done:
+                done, value = advance(op, await cur.fetchall() if value.fetch else None)
         if not conn.autocommit:
             await conn.commit()
-        return done.value
+        return value
     except BaseException:
         op.close()
         if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
@@ -71,21 +76,28 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
         raise
 
 
+def _synced_if_pipelined(conn: AsyncConnection[Any]) -> AbstractAsyncContextManager[Any]:
+    if conn.pgconn.pipeline_status == pq.PipelineStatus.OFF:
+        return contextlib.nullcontext()
+    return conn.pipeline()
+
+
 async def adrive_together(conn: AsyncConnection[Any], ops: list[Op]) -> list[Any]:
     """The async twin of :func:`langgraph_durable.checkpointers.postgres._sync.drive_together`."""
     results: list[Any] = [None] * len(ops)
     pending: dict[int, Any] = {}
     for i, op in enumerate(ops):
-        try:
-            pending[i] = next(op)
-        except StopIteration as done:
-            results[i] = done.value
+        done, value = advance(op, None)
+        if done:
+            results[i] = value
+        else:
+            pending[i] = value
     try:
         async with conn.pipeline():
             while pending:
                 cursors = {}
                 for i, stmt in pending.items():
-                    cur = conn.cursor()
+                    cur = conn.cursor(row_factory=tuple_row)
                     await cur.execute(
                         stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch
                     )
@@ -93,10 +105,11 @@ async def adrive_together(conn: AsyncConnection[Any], ops: list[Op]) -> list[Any
                 following: dict[int, Any] = {}
                 for i, cur in cursors.items():
                     rows = await cur.fetchall() if pending[i].fetch else None
-                    try:
-                        following[i] = ops[i].send(rows)
-                    except StopIteration as done:
-                        results[i] = done.value
+                    done, value = advance(ops[i], rows)
+                    if done:
+                        results[i] = value
+                    else:
+                        following[i] = value
                 pending = following
         if not conn.autocommit:
             await conn.commit()
@@ -182,48 +195,42 @@ class AsyncPostgresSaver(
         schema: str = "public",
         leases: LeaseSettings | bool = True,
         deltas: bool | DeltaPolicy = True,
+        prepared_statements: bool = True,
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open a saver on ``conn_string``; closes its connection(s) on exit.
 
         Args:
             conn_string: libpq URL or DSN.
             pool_size: Use an ``AsyncConnectionPool`` of this many connections,
-                so concurrent graph runs do not queue on one connection. No
-                ping at checkout (a round trip per call): a connection dropped
-                while idle fails one call with ``StorageUnavailableError`` and
-                is replaced.
+                so concurrent graph runs do not queue on one connection. A
+                pooled connection idle for a second or more is pinged before
+                use, so one a proxy dropped while idle is replaced instead of
+                failing the call; a single connection is not reopened.
             serde: See the class.
             migrations: See the class.
             schema: See the class.
             leases: See the class.
             deltas: See the class.
+            prepared_statements: ``False`` turns server-side prepared
+                statements off, as a pooler in transaction mode needs; see
+                :meth:`langgraph_durable.checkpointers.postgres.PostgresSaver.from_conn_string`.
         """
+        options: dict[str, Any] = {
+            "serde": serde,
+            "migrations": migrations,
+            "schema": schema,
+            "leases": leases,
+            "deltas": deltas,
+        }
         if pool_size:
-            async with AsyncConnectionPool(
-                conn_string,
-                min_size=1,
-                max_size=pool_size,
-                kwargs=dict(CONNECT_KWARGS),
-                open=False,
+            async with async_pool(
+                conn_string, pool_size, prepared_statements=prepared_statements
             ) as pool:
-                yield cls(
-                    pool,
-                    serde=serde,
-                    migrations=migrations,
-                    schema=schema,
-                    leases=leases,
-                    deltas=deltas,
-                )
+                yield cls(pool, **options)
         else:
-            async with await AsyncConnection.connect(conn_string, **CONNECT_KWARGS) as conn:
-                yield cls(
-                    conn,
-                    serde=serde,
-                    migrations=migrations,
-                    schema=schema,
-                    leases=leases,
-                    deltas=deltas,
-                )
+            kwargs = connect_kwargs(prepared_statements)
+            async with await AsyncConnection.connect(conn_string, **kwargs) as conn:
+                yield cls(conn, **options)
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:

@@ -289,9 +289,14 @@ class PostgresCore(ThreadOpsCore):
         schema = self._q.schema
         steps: tuple[LayoutStep, ...] = layout_steps()
         lock = {"schema": schema}
+        # nothing of setup is prepared: each statement runs once per process,
+        # and psycopg drops its prepared statements when an ALTER or DROP of a
+        # step completes, which in pipeline mode may be after the next
+        # statement was sent under its old name
         while True:
             yield Stmt(_sql.BEGIN)
-            yield Stmt(_sql.SETUP_LOCK, lock)
+            yield Stmt(_sql.SETUP_LOCK, lock, prepare=False)
+            yield Stmt(self._q.setup_schema)
             yield Stmt(self._q.setup_prepare)
             rows = yield Stmt(self._q.setup_current, None, fetch=True)
             current = int(rows[0][0]) if rows else 0
@@ -302,9 +307,12 @@ class PostgresCore(ThreadOpsCore):
             step = pending[0]
             # search_path only for this transaction: the step files name tables
             # unqualified, and pg_catalog stays resolvable.
-            yield Stmt(_sql.SETUP_SEARCH_PATH, {"path": _search_path(schema)})
-            yield Stmt(step.sql)
-            yield Stmt(self._q.setup_record, {"version": step.version, "name": step.name})
+            yield Stmt(_sql.SETUP_SEARCH_PATH, {"path": _search_path(schema)}, prepare=False)
+            # statement by statement: a connection in pipeline mode refuses a script
+            for statement in step.statements:
+                yield Stmt(statement)
+            record = {"version": step.version, "name": step.name}
+            yield Stmt(self._q.setup_record, record, prepare=False)
             yield Stmt(_sql.COMMIT)
 
     # -- reads --

@@ -18,8 +18,9 @@ LAYOUT_TABLE = "langgraph_durable_layout"
 
 # One key per schema, so two apps sharing a database migrate independently.
 SETUP_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended('langgraph-durable:' || %(schema)s, 0))"
+# one statement each: a connection in pipeline mode refuses a script
+SETUP_SCHEMA = "CREATE SCHEMA IF NOT EXISTS {s}"
 SETUP_PREPARE = """
-CREATE SCHEMA IF NOT EXISTS {s};
 CREATE TABLE IF NOT EXISTS {s}.{layout} (
     version INTEGER PRIMARY KEY,
     name TEXT NOT NULL,

@@ -51,8 +51,40 @@ class Stmt:
 CONNECT_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
 
 
+def connect_kwargs(prepared_statements: bool) -> dict[str, Any]:
+    """The keyword arguments of the savers' own connections.
+
+    Args:
+        prepared_statements: ``False`` turns server-side prepared statements
+            off (``prepare_threshold=None``): a pooler in transaction mode
+            (PgBouncer's ``pool_mode = transaction``, RDS Proxy, Supavisor)
+            hands each transaction another server connection, where a
+            statement prepared on the previous one does not exist.
+    """
+    if not isinstance(prepared_statements, bool):
+        raise InvalidConfigError(
+            field="prepared_statements",
+            reason=f"expected True or False, got {prepared_statements!r}",
+        )
+    return {**CONNECT_KWARGS, "prepare_threshold": 0 if prepared_statements else None}
+
+
 Rows = list[tuple[Any, ...]]
 Op = Generator[Stmt, Rows | None, Any]
+
+
+def advance(op: Op, rows: Rows | None) -> tuple[bool, Any]:
+    """Send ``rows`` into ``op``: ``(False, next statement)`` or ``(True, its result)``.
+
+    The shells loop on this instead of catching ``StopIteration`` around their
+    ``with`` blocks: a pipeline block that exits on an exception logs and
+    drops the errors of its last statements, so the end of an operation must
+    leave the block normally.
+    """
+    try:
+        return False, op.send(rows)
+    except StopIteration as done:
+        return True, done.value
 
 
 class _Queries:
@@ -61,6 +93,7 @@ class _Queries:
     def __init__(self, schema: str) -> None:
         self.schema = schema
         r = _sql.render
+        self.setup_schema = r(_sql.SETUP_SCHEMA, schema)
         self.setup_prepare = r(_sql.SETUP_PREPARE, schema)
         self.setup_current = r(_sql.SETUP_CURRENT, schema)
         self.setup_record = r(_sql.SETUP_RECORD, schema)

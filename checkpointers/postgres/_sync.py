@@ -6,7 +6,7 @@ import builtins
 import contextlib
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import psycopg
@@ -20,8 +20,9 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from psycopg import Connection
+from psycopg import Connection, pq
 from psycopg.pq import TransactionStatus
+from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
@@ -38,21 +39,27 @@ from langgraph_durable.checkpointers.postgres._core import Op, PostgresCore, _Qu
 from langgraph_durable.checkpointers.postgres._errors import translate
 from langgraph_durable.checkpointers.postgres._leases import SyncLeases
 from langgraph_durable.checkpointers.postgres._migrate import PostgresMigrationSync
-from langgraph_durable.checkpointers.postgres._stmt import CONNECT_KWARGS
+from langgraph_durable.checkpointers.postgres._pool import sync_pool
+from langgraph_durable.checkpointers.postgres._stmt import advance, connect_kwargs
 
 
 def drive(conn: Connection[Any], op: Op) -> Any:
-    """Run one core operation on ``conn``; return its result."""
+    """Run one core operation on ``conn``; return its result.
+
+    Rows are read as tuples whatever row factory the caller's connection has;
+    on a connection the caller put in pipeline mode, the operation runs in a
+    nested pipeline block, whose exit syncs: every statement was applied (or
+    raised) before this returns.
+    """
     try:
-        with conn.cursor() as cur:
-            stmt = next(op)
-            while True:
-                cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch)
-                stmt = op.send(cur.fetchall() if stmt.fetch else None)
-    except StopIteration as done:
+        with _synced_if_pipelined(conn), conn.cursor(row_factory=tuple_row) as cur:
+            done, value = advance(op, None)
+            while not done:
+                cur.execute(value.query, value.params, prepare=value.prepare_as, binary=value.fetch)
+                done, value = advance(op, cur.fetchall() if value.fetch else None)
         if not conn.autocommit:
             conn.commit()
-        return done.value
+        return value
     except BaseException:
         op.close()
         if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
@@ -60,6 +67,12 @@ def drive(conn: Connection[Any], op: Op) -> Any:
             with contextlib.suppress(psycopg.Error):
                 conn.rollback()
         raise
+
+
+def _synced_if_pipelined(conn: Connection[Any]) -> AbstractContextManager[Any]:
+    if conn.pgconn.pipeline_status == pq.PipelineStatus.OFF:
+        return contextlib.nullcontext()
+    return conn.pipeline()
 
 
 def drive_together(conn: Connection[Any], ops: list[Op]) -> list[Any]:
@@ -73,25 +86,26 @@ def drive_together(conn: Connection[Any], ops: list[Op]) -> list[Any]:
     results: list[Any] = [None] * len(ops)
     pending: dict[int, Any] = {}
     for i, op in enumerate(ops):
-        try:
-            pending[i] = next(op)
-        except StopIteration as done:
-            results[i] = done.value
+        done, value = advance(op, None)
+        if done:
+            results[i] = value
+        else:
+            pending[i] = value
     try:
         with conn.pipeline():
             while pending:
                 cursors = {}
                 for i, stmt in pending.items():
-                    cur = conn.cursor()
+                    cur = conn.cursor(row_factory=tuple_row)
                     cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch)
                     cursors[i] = cur
                 following: dict[int, Any] = {}
                 for i, cur in cursors.items():
-                    rows = cur.fetchall() if pending[i].fetch else None
-                    try:
-                        following[i] = ops[i].send(rows)
-                    except StopIteration as done:
-                        results[i] = done.value
+                    done, value = advance(ops[i], cur.fetchall() if pending[i].fetch else None)
+                    if done:
+                        results[i] = value
+                    else:
+                        following[i] = value
                 pending = following
         if not conn.autocommit:
             conn.commit()
@@ -181,49 +195,40 @@ class PostgresSaver(
         schema: str = "public",
         leases: LeaseSettings | bool = True,
         deltas: bool | DeltaPolicy = True,
+        prepared_statements: bool = True,
     ) -> Iterator[PostgresSaver]:
         """Open a saver on ``conn_string``; closes its connection(s) on exit.
 
         Args:
             conn_string: libpq URL or DSN.
             pool_size: Use a ``ConnectionPool`` of this many connections
-                (for threads sharing the saver); default one connection. The
-                pool does not ping connections at checkout (that would cost a
-                round trip per call): a connection the server dropped while idle
-                fails its next call with ``StorageUnavailableError`` and is
-                replaced.
+                (for threads sharing the saver); default one connection. A
+                pooled connection idle for a second or more is pinged before
+                use, so one a proxy dropped while idle is replaced instead of
+                failing the call; a single connection is not reopened.
             serde: See the class.
             migrations: See the class.
             schema: See the class.
             leases: See the class.
             deltas: See the class.
+            prepared_statements: ``False`` turns server-side prepared
+                statements off, as a pooler in transaction mode needs
+                (PgBouncer ``pool_mode = transaction``, RDS Proxy, Supavisor):
+                each transaction may run on another server connection.
         """
+        options: dict[str, Any] = {
+            "serde": serde,
+            "migrations": migrations,
+            "schema": schema,
+            "leases": leases,
+            "deltas": deltas,
+        }
         if pool_size:
-            with ConnectionPool(
-                conn_string,
-                min_size=1,
-                max_size=pool_size,
-                kwargs=dict(CONNECT_KWARGS),
-                open=True,
-            ) as pool:
-                yield cls(
-                    pool,
-                    serde=serde,
-                    migrations=migrations,
-                    schema=schema,
-                    leases=leases,
-                    deltas=deltas,
-                )
+            with sync_pool(conn_string, pool_size, prepared_statements=prepared_statements) as pool:
+                yield cls(pool, **options)
         else:
-            with Connection.connect(conn_string, **CONNECT_KWARGS) as conn:
-                yield cls(
-                    conn,
-                    serde=serde,
-                    migrations=migrations,
-                    schema=schema,
-                    leases=leases,
-                    deltas=deltas,
-                )
+            with Connection.connect(conn_string, **connect_kwargs(prepared_statements)) as conn:
+                yield cls(conn, **options)
 
     @contextmanager
     def _connection(self) -> Iterator[Connection[Any]]:

@@ -32,6 +32,83 @@ class LayoutStep:
     name: str
     sql: str
 
+    @property
+    def statements(self) -> tuple[str, ...]:
+        """:attr:`sql` as single statements, in order (see :func:`split_statements`)."""
+        return split_statements(self.sql)
+
+
+# A statement ends at a ``;`` outside these: quoted text ('' doubles a quote;
+# E'' strings also escape with a backslash), quoted names, comments, and
+# dollar-quoted bodies (a function's ``$$ ... $$`` holds semicolons of its own).
+_TOKEN = re.compile(
+    r"""
+      (?P<estring>(?<![\w$])[eE]'(?:[^'\\]|\\.|'')*')
+    | (?P<string>'(?:[^']|'')*')
+    | (?P<ident>"(?:[^"]|"")*")
+    | (?P<line>--[^\n]*)
+    | (?P<dollar>\$(?P<tag>[A-Za-z_][A-Za-z0-9_]*)?\$)
+    | (?P<block>/\*)
+    | (?P<end>;)
+    | (?P<unclosed>['"])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+def split_statements(script: str) -> tuple[str, ...]:
+    """The single statements of an SQL script, without the ``;`` that ends each.
+
+    A connection in pipeline mode runs one statement per query (the extended
+    protocol refuses a script), so ``setup()`` sends a step statement by
+    statement. Comments stay with the statement they precede; a statement of
+    only comments and blanks is left out.
+
+    Raises:
+        ValueError: a quote, comment or dollar-quoted body is not closed.
+    """
+    statements: list[str] = []
+    start = pos = 0
+    while (match := _TOKEN.search(script, pos)) is not None:
+        kind = match.lastgroup if match.lastgroup != "tag" else "dollar"
+        pos = match.end()
+        if kind == "dollar":
+            close = script.find(match.group(0), pos)
+            if close < 0:
+                raise ValueError(
+                    f"unclosed dollar quote {match.group(0)} at offset {match.start()}"
+                )
+            pos = close + len(match.group(0))
+        elif kind == "block":
+            pos = _block_comment_end(script, match.start())
+        elif kind == "unclosed":
+            raise ValueError(f"unclosed quote {match.group(0)} at offset {match.start()}")
+        elif kind == "end":
+            statements.append(script[start : match.start()])
+            start = pos
+    statements.append(script[start:])
+    return tuple(s.strip() for s in statements if _has_code(s))
+
+
+def _block_comment_end(script: str, at: int) -> int:
+    """The offset after the ``/* ... */`` comment that opens at ``at`` (they nest)."""
+    depth, pos = 0, at
+    while True:
+        opening, closing = script.find("/*", pos), script.find("*/", pos)
+        if closing < 0:
+            raise ValueError(f"unclosed comment at offset {at}")
+        if 0 <= opening < closing:
+            depth, pos = depth + 1, opening + 2
+        else:
+            depth, pos = depth - 1, closing + 2
+            if depth == 0:
+                return pos
+
+
+def _has_code(statement: str) -> bool:
+    without_lines = re.sub(r"--[^\n]*", "", statement)
+    return bool(re.sub(r"/\*.*?\*/", "", without_lines, flags=re.DOTALL).strip())
+
 
 @cache
 def layout_steps() -> tuple[LayoutStep, ...]:
@@ -56,4 +133,4 @@ def latest_version() -> int:
     return len(layout_steps())
 
 
-__all__ = ["LayoutStep", "latest_version", "layout_steps"]
+__all__ = ["LayoutStep", "latest_version", "layout_steps", "split_statements"]
