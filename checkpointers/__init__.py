@@ -21,6 +21,7 @@ from langgraph_durable.checkpointers._errors import (
     LayoutVersionError,
     PoolTimeoutError,
     StorageUnavailableError,
+    ThreadBusy,
     UnstorableValueError,
 )
 from langgraph_durable.checkpointers._leases import (
@@ -30,6 +31,7 @@ from langgraph_durable.checkpointers._leases import (
     LeaseSettings,
     LeaseStore,
 )
+from langgraph_durable.checkpointers._multitask import MULTITASK_KEY, MULTITASK_TIMEOUT_KEY
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers._waits import (
     WAIT_KEY,
@@ -48,6 +50,8 @@ from langgraph_durable.checkpointers._waits import (
 
 __all__ = [
     "AUDIT_FIELDS",
+    "MULTITASK_KEY",
+    "MULTITASK_TIMEOUT_KEY",
     "WAIT_KEY",
     "ActivityRecord",
     "ActivityStore",
@@ -70,6 +74,7 @@ __all__ = [
     "LeaseStore",
     "PoolTimeoutError",
     "StorageUnavailableError",
+    "ThreadBusy",
     "UnstorableValueError",
     "WaitClaims",
     "WaitEntry",

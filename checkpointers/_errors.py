@@ -7,6 +7,8 @@ these, so callers never have to import a driver to catch a saver failure.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 
 class CheckpointerError(Exception):
     """Root of every error raised by :mod:`checkpointers`."""
@@ -99,6 +101,44 @@ class PoolTimeoutError(StorageUnavailableError, TimeoutError):
         backend: ``"postgres"`` or ``"redis"``.
         operation: The saver method that failed.
     """
+
+
+class ThreadBusy(CheckpointerError):
+    """A run of the thread was turned away: another live run holds it.
+
+    Raised by a saver built with ``multitask="reject"`` (or ``"enqueue"``, once
+    its wait ran out) when a run starts on a thread whose run lease a live run
+    holds. Raised before any node runs and before anything is written, so the
+    thread is exactly as the holder leaves it; try again later.
+
+    Attributes:
+        thread_id: The thread.
+        owner: Lease owner id of the holding run (``host:pid:kind:random``).
+        since: When the holding run took the lease (``None`` if unknown).
+        strategy: ``"reject"`` or ``"enqueue"``.
+        waited: Seconds spent waiting for the holder (``0`` for ``reject``).
+    """
+
+    def __init__(
+        self,
+        *,
+        thread_id: str,
+        owner: str | None,
+        since: datetime | None,
+        strategy: str,
+        waited: float = 0.0,
+    ) -> None:
+        self.thread_id = thread_id
+        self.owner = owner
+        self.since = since
+        self.strategy = strategy
+        self.waited = waited
+        held = f" since {since.isoformat()}" if since is not None else ""
+        after = f" after waiting {waited:.1f} s" if strategy == "enqueue" else ""
+        super().__init__(
+            f"thread {thread_id!r} is busy: a run by {owner or 'an unknown owner'} holds it"
+            f"{held} (multitask={strategy!r}{after})"
+        )
 
 
 class LayoutVersionError(CheckpointerError):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 
+from langgraph_durable.checkpointers._multitask import run_start
 from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
 if TYPE_CHECKING:
@@ -52,10 +53,21 @@ def sync_run_leases(cls: S) -> S:
 
     The saver sets ``self.run_leases`` (a :class:`RunLeases`, or ``None`` to turn
     leases off). A decorator rather than a mixin, because the savers define
-    ``put`` in their own class body.
+    ``put`` in their own class body. ``get_tuple`` admits a run with a
+    multitask strategy (:mod:`langgraph_durable.checkpointers._multitask`)
+    before it reads.
     """
+    get_tuple = cls.get_tuple
     put = cls.put
     put_writes = cls.put_writes
+
+    @functools.wraps(get_tuple)
+    def admitting_get_tuple(self: Any, config: RunnableConfig) -> Any:
+        leases: RunLeases | None = self.run_leases
+        start = run_start(config, leases.multitask if leases else None, leases=leases is not None)
+        if start is not None and leases is not None:
+            leases.admit(*start)
+        return get_tuple(self, config)
 
     @functools.wraps(put)
     def leased_put(
@@ -128,6 +140,7 @@ def sync_run_leases(cls: S) -> S:
         finally:
             registry.end(key)
 
+    cls.get_tuple = admitting_get_tuple
     cls.put = leased_put
     cls.put_writes = leased_put_writes
     return cls
@@ -141,8 +154,17 @@ def async_run_leases(cls: S) -> S:
     over with ``defer_audit`` are written before either write, whatever path
     the write then takes.
     """
+    aget_tuple = cls.aget_tuple
     aput = cls.aput
     aput_writes = cls.aput_writes
+
+    @functools.wraps(aget_tuple)
+    async def admitting_aget_tuple(self: Any, config: RunnableConfig) -> Any:
+        leases: AsyncRunLeases | None = self.arun_leases
+        start = run_start(config, leases.multitask if leases else None, leases=leases is not None)
+        if start is not None and leases is not None:
+            await leases.admit(*start)
+        return await aget_tuple(self, config)
 
     @functools.wraps(aput)
     async def leased_aput(
@@ -216,6 +238,7 @@ def async_run_leases(cls: S) -> S:
         await aput_writes(self, config, writes, task_id, task_path)
         await leases.after(after)
 
+    cls.aget_tuple = admitting_aget_tuple
     cls.aput = leased_aput
     cls.aput_writes = leased_aput_writes
     return cls

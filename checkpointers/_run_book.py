@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, TASKS
+from langgraph.checkpoint.serde.types import ERROR, INTERRUPT
 
 from langgraph_durable.checkpointers._leases import (
     ENDED_ERROR,
@@ -49,55 +49,13 @@ from langgraph_durable.checkpointers._leases import (
     LeaseSettings,
     clip_error,
 )
+from langgraph_durable.checkpointers._run_ends import RESUME, end_shown_by, may_have_next
+
+__all__ = ["RESUME", "RUNTIME_KEY", "Decision", "RunBook", "end_shown_by", "may_have_next"]
 
 RUNTIME_KEY = "__pregel_runtime"
-RESUME = "__resume__"
-START = "__start__"
-# Channels through which a StateGraph or functional-API graph triggers nodes.
-_TRIGGER_PREFIXES = ("branch:to:", "join:")
 _RUN_SOURCES = ("input", "loop")
 _ENDED_MEMORY = 4096
-
-
-def may_have_next(checkpoint: Mapping[str, Any]) -> bool:
-    """Whether a step could follow ``checkpoint`` (``False`` means the run is done).
-
-    Conservative: ``True`` whenever in doubt. A checkpoint has a next task only
-    if its last step updated a channel some node is triggered by, or left
-    ``Send`` packets. Node triggers are the ``branch:to:``/``join:`` channels and
-    ``__start__`` (StateGraph, functional API) plus, for raw Pregel graphs, the
-    channels recorded in ``versions_seen`` by nodes that ran before.
-    """
-    updated = checkpoint.get("updated_channels")
-    if updated is None:
-        return True
-    values = checkpoint.get("channel_values") or {}
-    if values.get(TASKS):
-        return True
-    seen = checkpoint.get("versions_seen") or {}
-    known: set[str] = set()
-    for node, versions in seen.items():
-        if node != INTERRUPT and isinstance(versions, Mapping):
-            known.update(versions)
-    return any(c == START or c.startswith(_TRIGGER_PREFIXES) or c in known for c in updated)
-
-
-def end_shown_by(checkpoint_tuple: Any) -> str | None:
-    """How a thread's latest root checkpoint says its last run ended, if it did.
-
-    ``"interrupted"`` (waiting at an interrupt: a pending ``__interrupt__``
-    write and no ``__resume__``), ``"finished"`` (no step can follow), or
-    ``None``: unfinished, a run is going or died mid-way. ``checkpoint_tuple``
-    is what ``get_tuple`` returns (``None``: no checkpoint, so not ended).
-    """
-    if checkpoint_tuple is None:
-        return None
-    channels = {w[1] for w in checkpoint_tuple.pending_writes or ()}
-    if INTERRUPT in channels and RESUME not in channels:
-        return ENDED_INTERRUPTED
-    if ERROR not in channels and not may_have_next(checkpoint_tuple.checkpoint):
-        return ENDED_FINISHED
-    return None
 
 
 def _thread_and_ns(config: Mapping[str, Any]) -> tuple[str | None, str, Any]:
@@ -130,6 +88,11 @@ class Held:
     # lease for it once the rival is provably dead (a killed run's lease must
     # not outlive the run that finished the thread)
     closing: str | None = None
+    # taken by a run with a multitask strategy (see _multitask.py): kept until
+    # the run is over, and released by watch() as soon as it is
+    admitted: bool = False
+    # such a run paused: the reason to release with once it has returned
+    end_reason: str | None = None
 
     @property
     def ours(self) -> bool:
@@ -223,6 +186,8 @@ class RunBook:
             return before or NOTHING, NOTHING
         channels = {c: v for c, v in writes}
         if INTERRUPT in channels:
+            if self._defer_end(thread_id, runtime, ENDED_INTERRUPTED):
+                return before, NOTHING
             return before, Decision(thread_id, runtime, end=ENDED_INTERRUPTED)
         if ERROR in channels:
             error = clip_error(_as_error(channels[ERROR]))
@@ -248,6 +213,86 @@ class RunBook:
             self._held[thread_id] = Held(thread_id, 0, runtime, pending=True)
             self._ended.pop(thread_id, None)
         return Decision(thread_id, runtime, start=True)
+
+    def _defer_end(self, thread_id: str, runtime: Any, reason: str) -> bool:
+        """An admitted run paused: keep its lease until it returns (``True``).
+
+        A task still running beside the one that paused writes after the
+        pause; a queued run must not start before it is done.
+        """
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is None or not held.admitted or held.runtime is not runtime:
+                return False
+            held.end_reason = reason
+            return True
+
+    # -- runs with a multitask strategy --
+
+    def admit(self, thread_id: str, runtime: Any) -> tuple[str, Held | None]:
+        """Book the start of ``runtime``'s run with a strategy (no I/O).
+
+        Returns ``("held", None)`` when the run holds the lease already (or
+        takes over a recovery worker's claim), ``("busy", None)`` when another
+        run of this process holds the thread, or ``("reserved", previous)``:
+        acquire the lease now, then :meth:`confirm` or :meth:`unreserve`.
+        """
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is not None:
+                if held.runtime is runtime and not held.pending:
+                    held.admitted = True
+                    return "held", None
+                if held.ours and held.runtime is None and not held.pending:
+                    # claimed by a recovery worker (adopt): this is its run
+                    held.runtime, held.admitted = runtime, True
+                    return "held", None
+                if held.pending or held.runtime is None or not _only_we_hold(held):
+                    return "busy", None
+                # the run holding it is over, its release not sent yet: replace it
+            self._held[thread_id] = Held(thread_id, 0, runtime, pending=True, admitted=True)
+            self._ended.pop(thread_id, None)
+            return "reserved", held
+
+    def unreserve(self, thread_id: str, runtime: Any, previous: Held | None) -> None:
+        """Undo :meth:`admit`'s reservation (the lease is held elsewhere)."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is None or not held.pending or held.runtime is not runtime:
+                return
+            if previous is None:
+                del self._held[thread_id]
+            else:
+                self._held[thread_id] = previous
+
+    def watch(self, now: float) -> tuple[list[tuple[str, str, str | None]], bool, bool]:
+        """Find admitted runs that are over: ``(ended, collect, watching)``.
+
+        ``ended`` as in :class:`Plan`; ``collect``: a run that paused or failed
+        more than a second ago is still referenced (by a traceback, say): run
+        the cycle collector; ``watching``: admitted runs are still going.
+        """
+        ended: list[tuple[str, str, str | None]] = []
+        collect = watching = False
+        with self._lock:
+            for held in self._held.values():
+                if not held.admitted or held.pending or held.rival is not None:
+                    continue
+                if held.runtime is not None and _only_we_hold(held):
+                    ended.append((held.thread_id, _end_reason(held), held.error))
+                    continue
+                watching = True
+                if (held.ending or held.end_reason) and now - held.last_activity > 1.0:
+                    collect = True
+        return ended, collect, watching
+
+    def drop_over(self, thread_id: str) -> Held | None:
+        """Forget ``thread_id``'s lease if its run is over (not if a new run took its place)."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is None or held.runtime is None or not _only_we_hold(held):
+                return None
+            return self._drop(thread_id, None)
 
     # -- bookkeeping after I/O --
 
@@ -333,14 +378,17 @@ class RunBook:
     def drop(self, thread_id: str, runtime: Any = None) -> Held | None:
         """Forget a held lease; remember ``runtime`` as the thread's ended run."""
         with self._lock:
-            held = self._held.pop(thread_id, None)
-            ended = runtime if runtime is not None else (held.runtime if held else None)
-            if ended is not None:
-                self._ended[thread_id] = ended
-                self._ended.move_to_end(thread_id)
-                while len(self._ended) > _ENDED_MEMORY:
-                    self._ended.popitem(last=False)
-            return held
+            return self._drop(thread_id, runtime)
+
+    def _drop(self, thread_id: str, runtime: Any) -> Held | None:
+        held = self._held.pop(thread_id, None)
+        ended = runtime if runtime is not None else (held.runtime if held else None)
+        if ended is not None:
+            self._ended[thread_id] = ended
+            self._ended.move_to_end(thread_id)
+            while len(self._ended) > _ENDED_MEMORY:
+                self._ended.popitem(last=False)
+        return held
 
     def restore(self, held: Held) -> None:
         """Hold ``held`` again (its release failed), unless a new run took its place."""
@@ -415,8 +463,7 @@ class RunBook:
                         contest.append(held.thread_id)
                     continue
                 if held.runtime is not None and _only_we_hold(held):
-                    reason = ENDED_ERROR if held.ending else ENDED_GONE
-                    ended.append((held.thread_id, reason, held.error))
+                    ended.append((held.thread_id, _end_reason(held), held.error))
                     continue
                 idle = now - held.last_activity
                 if max_idle is not None and idle > max_idle:
@@ -438,6 +485,13 @@ class RunBook:
         with self._lock:
             held = self._held.get(thread_id)
             return None if held is None else held.runtime
+
+
+def _end_reason(held: Held) -> str:
+    """Why a run found over ended, for its release."""
+    if held.ending:
+        return ENDED_ERROR
+    return held.end_reason or ENDED_GONE
 
 
 def _only_we_hold(held: Held) -> bool:

@@ -23,6 +23,7 @@ from langgraph_durable.checkpointers._leases import (
     new_owner_id,
     register_owner,
 )
+from langgraph_durable.checkpointers._multitask import Busy, Multitask
 from langgraph_durable.checkpointers._run_book import Decision, RunBook
 
 log = logging.getLogger("langgraph_durable.checkpointers.leases")
@@ -72,8 +73,14 @@ class StepTarget:
 class RunLeasesCore:
     """What the sync and async run-lease drivers share: the book and its decisions (no I/O)."""
 
-    def __init__(self, settings: LeaseSettings | None, clock: Clock | None) -> None:
+    def __init__(
+        self,
+        settings: LeaseSettings | None,
+        clock: Clock | None,
+        multitask: Multitask | None = None,
+    ) -> None:
         self.settings = settings or LeaseSettings()
+        self.multitask = multitask
         self.clock: Clock = clock or _utc_now
         self.book = RunBook(self.settings)
         self._pid = os.getpid()
@@ -203,6 +210,32 @@ class RunLeasesCore:
             self.book.drop(thread_id, after.runtime)
         unsettled = write.post is None or contested
         return result, started and unsettled, unsettled
+
+    def attempt(self, thread_id: str, runtime: Any) -> flows.Flow[Busy | None]:
+        """One try at the lease for a run with a multitask strategy.
+
+        Driven against the lease store under the thread's I/O lock (so it
+        lands after a release of this process's previous run of the thread).
+        Returns ``None`` when the run holds the lease, else the holder.
+        """
+        booked, previous = self.book.admit(thread_id, runtime)
+        if booked == "held":
+            return None
+        if booked == "busy":  # another run of this process
+            record = yield "get_lease", {"thread_id": thread_id}
+            return (record.owner, record.acquired_at) if record else (self.owner, None)
+        try:
+            record, rival = yield from flows.start(
+                thread_id, self.owner, self.clock(), self.settings.lease
+            )
+        except BaseException:
+            self.book.unreserve(thread_id, runtime, previous)
+            raise
+        if record is not None:
+            self.book.confirm(thread_id, record.token)
+            return None
+        self.book.unreserve(thread_id, runtime, previous)
+        return (rival.owner, rival.acquired_at) if rival is not None else (None, None)
 
     def _after_fork(self) -> None:
         pass

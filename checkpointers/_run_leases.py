@@ -24,6 +24,7 @@ import _thread
 import asyncio
 import gc
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -36,6 +37,13 @@ from langgraph_durable.checkpointers._leases import (
     LeaseRecord,
     LeaseSettings,
     LeaseStore,
+)
+from langgraph_durable.checkpointers._multitask import (
+    AsyncTarget,
+    Multitask,
+    SyncTarget,
+    admission,
+    watching,
 )
 from langgraph_durable.checkpointers._run_book import Decision, Plan
 from langgraph_durable.checkpointers._run_lease_core import (
@@ -65,15 +73,23 @@ class RunLeases(RunLeasesCore):
         store: Where leases live (the saver itself, usually).
         settings: Lease and heartbeat durations.
         clock: Returns the current UTC time (injectable for tests).
+        multitask: The saver's multitask strategy (``None``: runs do not wait
+            for each other; see :mod:`langgraph_durable.checkpointers._multitask`).
     """
 
     def __init__(
-        self, store: LeaseStore, settings: LeaseSettings | None = None, clock: Clock | None = None
+        self,
+        store: LeaseStore,
+        settings: LeaseSettings | None = None,
+        clock: Clock | None = None,
+        *,
+        multitask: Multitask | None = None,
     ) -> None:
-        super().__init__(settings, clock)
+        super().__init__(settings, clock, multitask)
         self.store = store
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._watcher: threading.Thread | None = None
         self._thread_lock = threading.Lock()
         self._locks: _ThreadLocks = weakref.WeakValueDictionary()
         self._locks_lock = threading.Lock()
@@ -81,6 +97,7 @@ class RunLeases(RunLeasesCore):
     def _after_fork(self) -> None:
         self._wake = threading.Event()
         self._thread = None
+        self._watcher = None
         self._thread_lock = threading.Lock()
         self._locks = weakref.WeakValueDictionary()
         self._locks_lock = threading.Lock()
@@ -150,6 +167,31 @@ class RunLeases(RunLeasesCore):
             self.after(after)  # a contested end, an error to record
         return result
 
+    def admit(self, thread_id: str, runtime: Any, policy: Multitask) -> None:
+        """Take the thread's lease for a starting run with a multitask strategy.
+
+        Raises:
+            ThreadBusy: as :func:`~langgraph_durable.checkpointers._multitask.admission`.
+        """
+        self._check_fork()
+        flows.drive(SyncTarget(self), admission(thread_id, runtime, policy))
+        self._ensure_heartbeat()
+        with self._thread_lock:
+            if self._watcher is None or not self._watcher.is_alive():
+                self._watcher = threading.Thread(
+                    target=self._watch, name="durable-lease-watch", daemon=True
+                )
+                self._watcher.start()
+
+    def _watch(self) -> None:
+        while True:
+            flows.drive(SyncTarget(self), watching(self.book))
+            with self._thread_lock:  # a run admitted meanwhile finds no watcher
+                ended, _, going = self.book.watch(time.monotonic())
+                if self._wake.is_set() or not (ended or going):
+                    self._watcher = None
+                    return
+
     def adopt(self, record: LeaseRecord) -> None:
         """Hold a lease claimed by a recovery worker with this saver's owner id."""
         self._check_fork()
@@ -217,7 +259,9 @@ class RunLeases(RunLeasesCore):
         now = self.clock()
         for thread_id, reason, error in plan.ended:
             with self._io_lock(thread_id):
-                self.book.drop(thread_id)
+                # not if a new run of the thread took its place since the plan
+                if self.book.drop_over(thread_id) is None:
+                    continue
                 self.store.release_lease(
                     thread_id=thread_id, owner=self.owner, now=now, reason=reason, error=error
                 )
@@ -259,14 +303,18 @@ class AsyncRunLeases(RunLeasesCore):
         store: AsyncLeaseStore,
         settings: LeaseSettings | None = None,
         clock: Clock | None = None,
+        *,
+        multitask: Multitask | None = None,
     ) -> None:
-        super().__init__(settings, clock)
+        super().__init__(settings, clock, multitask)
         self.store = store
         self._task: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
         self._locks: _Locks = weakref.WeakValueDictionary()
 
     def _after_fork(self) -> None:
         self._task = None
+        self._watcher = None
         self._locks = weakref.WeakValueDictionary()
 
     def _io_lock(self, thread_id: str) -> asyncio.Lock:
@@ -334,6 +382,18 @@ class AsyncRunLeases(RunLeasesCore):
         self.book.hold(record.thread_id, record.token, None)
         self._ensure_heartbeat()
 
+    async def admit(self, thread_id: str, runtime: Any, policy: Multitask) -> None:
+        """See :meth:`RunLeases.admit`."""
+        self._check_fork()
+        await flows.adrive(AsyncTarget(self), admission(thread_id, runtime, policy))
+        self._ensure_heartbeat()
+        loop = asyncio.get_running_loop()
+        task = self._watcher
+        if task is None or task.done() or task.get_loop() is not loop:
+            self._watcher = loop.create_task(
+                flows.adrive(AsyncTarget(self), watching(self.book)), name="durable-lease-watch"
+            )
+
     async def release(self, thread_id: str, reason: str, error: str | None = None) -> bool:
         """Release a held lease now (recovery worker, after its run)."""
         async with self._io_lock(thread_id):
@@ -381,12 +441,7 @@ class AsyncRunLeases(RunLeasesCore):
             gc.collect()
             plan = self.book.plan()
         now = self.clock()
-        for thread_id, reason, error in plan.ended:
-            async with self._io_lock(thread_id):
-                self.book.drop(thread_id)
-                await self.store.arelease_lease(
-                    thread_id=thread_id, owner=self.owner, now=now, reason=reason, error=error
-                )
+        await self._release_ended(plan.ended)
         for thread_id in plan.contest:
             async with self._io_lock(thread_id):
                 runtime, _ = self.book.rival_of(thread_id)
@@ -416,8 +471,21 @@ class AsyncRunLeases(RunLeasesCore):
             return False
         return True
 
+    async def _release_ended(self, ended: list[tuple[str, str, str | None]]) -> None:
+        now = self.clock()
+        for thread_id, reason, error in ended:
+            async with self._io_lock(thread_id):
+                if self.book.drop_over(thread_id) is None:  # see RunLeases._apply
+                    continue
+                await self.store.arelease_lease(
+                    thread_id=thread_id, owner=self.owner, now=now, reason=reason, error=error
+                )
+
     def close(self) -> None:
         """Cancel the heartbeat task (held leases then lapse unless released)."""
         if self._task is not None:
             self._task.cancel()
             self._task = None
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None

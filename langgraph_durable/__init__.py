@@ -28,6 +28,7 @@ from langgraph_durable.checkpointers import (
     CorruptCheckpointError,
     InvalidConfigError,
     StorageUnavailableError,
+    ThreadBusy,
 )
 from langgraph_durable.interrupts import (
     AlreadyDecided,
@@ -93,6 +94,7 @@ __all__ = [
     "RedisSaver",
     "StateMigrations",
     "StorageUnavailableError",
+    "ThreadBusy",
     "activity",
     "add_compensation",
     "approve",

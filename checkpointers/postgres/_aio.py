@@ -7,6 +7,7 @@ import builtins
 import contextlib
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import psycopg
@@ -29,6 +30,7 @@ from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
 from langgraph_durable.checkpointers._errors import InvalidConfigError
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._migrations import check_migrations
+from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._run_leases import (
     AsyncRunLeases,
     async_run_leases,
@@ -153,6 +155,15 @@ class AsyncPostgresSaver(
             when :class:`langgraph_durable.checkpointers.DeltaPolicy` says so, ``False`` always
             whole (as langgraph-checkpoint-postgres does), or a ``DeltaPolicy``.
             Reads understand deltas whatever this says.
+        multitask: What a run does when it starts on a thread that a live run
+            holds (README: "Concurrent runs of one thread"): ``None`` (default)
+            runs it anyway, ``"reject"`` raises ``ThreadBusy`` before any node
+            runs, ``"enqueue"`` waits for the holder to finish, then runs on
+            the latest checkpoint. A run's config overrides it
+            (``configurable["durable_multitask"]``). Needs run leases.
+        multitask_timeout: How long an ``"enqueue"`` run waits before it
+            raises ``ThreadBusy``: seconds or a ``timedelta`` (default 60 s;
+            per run: ``configurable["durable_multitask_timeout"]``).
 
     The sync methods (``get_tuple``...) work from another thread than the
     event loop's, as LangGraph's sync ``get_state`` needs.
@@ -167,6 +178,8 @@ class AsyncPostgresSaver(
         schema: str = "public",
         leases: LeaseSettings | bool = True,
         deltas: bool | DeltaPolicy = True,
+        multitask: str | None = None,
+        multitask_timeout: float | timedelta = DEFAULT_TIMEOUT,
     ) -> None:
         super().__init__(serde=serde or default_serde())
         if not isinstance(conn, (AsyncConnection, AsyncConnectionPool)):
@@ -181,7 +194,8 @@ class AsyncPostgresSaver(
         self._lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         settings = lease_settings(leases)
-        self.arun_leases = AsyncRunLeases(self, settings) if settings else None
+        policy = multitask_policy(multitask, multitask_timeout, leases=settings is not None)
+        self.arun_leases = AsyncRunLeases(self, settings, multitask=policy) if settings else None
 
     @classmethod
     @asynccontextmanager
@@ -196,6 +210,8 @@ class AsyncPostgresSaver(
         leases: LeaseSettings | bool = True,
         deltas: bool | DeltaPolicy = True,
         prepared_statements: bool = True,
+        multitask: str | None = None,
+        multitask_timeout: float | timedelta = DEFAULT_TIMEOUT,
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open a saver on ``conn_string``; closes its connection(s) on exit.
 
@@ -214,6 +230,8 @@ class AsyncPostgresSaver(
             prepared_statements: ``False`` turns server-side prepared
                 statements off, as a pooler in transaction mode needs; see
                 :meth:`langgraph_durable.checkpointers.postgres.PostgresSaver.from_conn_string`.
+            multitask: See the class.
+            multitask_timeout: See the class.
         """
         options: dict[str, Any] = {
             "serde": serde,
@@ -221,6 +239,8 @@ class AsyncPostgresSaver(
             "schema": schema,
             "leases": leases,
             "deltas": deltas,
+            "multitask": multitask,
+            "multitask_timeout": multitask_timeout,
         }
         if pool_size:
             async with async_pool(

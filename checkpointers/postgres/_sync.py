@@ -7,6 +7,7 @@ import contextlib
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -29,6 +30,7 @@ from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
 from langgraph_durable.checkpointers._errors import InvalidConfigError
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._migrations import check_migrations
+from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers._waits import WaitEntry
@@ -152,6 +154,15 @@ class PostgresSaver(
             when :class:`langgraph_durable.checkpointers.DeltaPolicy` says so, ``False`` always
             whole (as langgraph-checkpoint-postgres does), or a ``DeltaPolicy``.
             Reads understand deltas whatever this says.
+        multitask: What a run does when it starts on a thread that a live run
+            holds (README: "Concurrent runs of one thread"): ``None`` (default)
+            runs it anyway, ``"reject"`` raises ``ThreadBusy`` before any node
+            runs, ``"enqueue"`` waits for the holder to finish, then runs on
+            the latest checkpoint. A run's config overrides it
+            (``configurable["durable_multitask"]``). Needs run leases.
+        multitask_timeout: How long an ``"enqueue"`` run waits before it
+            raises ``ThreadBusy``: seconds or a ``timedelta`` (default 60 s;
+            per run: ``configurable["durable_multitask_timeout"]``).
 
     Example:
         >>> with PostgresSaver.from_conn_string(url) as saver:  # doctest: +SKIP
@@ -168,6 +179,8 @@ class PostgresSaver(
         schema: str = "public",
         leases: LeaseSettings | bool = True,
         deltas: bool | DeltaPolicy = True,
+        multitask: str | None = None,
+        multitask_timeout: float | timedelta = DEFAULT_TIMEOUT,
     ) -> None:
         super().__init__(serde=serde or default_serde())
         if not isinstance(conn, (Connection, ConnectionPool)):
@@ -181,7 +194,8 @@ class PostgresSaver(
         self.delta_policy = resolve_policy(deltas)
         self._lock = threading.Lock()
         settings = lease_settings(leases)
-        self.run_leases = RunLeases(self, settings) if settings else None
+        policy = multitask_policy(multitask, multitask_timeout, leases=settings is not None)
+        self.run_leases = RunLeases(self, settings, multitask=policy) if settings else None
 
     @classmethod
     @contextmanager
@@ -196,6 +210,8 @@ class PostgresSaver(
         leases: LeaseSettings | bool = True,
         deltas: bool | DeltaPolicy = True,
         prepared_statements: bool = True,
+        multitask: str | None = None,
+        multitask_timeout: float | timedelta = DEFAULT_TIMEOUT,
     ) -> Iterator[PostgresSaver]:
         """Open a saver on ``conn_string``; closes its connection(s) on exit.
 
@@ -215,6 +231,8 @@ class PostgresSaver(
                 statements off, as a pooler in transaction mode needs
                 (PgBouncer ``pool_mode = transaction``, RDS Proxy, Supavisor):
                 each transaction may run on another server connection.
+            multitask: See the class.
+            multitask_timeout: See the class.
         """
         options: dict[str, Any] = {
             "serde": serde,
@@ -222,6 +240,8 @@ class PostgresSaver(
             "schema": schema,
             "leases": leases,
             "deltas": deltas,
+            "multitask": multitask,
+            "multitask_timeout": multitask_timeout,
         }
         if pool_size:
             with sync_pool(conn_string, pool_size, prepared_statements=prepared_statements) as pool:

@@ -25,6 +25,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from langgraph_durable.checkpointers._delta import DeltaPolicy
 from langgraph_durable.checkpointers._errors import CheckpointerError
 from langgraph_durable.checkpointers._leases import LeaseSettings
+from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._run_leases import (
     AsyncRunLeases,
     async_run_leases,
@@ -111,6 +112,15 @@ class AsyncRedisSaver(
             when :class:`langgraph_durable.checkpointers.DeltaPolicy` says so, ``False`` always
             whole, or a ``DeltaPolicy``. Reads understand deltas whatever this
             says.
+        multitask: What a run does when it starts on a thread that a live run
+            holds (README: "Concurrent runs of one thread"): ``None`` (default)
+            runs it anyway, ``"reject"`` raises ``ThreadBusy`` before any node
+            runs, ``"enqueue"`` waits for the holder to finish, then runs on
+            the latest checkpoint. A run's config overrides it
+            (``configurable["durable_multitask"]``). Needs run leases.
+        multitask_timeout: How long an ``"enqueue"`` run waits before it
+            raises ``ThreadBusy``: seconds or a ``timedelta`` (default 60 s;
+            per run: ``configurable["durable_multitask_timeout"]``).
 
     Example:
         >>> async with AsyncRedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
@@ -130,6 +140,8 @@ class AsyncRedisSaver(
         wait_grace: float | timedelta = timedelta(hours=1),
         leases: LeaseSettings | bool = True,
         deltas: bool | DeltaPolicy = True,
+        multitask: str | None = None,
+        multitask_timeout: float | timedelta = DEFAULT_TIMEOUT,
     ) -> None:
         check_client(
             client, (aredis.Redis, AsyncRedisCluster), "redis.asyncio.Redis or its RedisCluster"
@@ -152,7 +164,8 @@ class AsyncRedisSaver(
             deltas=deltas,
         )
         settings = lease_settings(leases)
-        self.arun_leases = AsyncRunLeases(self, settings) if settings else None
+        policy = multitask_policy(multitask, multitask_timeout, leases=settings is not None)
+        self.arun_leases = AsyncRunLeases(self, settings, multitask=policy) if settings else None
 
     @classmethod
     @asynccontextmanager

@@ -24,6 +24,7 @@ from redis.cluster import RedisCluster
 
 from langgraph_durable.checkpointers._delta import DeltaPolicy
 from langgraph_durable.checkpointers._leases import LeaseSettings
+from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
 from langgraph_durable.checkpointers._waits import WaitEntry
 from langgraph_durable.checkpointers.redis import _layout
@@ -91,6 +92,15 @@ class RedisSaver(
             when :class:`langgraph_durable.checkpointers.DeltaPolicy` says so, ``False`` always
             whole, or a ``DeltaPolicy``. Reads understand deltas whatever this
             says.
+        multitask: What a run does when it starts on a thread that a live run
+            holds (README: "Concurrent runs of one thread"): ``None`` (default)
+            runs it anyway, ``"reject"`` raises ``ThreadBusy`` before any node
+            runs, ``"enqueue"`` waits for the holder to finish, then runs on
+            the latest checkpoint. A run's config overrides it
+            (``configurable["durable_multitask"]``). Needs run leases.
+        multitask_timeout: How long an ``"enqueue"`` run waits before it
+            raises ``ThreadBusy``: seconds or a ``timedelta`` (default 60 s;
+            per run: ``configurable["durable_multitask_timeout"]``).
 
     Example:
         >>> with RedisSaver.from_conn_string("redis://localhost:6379/0", ttl=86400) as saver:
@@ -110,6 +120,8 @@ class RedisSaver(
         wait_grace: float | timedelta = timedelta(hours=1),
         leases: LeaseSettings | bool = True,
         deltas: bool | DeltaPolicy = True,
+        multitask: str | None = None,
+        multitask_timeout: float | timedelta = DEFAULT_TIMEOUT,
     ) -> None:
         check_client(client, (redis.Redis, RedisCluster), "redis.Redis or RedisCluster")
         self.client = client
@@ -126,7 +138,8 @@ class RedisSaver(
             deltas=deltas,
         )
         settings = lease_settings(leases)
-        self.run_leases = RunLeases(self, settings) if settings else None
+        policy = multitask_policy(multitask, multitask_timeout, leases=settings is not None)
+        self.run_leases = RunLeases(self, settings, multitask=policy) if settings else None
 
     @classmethod
     @contextmanager

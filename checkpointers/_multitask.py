@@ -1,0 +1,282 @@
+"""Multitask strategies: what a second run of a thread does while a live run holds it.
+
+LangGraph Platform calls these *multitask strategies*; here two of them are
+built on run leases (:mod:`langgraph_durable.checkpointers._run_leases`):
+
+``reject``
+    A run that starts on a thread whose lease a live run holds raises
+    :class:`~langgraph_durable.checkpointers.ThreadBusy`.
+``enqueue``
+    It waits (bounded by a timeout, then ``ThreadBusy``) until the holder is
+    done, then runs on the thread's latest checkpoint, so it sees what the
+    holder wrote.
+
+A run with a strategy takes its lease when LangGraph reads the thread to begin
+the run: the loop's ``get_tuple`` of the root namespace, whose config carries
+the run's ``Runtime``. That read comes before the run's first write and before
+any node runs, so a run turned away has run nothing and written nothing. The
+lease then stays with the run until it is over: released with its last
+checkpoint when it finishes, and when it pauses or fails, once the run has
+returned (:meth:`~langgraph_durable.checkpointers._run_book.RunBook.watch`), so
+a task still running beside the one that paused never overlaps the next run.
+
+A holder whose process is gone, or that missed its heartbeat, or whose lease
+expired, does not block: its lease is taken over
+(:func:`~langgraph_durable.checkpointers._lease_flows.start`).
+
+The strategy is chosen per saver (``multitask=`` on the constructor and
+``from_conn_string``) and per run, through the run's config:
+``{"configurable": {MULTITASK_KEY: "reject" | "enqueue" | "none"}}``, and the
+wait with ``MULTITASK_TIMEOUT_KEY`` (seconds, or a ``timedelta``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import random
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from langgraph_durable.checkpointers import _lease_flows as flows
+from langgraph_durable.checkpointers._errors import InvalidConfigError, ThreadBusy
+from langgraph_durable.checkpointers._run_book import RUNTIME_KEY, Plan, RunBook
+
+log = logging.getLogger("langgraph_durable.checkpointers.leases")
+
+MULTITASK_KEY = "durable_multitask"
+"""Run config key (``configurable``): this run's strategy, overriding the saver's."""
+
+MULTITASK_TIMEOUT_KEY = "durable_multitask_timeout"
+"""Run config key (``configurable``): how long an ``enqueue`` run waits, in seconds."""
+
+REJECT = "reject"
+ENQUEUE = "enqueue"
+NONE = "none"
+STRATEGIES = (REJECT, ENQUEUE)
+DEFAULT_TIMEOUT = timedelta(seconds=60)
+
+# an enqueued run polls the lease: first after 20 ms, then doubling up to 250 ms
+# (jittered, so waiters released together do not ask at the same instant)
+_FIRST_PAUSE = 0.02
+_MAX_PAUSE = 0.25
+# how often admitted runs are checked for being over (a reference count each)
+_WATCH = 0.02
+_COLLECT_EVERY = 2.0
+
+Busy = tuple[str | None, datetime | None]
+"""``(owner, since)`` of the run holding a thread."""
+
+
+@dataclass(frozen=True)
+class Multitask:
+    """A multitask strategy and how long ``enqueue`` waits.
+
+    Attributes:
+        strategy: ``"reject"`` or ``"enqueue"``.
+        timeout: How long an ``enqueue`` run waits for the holder before it
+            raises ``ThreadBusy``.
+    """
+
+    strategy: str
+    timeout: timedelta = DEFAULT_TIMEOUT
+
+
+def _strategy(value: Any, field: str) -> str | None:
+    if value is None or value == NONE:
+        return None
+    if value in STRATEGIES:
+        return str(value)
+    if value in ("interrupt", "rollback"):
+        reason = f"{value!r} is not supported; use 'reject', 'enqueue' or 'none'"
+    else:
+        reason = f"must be 'reject', 'enqueue' or 'none', not {value!r}"
+    raise InvalidConfigError(field=field, reason=reason)
+
+
+def _timeout(value: Any, field: str) -> timedelta:
+    if isinstance(value, timedelta):
+        timeout = value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            timeout = timedelta(seconds=value)
+        except (OverflowError, ValueError):
+            raise InvalidConfigError(field=field, reason=f"{value!r} is out of range") from None
+    else:
+        raise InvalidConfigError(
+            field=field, reason=f"must be seconds (a number) or a timedelta, not {value!r}"
+        )
+    if timeout <= timedelta(0):
+        raise InvalidConfigError(field=field, reason=f"must be positive, not {value!r}")
+    return timeout
+
+
+def multitask_policy(multitask: Any, timeout: Any, *, leases: bool) -> Multitask | None:
+    """The policy a saver's ``multitask=`` and ``multitask_timeout=`` options ask for.
+
+    Raises:
+        InvalidConfigError: an unknown strategy, a timeout that is not a
+            positive duration, or a strategy on a saver without run leases.
+    """
+    limit = _timeout(timeout, "multitask_timeout")
+    strategy = _strategy(multitask, "multitask")
+    if strategy is None:
+        return None
+    if not leases:
+        raise InvalidConfigError(
+            field="multitask", reason="needs run leases; the saver has leases=False"
+        )
+    return Multitask(strategy, limit)
+
+
+def run_start(
+    config: Mapping[str, Any], saver: Multitask | None, *, leases: bool
+) -> tuple[str, Any, Multitask] | None:
+    """``(thread_id, runtime, policy)`` when ``config`` begins a run with a strategy.
+
+    A run begins with LangGraph's read of the thread's root namespace, whose
+    config carries the run's ``Runtime``; reads without one (``get_state``, a
+    saver call of your own) and a subgraph's reads are not a run's start.
+
+    Raises:
+        InvalidConfigError: the run's config names an unknown strategy or a bad
+            timeout, or a strategy on a saver without run leases.
+    """
+    conf = config.get("configurable") or {}
+    runtime = conf.get(RUNTIME_KEY)
+    if runtime is None or conf.get("checkpoint_ns") or conf.get("thread_id") is None:
+        return None
+    policy = saver
+    if conf.get(MULTITASK_KEY) is not None:
+        field = f"configurable.{MULTITASK_KEY}"
+        strategy = _strategy(conf[MULTITASK_KEY], field)
+        if strategy is None:
+            return None
+        if not leases:
+            raise InvalidConfigError(
+                field=field, reason="needs run leases; the saver has leases=False"
+            )
+        policy = Multitask(strategy, policy.timeout if policy else DEFAULT_TIMEOUT)
+    if policy is None:
+        return None
+    if conf.get(MULTITASK_TIMEOUT_KEY) is not None:
+        limit = _timeout(conf[MULTITASK_TIMEOUT_KEY], f"configurable.{MULTITASK_TIMEOUT_KEY}")
+        policy = Multitask(policy.strategy, limit)
+    return str(conf["thread_id"]), runtime, policy
+
+
+def admission(thread_id: str, runtime: Any, policy: Multitask) -> flows.Flow[None]:
+    """Take the thread's lease for a run, or wait for it (``enqueue``), or raise.
+
+    Steps: ``attempt`` (one try, under the thread's I/O lock: ``None`` when the
+    run now holds the lease, else the holder's :data:`Busy`) and ``sleep``.
+
+    Raises:
+        ThreadBusy: the thread is held (``reject``), or still held when the
+            timeout ran out (``enqueue``).
+    """
+    started = time.monotonic()
+    pause = _FIRST_PAUSE
+    while True:
+        busy: Busy | None = yield ("attempt", {"thread_id": thread_id, "runtime": runtime})
+        if busy is None:
+            return
+        waited = time.monotonic() - started
+        left = policy.timeout.total_seconds() - waited
+        if policy.strategy == REJECT or left <= 0:
+            raise ThreadBusy(
+                thread_id=thread_id,
+                owner=busy[0],
+                since=busy[1],
+                strategy=policy.strategy,
+                waited=0.0 if policy.strategy == REJECT else waited,
+            )
+        yield "sleep", {"seconds": min(left, pause * random.uniform(0.5, 1.0))}
+        pause = min(pause * 2, _MAX_PAUSE)
+
+
+def watching(book: RunBook) -> flows.Flow[None]:
+    """Release the leases of admitted runs as soon as they are over.
+
+    Polls the book (reference counts, no I/O) every few milliseconds while any
+    admitted run goes on, so the next run of a thread starts right after the
+    holder returns instead of at the next heartbeat. Steps: ``pause`` (returns
+    ``True`` when the saver is closing) and ``release_ended``.
+    """
+    collected = 0.0
+    while not (yield "pause", {"seconds": _WATCH}):
+        now = time.monotonic()
+        ended, collect, going = book.watch(now)
+        if collect and now - collected >= _COLLECT_EVERY:
+            collected = now
+            gc.collect()  # a traceback cycle holds a run that paused or failed
+            ended, _, going = book.watch(now)
+        if ended:
+            yield "release_ended", {"ended": ended}
+        elif not going:
+            return
+
+
+class SyncTarget:
+    """Where a sync saver's :func:`admission` and :func:`watching` steps go."""
+
+    def __init__(self, leases: Any) -> None:
+        self._leases = leases
+
+    def attempt(self, *, thread_id: str, runtime: Any) -> Busy | None:
+        """One try at the lease, ordered with the thread's other lease statements."""
+        with self._leases._io_lock(thread_id):
+            busy: Busy | None = flows.drive(
+                self._leases.store, self._leases.attempt(thread_id, runtime)
+            )
+            return busy
+
+    def sleep(self, *, seconds: float) -> None:
+        """Wait before the next try."""
+        time.sleep(seconds)
+
+    def pause(self, *, seconds: float) -> bool:
+        """Wait between two looks at the book; ``True`` once the saver is closing."""
+        return bool(self._leases._wake.wait(seconds))
+
+    def release_ended(self, *, ended: list[tuple[str, str, str | None]]) -> None:
+        """Release the leases of runs found over."""
+        try:
+            self._leases._apply(Plan([], {}, ended))
+        except Exception:  # the heartbeat releases them later
+            log.exception("releasing the lease of a finished run failed")
+
+
+class AsyncTarget:
+    """Where an async saver's :func:`admission` and :func:`watching` steps go."""
+
+    def __init__(self, leases: Any) -> None:
+        self._leases = leases
+
+    async def aattempt(self, *, thread_id: str, runtime: Any) -> Busy | None:
+        """See :meth:`SyncTarget.attempt`."""
+        async with self._leases._io_lock(thread_id):
+            busy: Busy | None = await flows.adrive(
+                self._leases.store, self._leases.attempt(thread_id, runtime)
+            )
+            return busy
+
+    async def asleep(self, *, seconds: float) -> None:
+        """See :meth:`SyncTarget.sleep`."""
+        await asyncio.sleep(seconds)
+
+    async def apause(self, *, seconds: float) -> bool:
+        """See :meth:`SyncTarget.pause` (closing cancels the task instead)."""
+        await asyncio.sleep(seconds)
+        return False
+
+    async def arelease_ended(self, *, ended: list[tuple[str, str, str | None]]) -> None:
+        """See :meth:`SyncTarget.release_ended`."""
+        try:
+            await self._leases._release_ended(ended)
+        except Exception:
+            log.exception("releasing the lease of a finished run failed")
