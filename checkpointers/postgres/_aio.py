@@ -44,6 +44,7 @@ from langgraph_durable.checkpointers.postgres._audit import AsyncAudit
 from langgraph_durable.checkpointers.postgres._core import Op, PostgresCore, _Queries
 from langgraph_durable.checkpointers.postgres._errors import translate
 from langgraph_durable.checkpointers.postgres._leases import AsyncLeases
+from langgraph_durable.checkpointers.postgres._listing import ListPages, fetch
 from langgraph_durable.checkpointers.postgres._migrate import PostgresMigrationAsync
 from langgraph_durable.checkpointers.postgres._pool import async_pool
 from langgraph_durable.checkpointers.postgres._stmt import advance, connect_kwargs
@@ -295,9 +296,16 @@ class AsyncPostgresSaver(
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        """Checkpoints matching ``config``/``filter``/``before``, newest first."""
-        for tup in await self._run("list", self._op_list(config, filter, before, limit)):
-            yield tup
+        """Checkpoints matching ``config``/``filter``/``before``, newest first.
+
+        Read in pages (see :mod:`._listing`): between two pages the saver
+        holds no connection, cursor or transaction, so stopping early leaves
+        nothing open and other calls on the saver run meanwhile.
+        """
+        pages = ListPages(self, config, filter, before, limit)
+        while (stmt := pages.next_statement()) is not None:
+            for tup in pages.tuples(await self._run("list", fetch(stmt))):
+                yield tup
 
     async def aput(
         self,
@@ -388,7 +396,9 @@ class AsyncPostgresSaver(
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Sync bridge to :meth:`alist`."""
-        yield from self._bridge(self._run("list", self._op_list(config, filter, before, limit)))
+        pages = ListPages(self, config, filter, before, limit)
+        while (stmt := pages.next_statement()) is not None:
+            yield from pages.tuples(self._bridge(self._run("list", fetch(stmt))))
 
     def put(
         self,

@@ -104,10 +104,12 @@ SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id,
        -- last, so the positions above stay as other readers index them
        b.versions, b.threads, b.nss,
        rw.threads, rw.nss, rw.cids, rw.task_ids, rw.idxs, NULL::text[], rw.blobs,
-       b.bases, b.writes_ofs, b.channel
+       b.bases, b.writes_ofs, b.channel{row_bytes}
 -- ordered before the wide columns join (nested loops keep the order, so the
 -- final ORDER BY sorts nothing)
-FROM (SELECT * FROM c ORDER BY c.checkpoint_id DESC) AS c
+FROM (
+    SELECT * FROM c ORDER BY c.checkpoint_id DESC, c.thread_id DESC, c.checkpoint_ns DESC
+) AS c
 LEFT JOIN LATERAL (
     -- one channel (the common case): sent once, not per row (each array
     -- element costs the round trip ~1 us)
@@ -143,7 +145,7 @@ LEFT JOIN LATERAL (
       AND cw.thread_id = c.thread_id AND cw.checkpoint_ns = c.checkpoint_ns
       AND cw.checkpoint_id = c.parent_checkpoint_id AND cw.channel = '__pregel_tasks'
 ) AS ps ON true
-ORDER BY c.checkpoint_id DESC"""
+ORDER BY c.checkpoint_id DESC, c.thread_id DESC, c.checkpoint_ns DESC"""
 
 _CHECKPOINT_COLS = (
     "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, "
@@ -161,7 +163,15 @@ _HELD_LO = f"""CASE WHEN EXISTS (
                WHERE k.channel = h.channel AND k.version = h.version
            ) THEN h.version ELSE {_ROOT} END"""
 _TUPLES = SELECT_TUPLES.replace("{held_lo}", _ROOT)
-_HELD_TUPLES = SELECT_TUPLES.replace("{held_lo}", _HELD_LO)
+_HELD_TUPLES = SELECT_TUPLES.replace("{held_lo}", _HELD_LO).replace("{row_bytes}", "")
+# list(): each row also says what its checkpoint row weighs (inline values can
+# be large strings), so pages stay near a size in bytes (see _listing)
+LIST_TUPLES = _TUPLES.replace(
+    "{row_bytes}",
+    ",\n       pg_column_size(c.checkpoint) + pg_column_size(c.metadata)"
+    " + coalesce(pg_column_size(c.metadata_exact), 0)",
+)
+_TUPLES = _TUPLES.replace("{row_bytes}", "")
 # get_tuple reads one checkpoint: every value row and write is of its thread
 # and namespace, so those arrays are not sent (NULL: the row's own; ~10% of
 # the statement's time at 300 steps)
@@ -185,9 +195,14 @@ GET_BY_ID = _HELD_TUPLES.replace(
     "WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s "
     "AND checkpoint_id = %(checkpoint_id)s",
 )
-# list(): the WHERE clause is assembled from these fixed predicates only.
+# list(): the WHERE clause is assembled from these fixed predicates only. The
+# order is total (ids repeat across threads: copy_thread keeps them), so a page
+# continues exactly after the last row of the previous one (`after`, keyset
+# pagination). Its first half is an index condition; with the thread and the
+# namespace fixed, the rest is always true.
 LIST_INNER = (
-    f"SELECT {_CHECKPOINT_COLS} FROM {{s}}.checkpoints {{where}} ORDER BY checkpoint_id DESC"
+    f"SELECT {_CHECKPOINT_COLS} FROM {{s}}.checkpoints {{where}} "
+    "ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC"
 )
 LIST_PREDICATES = {
     "thread_id": "thread_id = %(thread_id)s",
@@ -195,6 +210,10 @@ LIST_PREDICATES = {
     "checkpoint_id": "checkpoint_id = %(checkpoint_id)s",
     "filter": "metadata @> %(filter)s",
     "before": "checkpoint_id < %(before)s",
+    "after": (
+        "checkpoint_id <= %(after_id)s AND (checkpoint_id < %(after_id)s"
+        " OR (thread_id, checkpoint_ns) < (%(after_thread)s, %(after_ns)s))"
+    ),
 }
 LIST_LIMIT = " LIMIT %(limit)s"
 

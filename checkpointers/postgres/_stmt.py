@@ -121,7 +121,7 @@ class _Queries:
             where = " AND ".join(_sql.LIST_PREDICATES[p] for p in predicates)
             inner = _sql.LIST_INNER + (_sql.LIST_LIMIT if limited else "")
             query = _sql.render(
-                _sql.SELECT_TUPLES.replace("{inner}", inner),
+                _sql.LIST_TUPLES.replace("{inner}", inner),
                 self.schema,
                 where=f"WHERE {where}" if where else "",
             )

@@ -40,6 +40,7 @@ from langgraph_durable.checkpointers.postgres._audit import SyncAudit
 from langgraph_durable.checkpointers.postgres._core import Op, PostgresCore, _Queries
 from langgraph_durable.checkpointers.postgres._errors import translate
 from langgraph_durable.checkpointers.postgres._leases import SyncLeases
+from langgraph_durable.checkpointers.postgres._listing import ListPages, fetch
 from langgraph_durable.checkpointers.postgres._migrate import PostgresMigrationSync
 from langgraph_durable.checkpointers.postgres._pool import sync_pool
 from langgraph_durable.checkpointers.postgres._stmt import advance, connect_kwargs
@@ -289,8 +290,15 @@ class PostgresSaver(
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        """Checkpoints matching ``config``/``filter``/``before``, newest first."""
-        yield from self._run("list", self._op_list(config, filter, before, limit))
+        """Checkpoints matching ``config``/``filter``/``before``, newest first.
+
+        Read in pages (see :mod:`._listing`): between two pages the saver
+        holds no connection, cursor or transaction, so stopping early leaves
+        nothing open and other calls on the saver run meanwhile.
+        """
+        pages = ListPages(self, config, filter, before, limit)
+        while (stmt := pages.next_statement()) is not None:
+            yield from pages.tuples(self._run("list", fetch(stmt)))
 
     def put(
         self,

@@ -1,4 +1,4 @@
-"""put, put_writes and get_tuple are one statement each (one round trip).
+"""put, put_writes, get_tuple and list(limit=10) are one statement each (one round trip).
 
 The core yields every statement a call runs and the shells execute each one
 with a single ``execute`` (extended protocol: one round trip), so counting the
@@ -81,6 +81,31 @@ async def test_live_calls_send_one_query_each(pg_schema) -> None:
         tup = await saver.aget_tuple({"configurable": {"thread_id": tid}})
         assert len(sent) == 3
         assert tup.pending_writes == [("task", "messages", ["y"])]
+
+
+async def test_a_limited_listing_is_one_statement(pg_schema) -> None:
+    url, schema = pg_schema
+    async with await AsyncConnection.connect(
+        url, autocommit=True, cursor_factory=CountingCursor
+    ) as conn:
+        saver = AsyncPostgresSaver(conn, schema=schema)
+        await saver.setup()
+        tid = f"t-{uuid.uuid4()}"
+        cfg = {"configurable": {"thread_id": tid, "checkpoint_ns": ""}}
+        ids = []
+        for step in range(25):
+            cp, versions = _checkpoint(saver)
+            cfg = await saver.aput(cfg, cp, {"step": step}, versions)
+            ids.append(cp["id"])
+        thread = {"configurable": {"thread_id": tid}}
+        SENT.clear()
+        listed = [t async for t in saver.alist(thread, limit=10)]
+        assert [t.checkpoint["id"] for t in listed] == ids[::-1][:10]
+        assert len(SENT) == 1
+        SENT.clear()
+        got = [t async for t in saver.alist(thread, filter={"step": 3}, limit=10)]
+        assert [t.checkpoint["id"] for t in got] == [ids[3]]
+        assert len(SENT) == 1
 
 
 async def test_async_saver_sync_methods_work_from_another_thread(pg_schema) -> None:
