@@ -65,20 +65,34 @@ def backend_of(url: str) -> str:
     )
 
 
-SAVER_PARAMS = {"postgres": "schema", "redis": "prefix"}
+# our own query parameters: taken off the URL before the driver sees it
+SAVER_PARAMS = {"postgres": ("schema", "prepared_statements"), "redis": ("prefix",)}
+_BOOLEANS = {"true": True, "1": True, "on": True, "yes": True}
+_BOOLEANS.update({"false": False, "0": False, "off": False, "no": False})
 
 
-def split_saver_options(url: str) -> tuple[str, dict[str, str]]:
-    """Take our own query parameter off ``url``: ``?schema=`` (Postgres), ``?prefix=`` (Redis).
+def split_saver_options(url: str) -> tuple[str, dict[str, Any]]:
+    """Take our own query parameters off ``url``.
+
+    ``?schema=NAME`` and ``?prepared_statements=false`` (behind a pooler in
+    transaction mode, such as PgBouncer) on Postgres; ``?prefix=NAME`` on Redis.
 
     Returns:
         The URL the driver sees, and the saver options found.
+
+    Raises:
+        CliError: ``prepared_statements`` is not a yes/no value.
     """
-    param = SAVER_PARAMS[backend_of(url)]
+    params = SAVER_PARAMS[backend_of(url)]
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    options = {k: v for k, v in query if k == param}
-    rest = [(k, v) for k, v in query if k != param]
+    options: dict[str, Any] = {k: v for k, v in query if k in params}
+    if "prepared_statements" in options:
+        value = options["prepared_statements"]
+        if value.lower() not in _BOOLEANS:
+            raise CliError(f"URL parameter prepared_statements={value!r}: expected true or false")
+        options["prepared_statements"] = _BOOLEANS[value.lower()]
+    rest = [(k, v) for k, v in query if k not in params]
     return urlunsplit(parts._replace(query=urlencode(rest))), options
 
 
@@ -86,7 +100,8 @@ def split_saver_options(url: str) -> tuple[str, dict[str, str]]:
 def open_saver(url: str, **options: Any) -> Iterator[Any]:
     """Open the sync saver for ``url``, translating connection failures.
 
-    ``url`` may carry ``?schema=NAME`` (Postgres) or ``?prefix=NAME`` (Redis).
+    ``url`` may carry ``?schema=NAME`` and ``?prepared_statements=false``
+    (Postgres) or ``?prefix=NAME`` (Redis): see :func:`split_saver_options`.
 
     Yields:
         A ``PostgresSaver`` or ``RedisSaver``.

@@ -3,7 +3,8 @@
 ``InMemorySaver`` exercises the fallback path (scan + in-process compare-and-set);
 the Postgres and Redis savers exercise the indexed fast paths in storage.
 ``approval_saver`` is sync-facing (``graph.invoke``), ``async_approval_saver``
-async-facing (``graph.ainvoke``).
+async-facing (``graph.ainvoke``). ``pgbouncer`` is the Postgres saver through a
+PgBouncer in transaction mode (prepared statements off).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-BACKENDS = ["memory", "postgres", "redis"]
+BACKENDS = ["memory", "postgres", "pgbouncer", "redis"]
+POSTGRES = ("postgres", "pgbouncer")
 
 
 def saver_url(request: pytest.FixtureRequest, backend: str) -> tuple[str, dict[str, Any]]:
@@ -22,6 +24,9 @@ def saver_url(request: pytest.FixtureRequest, backend: str) -> tuple[str, dict[s
     if backend == "postgres":
         url, schema = request.getfixturevalue("pg_schema")
         return url, {"schema": schema}
+    if backend == "pgbouncer":
+        url, schema = request.getfixturevalue("pg_bouncer_schema")
+        return url, {"schema": schema, "prepared_statements": False}
     if backend == "redis":
         url, prefix = request.getfixturevalue("redis_prefix")
         return url, {"prefix": prefix}
@@ -34,7 +39,7 @@ def open_sync(backend: str, url: str, options: dict[str, Any]) -> Any:
 
     @contextmanager
     def cm() -> Iterator[Any]:
-        if backend == "postgres":
+        if backend in POSTGRES:
             from langgraph_durable.checkpointers.postgres import PostgresSaver
 
             with PostgresSaver.from_conn_string(url, pool_size=12, **options) as saver:
@@ -68,7 +73,7 @@ async def async_approval_saver(request: pytest.FixtureRequest) -> AsyncIterator[
         yield InMemorySaver()
         return
     url, options = saver_url(request, request.param)
-    if request.param == "postgres":
+    if request.param in POSTGRES:
         from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
         async with AsyncPostgresSaver.from_conn_string(url, pool_size=4, **options) as saver:

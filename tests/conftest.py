@@ -12,6 +12,7 @@ import redis
 from psycopg import sql
 from redis.cluster import RedisCluster
 
+from tests._pgbouncer import OwnPgBouncer
 from tests._redis_cluster import LocalCluster, start_cluster
 from tests._servers import postgres_url, redis_url, valkey_server_binary
 from tests.redis._own_server import OwnRedis
@@ -37,6 +38,21 @@ def pg_schema(pg_server_url: str) -> Iterator[tuple[str, str]]:
     yield pg_server_url, schema
     with psycopg.connect(pg_server_url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture(scope="session")
+def pgbouncer(pg_server_url: str) -> Iterator[OwnPgBouncer]:
+    """A PgBouncer in transaction mode in front of the test server, for this session."""
+    bouncer = OwnPgBouncer(pg_server_url).start()
+    yield bouncer
+    bouncer.stop()
+
+
+@pytest.fixture
+def pg_bouncer_schema(pg_schema: tuple[str, str], pgbouncer: OwnPgBouncer) -> tuple[str, str]:
+    """``(url, schema)`` like ``pg_schema``, the URL going through the session's PgBouncer."""
+    url, schema = pg_schema
+    return pgbouncer.url_for(url), schema
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from tests._approval_graphs import T0
 from tests._approval_savers import open_sync, saver_url
 from tests._approval_worker import APPROVAL_STEP, STEPS, Clock, build
 
-DURABLE = ["postgres", "redis"]
+DURABLE = ["postgres", "pgbouncer", "redis"]
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -47,7 +47,31 @@ class IdleConnections:
         self._returned[conn] = time.monotonic()
 
 
-def sync_pool(conn_string: str, max_size: int, *, prepared_statements: bool) -> ConnectionPool:
+class _SyncPool(ConnectionPool[Connection[Any]]):
+    """A ``ConnectionPool`` that notes when each connection is handed back."""
+
+    idle: IdleConnections
+
+    def putconn(self, conn: Connection[Any]) -> None:
+        # here, not in a reset callback: with one, the pool hands connections
+        # back through its worker, and a call right after waits for it
+        self.idle.rested(conn)
+        super().putconn(conn)
+
+
+class _AsyncPool(AsyncConnectionPool[AsyncConnection[Any]]):
+    """An ``AsyncConnectionPool`` that notes when each connection is handed back."""
+
+    idle: IdleConnections
+
+    async def putconn(self, conn: AsyncConnection[Any]) -> None:
+        self.idle.rested(conn)
+        await super().putconn(conn)
+
+
+def sync_pool(
+    conn_string: str, max_size: int, *, prepared_statements: bool
+) -> ConnectionPool[Connection[Any]]:
     """An open-on-enter ``ConnectionPool`` for ``PostgresSaver.from_conn_string``."""
     idle = IdleConnections()
 
@@ -55,21 +79,22 @@ def sync_pool(conn_string: str, max_size: int, *, prepared_statements: bool) -> 
         if idle.due(conn):
             ConnectionPool.check_connection(conn)
 
-    return ConnectionPool(
+    pool = _SyncPool(
         conn_string,
         min_size=1,
         max_size=max_size,
         kwargs=connect_kwargs(prepared_statements),
         configure=idle.rested,
-        reset=idle.rested,
         check=check,
         open=False,
     )
+    pool.idle = idle
+    return pool
 
 
 def async_pool(
     conn_string: str, max_size: int, *, prepared_statements: bool
-) -> AsyncConnectionPool:
+) -> AsyncConnectionPool[AsyncConnection[Any]]:
     """An open-on-enter ``AsyncConnectionPool`` for ``AsyncPostgresSaver.from_conn_string``."""
     idle = IdleConnections()
 
@@ -77,16 +102,17 @@ def async_pool(
         if idle.due(conn):
             await AsyncConnectionPool.check_connection(conn)
 
-    async def rested(conn: AsyncConnection[Any]) -> None:
+    async def connected(conn: AsyncConnection[Any]) -> None:
         idle.rested(conn)
 
-    return AsyncConnectionPool(
+    pool = _AsyncPool(
         conn_string,
         min_size=1,
         max_size=max_size,
         kwargs=connect_kwargs(prepared_statements),
-        configure=rested,
-        reset=rested,
+        configure=connected,
         check=check,
         open=False,
     )
+    pool.idle = idle
+    return pool

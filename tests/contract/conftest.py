@@ -52,6 +52,34 @@ def _pg_async(request: pytest.FixtureRequest) -> Opener:
     return open_saver
 
 
+def _pg_bouncer_sync(request: pytest.FixtureRequest) -> Opener:
+    url, schema = request.getfixturevalue("pg_bouncer_schema")
+
+    @asynccontextmanager
+    async def open_saver(**options: Any) -> AsyncIterator[SyncAsAsync]:
+        with PostgresSaver.from_conn_string(
+            url, schema=schema, pool_size=4, prepared_statements=False, **options
+        ) as saver:
+            await asyncio.to_thread(saver.setup)
+            yield SyncAsAsync(saver)
+
+    return open_saver
+
+
+def _pg_bouncer_async(request: pytest.FixtureRequest) -> Opener:
+    url, schema = request.getfixturevalue("pg_bouncer_schema")
+
+    @asynccontextmanager
+    async def open_saver(**options: Any) -> AsyncIterator[AsyncPostgresSaver]:
+        async with AsyncPostgresSaver.from_conn_string(
+            url, schema=schema, pool_size=4, prepared_statements=False, **options
+        ) as saver:
+            await saver.setup()
+            yield saver
+
+    return open_saver
+
+
 def _redis_sync(request: pytest.FixtureRequest) -> Opener:
     url, prefix = request.getfixturevalue("redis_prefix")
 
@@ -82,6 +110,9 @@ def _redis_async_on(fixture: str) -> Callable[[pytest.FixtureRequest], Opener]:
 SAVER_FACTORIES: dict[str, Callable[[pytest.FixtureRequest], Opener]] = {
     "pg-sync": _pg_sync,
     "pg-async": _pg_async,
+    # through a PgBouncer in transaction mode, prepared statements off
+    "pg-bouncer-sync": _pg_bouncer_sync,
+    "pg-bouncer-async": _pg_bouncer_async,
     "redis-sync": _redis_sync,
     "redis-async": _redis_async_on("redis_prefix"),
     # the whole suite on the test-started 3-master Redis Cluster too

@@ -2,12 +2,15 @@
 
 The sync saver runs through :class:`tests.contract.SyncAsAsync`, which calls
 its sync methods in a worker thread, so the suite exercises the sync API.
+Both also pass through a PgBouncer in transaction mode, with server-side
+prepared statements off (``prepared_statements=False``).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import pytest
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import ALL_CAPABILITIES
 from psycopg_pool import ConnectionPool
@@ -45,6 +48,40 @@ async def test_sync_saver_passes_every_conformance_capability(pg_schema) -> None
     async def factory() -> AsyncIterator[SyncAsAsync]:
         with ConnectionPool(url, min_size=1, max_size=4, kwargs={"autocommit": True}) as pool:
             saver = PostgresSaver(pool, schema=schema)
+            saver.setup()
+            yield SyncAsAsync(saver)
+
+    await _check(factory)
+
+
+@pytest.mark.parametrize("pool_size", [None, 4])
+async def test_async_saver_passes_every_capability_through_pgbouncer(
+    pg_bouncer_schema, pool_size
+) -> None:
+    url, schema = pg_bouncer_schema
+
+    @checkpointer_test(name="AsyncPostgresSaver via PgBouncer")
+    async def factory() -> AsyncIterator[AsyncPostgresSaver]:
+        async with AsyncPostgresSaver.from_conn_string(
+            url, schema=schema, pool_size=pool_size, prepared_statements=False
+        ) as saver:
+            await saver.setup()
+            yield saver
+
+    await _check(factory)
+
+
+@pytest.mark.parametrize("pool_size", [None, 4])
+async def test_sync_saver_passes_every_capability_through_pgbouncer(
+    pg_bouncer_schema, pool_size
+) -> None:
+    url, schema = pg_bouncer_schema
+
+    @checkpointer_test(name="PostgresSaver via PgBouncer")
+    async def factory() -> AsyncIterator[SyncAsAsync]:
+        with PostgresSaver.from_conn_string(
+            url, schema=schema, pool_size=pool_size, prepared_statements=False
+        ) as saver:
             saver.setup()
             yield SyncAsAsync(saver)
 
