@@ -14,9 +14,12 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import click
+
+from langgraph_durable.checkpointers import _url_options
+from langgraph_durable.checkpointers._errors import InvalidConfigError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,20 +58,12 @@ def redact_url(url: str) -> str:
 
 def backend_of(url: str) -> str:
     """``"postgres"`` or ``"redis"`` for a storage URL, else :class:`CliError`."""
-    scheme = urlsplit(url).scheme.lower()
-    if scheme in ("postgresql", "postgres"):
-        return "postgres"
-    if scheme in ("redis", "rediss", "unix"):
-        return "redis"
-    raise CliError(
-        f"unsupported URL {redact_url(url)!r}: expected postgresql://, redis:// or rediss://"
-    )
-
-
-# our own query parameters: taken off the URL before the driver sees it
-SAVER_PARAMS = {"postgres": ("schema", "prepared_statements"), "redis": ("prefix",)}
-_BOOLEANS = {"true": True, "1": True, "on": True, "yes": True}
-_BOOLEANS.update({"false": False, "0": False, "off": False, "no": False})
+    backend = _url_options.backend_of(url)
+    if backend is None:
+        raise CliError(
+            f"unsupported URL {redact_url(url)!r}: expected postgresql://, redis:// or rediss://"
+        )
+    return backend
 
 
 def split_saver_options(url: str) -> tuple[str, dict[str, Any]]:
@@ -83,17 +78,10 @@ def split_saver_options(url: str) -> tuple[str, dict[str, Any]]:
     Raises:
         CliError: ``prepared_statements`` is not a yes/no value.
     """
-    params = SAVER_PARAMS[backend_of(url)]
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    options: dict[str, Any] = {k: v for k, v in query if k in params}
-    if "prepared_statements" in options:
-        value = options["prepared_statements"]
-        if value.lower() not in _BOOLEANS:
-            raise CliError(f"URL parameter prepared_statements={value!r}: expected true or false")
-        options["prepared_statements"] = _BOOLEANS[value.lower()]
-    rest = [(k, v) for k, v in query if k not in params]
-    return urlunsplit(parts._replace(query=urlencode(rest))), options
+    try:
+        return _url_options.split_saver_options(url, backend_of(url))
+    except InvalidConfigError as exc:
+        raise CliError(f"URL parameter {exc.field}={exc.reason}") from None
 
 
 @contextmanager

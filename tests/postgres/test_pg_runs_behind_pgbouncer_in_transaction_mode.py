@@ -12,21 +12,20 @@ through the session's bouncer (backends ``pg-bouncer-*`` and ``pgbouncer``).
 from __future__ import annotations
 
 import asyncio
-import operator
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import psycopg
 import pytest
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 from psycopg import sql
 
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.migrations.postgres import latest_version
+from tests._pause_graph import pause_graph
 from tests._pgbouncer import OwnPgBouncer
 
 
@@ -53,24 +52,6 @@ def test_the_bouncer_pools_transactions_not_sessions(pg_bouncer_schema) -> None:
             c.close()
 
 
-class State(TypedDict):
-    items: Annotated[list[str], operator.add]
-
-
-def _ask(state: State) -> dict[str, Any]:
-    return {"items": [f"answered:{interrupt('ship it?')}"]}
-
-
-def _graph(saver: Any) -> Any:
-    b = StateGraph(State)
-    b.add_node("work", lambda s: {"items": ["worked"]})
-    b.add_node("ask", _ask)
-    b.add_edge(START, "work")
-    b.add_edge("work", "ask")
-    b.add_edge("ask", END)
-    return b.compile(checkpointer=saver)
-
-
 @pytest.mark.parametrize("pool_size", [None, 3])
 def test_two_sync_savers_share_one_server_connection(one_server_connection, pool_size) -> None:
     url, schema = one_server_connection
@@ -81,7 +62,7 @@ def test_two_sync_savers_share_one_server_connection(one_server_connection, pool
     ):
         a.setup()
         b.setup()
-        ga, gb = _graph(a), _graph(b)
+        ga, gb = pause_graph(a), pause_graph(b)
         for i in range(3):  # each saver's statements land on the other's server session
             ca = {"configurable": {"thread_id": f"a{i}"}}
             cb = {"configurable": {"thread_id": f"b{i}"}}
@@ -104,7 +85,7 @@ async def test_two_async_savers_share_one_server_connection(
     ):
         await a.setup()
         await b.setup()
-        ga, gb = _graph(a), _graph(b)
+        ga, gb = pause_graph(a), pause_graph(b)
 
         async def run(i: int) -> None:
             ca = {"configurable": {"thread_id": f"a{i}"}}
@@ -168,7 +149,7 @@ def test_the_cli_takes_prepared_statements_off_the_url(one_server_connection) ->
     target = f"{url}?schema={schema}&prepared_statements=false"
     assert _cli("setup", "--url", target).returncode == 0
     with PostgresSaver.from_conn_string(url, schema=schema, prepared_statements=False) as saver:
-        graph = _graph(saver)
+        graph = pause_graph(saver)
         graph.invoke({"items": ["s"]}, {"configurable": {"thread_id": "cli"}})
     for command in (["status"], ["inspect", "cli"]):
         out = _cli(*command, "--url", target)

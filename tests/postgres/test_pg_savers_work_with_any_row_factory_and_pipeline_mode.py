@@ -10,21 +10,20 @@ server-side prepared statements on, off or at psycopg's default threshold.
 from __future__ import annotations
 
 import asyncio
-import operator
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import psycopg
 import pytest
 from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
-from langgraph.graph import END, START, StateGraph
-from langgraph.types import Command, interrupt
+from langgraph.types import Command
 from psycopg.rows import class_row, dict_row, namedtuple_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
+from tests._pause_graph import pause_graph
 
 
 class _AnyColumns:
@@ -100,28 +99,10 @@ async def _async_saver(
             yield saver
 
 
-class State(TypedDict):
-    items: Annotated[list[str], operator.add]
-
-
-def _ask(state: State) -> dict[str, Any]:
-    return {"items": [f"answered:{interrupt('ship it?')}"]}
-
-
-def _graph(saver: Any) -> Any:
-    b = StateGraph(State)
-    b.add_node("work", lambda s: {"items": ["worked"]})
-    b.add_node("ask", _ask)
-    b.add_edge(START, "work")
-    b.add_edge("work", "ask")
-    b.add_edge("ask", END)
-    return b.compile(checkpointer=saver)
-
-
 def _exercise_sync(saver: PostgresSaver) -> None:
     thread = f"t-{uuid.uuid4().hex}"
     config = {"configurable": {"thread_id": thread}}
-    graph = _graph(saver)
+    graph = pause_graph(saver)
     assert graph.invoke({"items": ["start"]}, config)["__interrupt__"][0].value == "ship it?"
     assert graph.get_state(config).next == ("ask",)
     assert graph.invoke(Command(resume="yes"), config)["items"] == [
@@ -150,7 +131,7 @@ def _exercise_sync(saver: PostgresSaver) -> None:
 async def _exercise_async(saver: AsyncPostgresSaver) -> None:
     thread = f"t-{uuid.uuid4().hex}"
     config = {"configurable": {"thread_id": thread}}
-    graph = _graph(saver)
+    graph = pause_graph(saver)
     out = await graph.ainvoke({"items": ["start"]}, config)
     assert out["__interrupt__"][0].value == "ship it?"
     assert (await graph.aget_state(config)).next == ("ask",)
