@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from contextlib import AsyncExitStack, ExitStack
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 
-from langgraph_durable.checkpointers._multitask import run_start
+from langgraph_durable.checkpointers._multitask import (
+    arun_returned,
+    loop_stack,
+    run_returned,
+    run_start,
+)
 from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
 if TYPE_CHECKING:
@@ -67,6 +73,9 @@ def sync_run_leases(cls: S) -> S:
         start = run_start(config, leases.multitask if leases else None, leases=leases is not None)
         if start is not None and leases is not None:
             leases.admit(*start)
+            stack = loop_stack(config)
+            if isinstance(stack, ExitStack):
+                stack.push(run_returned(leases, start[0], start[1]))
         return get_tuple(self, config)
 
     @functools.wraps(put)
@@ -164,6 +173,9 @@ def async_run_leases(cls: S) -> S:
         start = run_start(config, leases.multitask if leases else None, leases=leases is not None)
         if start is not None and leases is not None:
             await leases.admit(*start)
+            stack = loop_stack(config)
+            if isinstance(stack, AsyncExitStack):
+                stack.push_async_exit(arun_returned(leases, start[0], start[1]))
         return await aget_tuple(self, config)
 
     @functools.wraps(aput)

@@ -36,15 +36,18 @@ import asyncio
 import gc
 import logging
 import random
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import FrameType
 from typing import Any
 
 from langgraph_durable.checkpointers import _lease_flows as flows
 from langgraph_durable.checkpointers._errors import InvalidConfigError, ThreadBusy
-from langgraph_durable.checkpointers._run_book import RUNTIME_KEY, Plan, RunBook
+from langgraph_durable.checkpointers._run_book import RUNTIME_KEY, Held, Plan, RunBook
 
 log = logging.getLogger("langgraph_durable.checkpointers.leases")
 
@@ -60,13 +63,17 @@ NONE = "none"
 STRATEGIES = (REJECT, ENQUEUE)
 DEFAULT_TIMEOUT = timedelta(seconds=60)
 
-# an enqueued run polls the lease: first after 20 ms, then doubling up to 250 ms
+# an enqueued run polls the lease: first after 10 ms, then doubling up to 50 ms
 # (jittered, so waiters released together do not ask at the same instant)
-_FIRST_PAUSE = 0.02
-_MAX_PAUSE = 0.25
+_FIRST_PAUSE = 0.01
+_MAX_PAUSE = 0.05
 # how often admitted runs are checked for being over (a reference count each)
 _WATCH = 0.02
-_COLLECT_EVERY = 2.0
+_FULL_AFTER = 0.2
+_COLLECT_EVERY = 1.0
+_COLLECT_FOR = 30.0
+# how far up the caller's frames loop_stack looks for LangGraph's loop
+_FRAMES = 4
 
 Busy = tuple[str | None, datetime | None]
 """``(owner, since)`` of the run holding a thread."""
@@ -169,6 +176,29 @@ def run_start(
     return str(conf["thread_id"]), runtime, policy
 
 
+def loop_stack(config: Mapping[str, Any]) -> ExitStack | AsyncExitStack | None:
+    """The exit stack of the LangGraph loop whose start reads ``config``, if found.
+
+    LangGraph's loop reads the thread with its own ``checkpoint_config`` (this
+    very object) while it enters; a callback pushed on its exit stack then
+    runs when the loop exits, after its background writes are done: the
+    precise end of the run. Looked up on the caller's frames (the saver's
+    read, called from the loop's ``__enter__``/``__aenter__``); ``None`` when
+    the read comes from elsewhere (another thread, a bridge), and then the
+    run's end is found by :func:`watching` instead.
+    """
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(_FRAMES):
+        if frame is None:
+            return None
+        loop = frame.f_locals.get("self")
+        if getattr(loop, "checkpoint_config", None) is config:
+            stack = getattr(loop, "stack", None)
+            return stack if isinstance(stack, (ExitStack, AsyncExitStack)) else None
+        frame = frame.f_back
+    return None
+
+
 def admission(thread_id: str, runtime: Any, policy: Multitask) -> flows.Flow[None]:
     """Take the thread's lease for a run, or wait for it (``enqueue``), or raise.
 
@@ -199,6 +229,58 @@ def admission(thread_id: str, runtime: Any, policy: Multitask) -> flows.Flow[Non
         pause = min(pause * 2, _MAX_PAUSE)
 
 
+def run_returned(leases: Any, thread_id: str, runtime: Any) -> Callable[..., None]:
+    """An exit callback for a sync run's LangGraph loop: release its lease as it returns.
+
+    A run that finished released it with its last checkpoint already; one
+    that paused or failed releases it here, after its last write. A failed
+    release is left to the watcher and the heartbeat (the run is over).
+    """
+
+    def on_exit(*_exc: Any) -> None:
+        with leases._io_lock(thread_id):
+            ended = leases.book.end_run(thread_id, runtime)
+            if ended is None:
+                return
+            try:
+                flows.drive(leases.store, _release(leases, thread_id, *ended))
+            except Exception:  # the run's outcome stands
+                leases.book.restore(ended[0])
+                log.exception("releasing the lease of thread %r failed", thread_id)
+
+    return on_exit
+
+
+def arun_returned(leases: Any, thread_id: str, runtime: Any) -> Callable[..., Awaitable[None]]:
+    """See :func:`run_returned` (an async exit callback)."""
+
+    async def on_exit(*_exc: Any) -> None:
+        async with leases._io_lock(thread_id):
+            ended = leases.book.end_run(thread_id, runtime)
+            if ended is None:
+                return
+            try:
+                await flows.adrive(leases.store, _release(leases, thread_id, *ended))
+            except Exception:
+                leases.book.restore(ended[0])
+                log.exception("releasing the lease of thread %r failed", thread_id)
+
+    return on_exit
+
+
+def _release(leases: Any, thread_id: str, held: Held, reason: str) -> flows.Flow[None]:
+    yield (
+        "release_lease",
+        {
+            "thread_id": thread_id,
+            "owner": leases.owner,
+            "now": leases.clock(),
+            "reason": reason,
+            "error": held.error,
+        },
+    )
+
+
 def watching(book: RunBook) -> flows.Flow[None]:
     """Release the leases of admitted runs as soon as they are over.
 
@@ -210,10 +292,17 @@ def watching(book: RunBook) -> flows.Flow[None]:
     collected = 0.0
     while not (yield "pause", {"seconds": _WATCH}):
         now = time.monotonic()
-        ended, collect, going = book.watch(now)
-        if collect and now - collected >= _COLLECT_EVERY:
-            collected = now
-            gc.collect()  # a traceback cycle holds a run that paused or failed
+        ended, lingering, going = book.watch(now)
+        if lingering is not None and lingering <= _COLLECT_FOR:
+            # a run that returned lingers in a reference cycle: a young
+            # collection frees a short run's at once; a long run's needs a full
+            # one, done at most every _COLLECT_EVERY seconds (after
+            # _COLLECT_FOR, say a traceback kept, the heartbeat's collections
+            # are left to find it)
+            full = lingering >= _FULL_AFTER and now - collected >= _COLLECT_EVERY
+            if full:
+                collected = now
+            gc.collect(2 if full else 1)
             ended, _, going = book.watch(now)
         if ended:
             yield "release_ended", {"ended": ended}

@@ -35,7 +35,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -50,8 +49,19 @@ from langgraph_durable.checkpointers._leases import (
     clip_error,
 )
 from langgraph_durable.checkpointers._run_ends import RESUME, end_shown_by, may_have_next
+from langgraph_durable.checkpointers._run_records import NOTHING, Decision, Held, Plan
 
-__all__ = ["RESUME", "RUNTIME_KEY", "Decision", "RunBook", "end_shown_by", "may_have_next"]
+__all__ = [
+    "NOTHING",
+    "RESUME",
+    "RUNTIME_KEY",
+    "Decision",
+    "Held",
+    "Plan",
+    "RunBook",
+    "end_shown_by",
+    "may_have_next",
+]
 
 RUNTIME_KEY = "__pregel_runtime"
 _RUN_SOURCES = ("input", "loop")
@@ -66,80 +76,6 @@ def _thread_and_ns(config: Mapping[str, Any]) -> tuple[str | None, str, Any]:
         str(conf.get("checkpoint_ns") or ""),
         conf.get(RUNTIME_KEY),
     )
-
-
-@dataclass
-class Held:
-    """A lease this process holds, and what the book knows of its run."""
-
-    thread_id: str
-    token: int
-    runtime: Any  # the run's Runtime; None until the first write of an adopted run
-    last_activity: float = field(default_factory=time.monotonic)
-    progress: tuple[datetime, str | None] | None = None
-    error: str | None = None
-    ending: bool = False  # an __error__ was written: the run is probably ending
-    pending: bool = False  # decided to start, lease not acquired yet
-    # contested: another owner held a live lease when the run started; its
-    # (token, renewed_at). The run goes on unleased; the heartbeat takes the
-    # lease over once that holder is provably dead, or it is released.
-    rival: tuple[int, datetime | None] | None = None
-    # the contested run ended cleanly with this reason: release the rival's
-    # lease for it once the rival is provably dead (a killed run's lease must
-    # not outlive the run that finished the thread)
-    closing: str | None = None
-    # taken by a run with a multitask strategy (see _multitask.py): kept until
-    # the run is over, and released by watch() as soon as it is
-    admitted: bool = False
-    # such a run paused: the reason to release with once it has returned
-    end_reason: str | None = None
-
-    @property
-    def ours(self) -> bool:
-        """Whether the lease is (being) held by this process, not by a rival."""
-        return self.rival is None
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What to do around one saver call.
-
-    Attributes:
-        start: Acquire the lease before the write (a new run of the thread).
-        end: Release after the write, with this reason.
-        error: An error text to record (the run wrote ``__error__``).
-    """
-
-    thread_id: str | None = None
-    runtime: Any = None
-    start: bool = False
-    end: str | None = None
-    error: str | None = None
-
-
-NOTHING = Decision()
-
-
-@dataclass(frozen=True)
-class Plan:
-    """One heartbeat's work.
-
-    Attributes:
-        renew: Threads whose lease to renew.
-        progress: Progress to record with the renewal.
-        ended: ``(thread_id, reason, error)`` of runs found over: release them.
-        collect: Run the cycle collector first (a run may be held by a traceback).
-        contest: Contested runs still going: try to take their lease.
-        clear: ``(thread_id, rival token, reason)`` of contested runs that ended
-            cleanly: release the rival's lease once the rival is dead.
-    """
-
-    renew: list[str]
-    progress: dict[str, tuple[datetime, str | None]]
-    ended: list[tuple[str, str, str | None]]
-    collect: bool = False
-    contest: list[str] = field(default_factory=list)
-    clear: list[tuple[str, int, str]] = field(default_factory=list)
 
 
 class RunBook:
@@ -234,7 +170,8 @@ class RunBook:
 
         Returns ``("held", None)`` when the run holds the lease already (or
         takes over a recovery worker's claim), ``("busy", None)`` when another
-        run of this process holds the thread, or ``("reserved", previous)``:
+        run of this process holds the thread (``"lingering"``: one that paused
+        or failed, maybe over but not collected yet), or ``("reserved", previous)``:
         acquire the lease now, then :meth:`confirm` or :meth:`unreserve`.
         """
         with self._lock:
@@ -248,7 +185,9 @@ class RunBook:
                     held.runtime, held.admitted = runtime, True
                     return "held", None
                 if held.pending or held.runtime is None or not _only_we_hold(held):
-                    return "busy", None
+                    # paused or failed: maybe over, held by a reference cycle
+                    ended = (held.ending or held.end_reason) and not held.pending
+                    return ("lingering" if ended else "busy"), None
                 # the run holding it is over, its release not sent yet: replace it
             self._held[thread_id] = Held(thread_id, 0, runtime, pending=True, admitted=True)
             self._ended.pop(thread_id, None)
@@ -265,15 +204,18 @@ class RunBook:
             else:
                 self._held[thread_id] = previous
 
-    def watch(self, now: float) -> tuple[list[tuple[str, str, str | None]], bool, bool]:
-        """Find admitted runs that are over: ``(ended, collect, watching)``.
+    def watch(self, now: float) -> tuple[list[tuple[str, str, str | None]], float | None, bool]:
+        """Find admitted runs that are over: ``(ended, lingering, going)``.
 
-        ``ended`` as in :class:`Plan`; ``collect``: a run that paused or failed
-        more than a second ago is still referenced (by a traceback, say): run
-        the cycle collector; ``watching``: admitted runs are still going.
+        ``ended`` as in :class:`Plan`. ``lingering``: seconds since the oldest
+        admitted run that paused or failed is still referenced (``None``: no
+        such run); a run that returned lingers in a reference cycle (LangGraph's
+        loop refers to itself) until the cycle collector runs. ``going``:
+        admitted runs are still going.
         """
         ended: list[tuple[str, str, str | None]] = []
-        collect = watching = False
+        lingering: float | None = None
+        going = False
         with self._lock:
             for held in self._held.values():
                 if not held.admitted or held.pending or held.rival is not None:
@@ -281,10 +223,20 @@ class RunBook:
                 if held.runtime is not None and _only_we_hold(held):
                     ended.append((held.thread_id, _end_reason(held), held.error))
                     continue
-                watching = True
-                if (held.ending or held.end_reason) and now - held.last_activity > 1.0:
-                    collect = True
-        return ended, collect, watching
+                going = True
+                if held.ending or held.end_reason:
+                    since = now - held.last_activity
+                    lingering = since if lingering is None else max(lingering, since)
+        return ended, lingering, going
+
+    def end_run(self, thread_id: str, runtime: Any) -> tuple[Held, str] | None:
+        """``runtime``'s admitted run returned: forget its lease, with the reason to release."""
+        with self._lock:
+            held = self._held.get(thread_id)
+            if held is None or held.runtime is not runtime or not held.admitted or held.pending:
+                return None  # released with its last checkpoint, or not ours
+            self._drop(thread_id, None)
+            return held, _end_reason(held)
 
     def drop_over(self, thread_id: str) -> Held | None:
         """Forget ``thread_id``'s lease if its run is over (not if a new run took its place)."""

@@ -8,6 +8,7 @@ flow the drivers in :mod:`langgraph_durable.checkpointers._run_leases` run sync 
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -219,9 +220,17 @@ class RunLeasesCore:
         Returns ``None`` when the run holds the lease, else the holder.
         """
         booked, previous = self.book.admit(thread_id, runtime)
+        for generation in (1, 2):
+            if booked != "lingering":
+                break
+            # a run of this process paused or failed and may have returned: its
+            # reference cycle keeps it looking alive until collected (a young
+            # collection is enough unless the run was long)
+            gc.collect(generation)
+            booked, previous = self.book.admit(thread_id, runtime)
         if booked == "held":
             return None
-        if booked == "busy":  # another run of this process
+        if booked != "reserved":  # another run of this process
             record = yield "get_lease", {"thread_id": thread_id}
             return (record.owner, record.acquired_at) if record else (self.owner, None)
         try:

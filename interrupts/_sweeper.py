@@ -15,7 +15,7 @@ from typing import Any
 
 from langgraph.types import Command
 
-from langgraph_durable.checkpointers import WaitEntry
+from langgraph_durable.checkpointers import ThreadBusy, WaitEntry
 from langgraph_durable.interrupts._approve import (
     _env,
     pending_of,
@@ -259,6 +259,16 @@ class ApprovalSweeper:
                     durability=self.durability,
                 )
             )
+        except ThreadBusy as busy:
+            # a run holds the thread (the saver's multitask="reject"): keep the
+            # claim, so a sweep after the lease resumes it with the decision
+            log.warning(
+                "thread %r is busy (a run by %s holds it); resuming %s after the lease",
+                entry.thread_id,
+                busy.owner,
+                entry.interrupt_id,
+            )
+            return False
         except Exception:
             # keep the claim: it expires after the lease and a later sweep retries
             log.exception("sweeping %s/%s failed", entry.thread_id, entry.interrupt_id)

@@ -1,6 +1,8 @@
 """Two processes resume the same paused thread at the same moment.
 
-What our savers do (documented in the README's Guarantees): neither saver
+What our savers do without a multitask strategy (the default, documented in
+the README's Guarantees; ``multitask="reject"``/``"enqueue"`` are proved in
+tests/test_multitask_strategies_serialize_racing_runs.py): neither saver
 locks a thread, so both runs execute; each run writes its own chain of
 checkpoints from the common parent, so the thread's history forks into two
 branches, each exactly what that run computed (never interleaved: no
