@@ -16,9 +16,10 @@ the run: the loop's ``get_tuple`` of the root namespace, whose config carries
 the run's ``Runtime``. That read comes before the run's first write and before
 any node runs, so a run turned away has run nothing and written nothing. The
 lease then stays with the run until it is over: released with its last
-checkpoint when it finishes, and when it pauses or fails, once the run has
-returned (:meth:`~langgraph_durable.checkpointers._run_book.RunBook.watch`), so
-a task still running beside the one that paused never overlaps the next run.
+checkpoint when it finishes, and when it pauses or fails, as LangGraph's loop
+exits (:func:`run_returned`, pushed on the loop's exit stack; where the loop
+is not found, :func:`watching` notices the run is gone), so a task still
+running beside the one that paused never overlaps the next run.
 
 A holder whose process is gone, or that missed its heartbeat, or whose lease
 expired, does not block: its lease is taken over
