@@ -9,10 +9,13 @@ from langgraph_durable.checkpointers._activities import ActivityRecord, Activity
 from langgraph_durable.checkpointers._audit import (
     AUDIT_FIELDS,
     AsyncAuditLog,
+    AsyncVerifiableAudit,
     AuditLog,
     DeferredAudit,
+    VerifiableAudit,
     audit_entry,
 )
+from langgraph_durable.checkpointers._audit_chain import AuditBreak, AuditVerification
 from langgraph_durable.checkpointers._delta import DeltaPolicy
 from langgraph_durable.checkpointers._errors import (
     CheckpointerError,
@@ -58,9 +61,12 @@ __all__ = [
     "AsyncAuditLog",
     "AsyncDecisionStore",
     "AsyncLeaseStore",
+    "AsyncVerifiableAudit",
     "AsyncWaitClaims",
     "AsyncWaitIndex",
+    "AuditBreak",
     "AuditLog",
+    "AuditVerification",
     "CheckpointerError",
     "CorruptCheckpointError",
     "DecisionStore",
@@ -76,6 +82,7 @@ __all__ = [
     "StorageUnavailableError",
     "ThreadBusy",
     "UnstorableValueError",
+    "VerifiableAudit",
     "WaitClaims",
     "WaitEntry",
     "WaitIndex",

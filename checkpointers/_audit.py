@@ -22,6 +22,9 @@ log in the saver's own storage (issue 11). An entry is a JSON-able dict::
 Stores add ``seq``: a per-store increasing number that orders a thread's
 entries. Entries are never updated; they are deleted only by the explicit
 retention call (:meth:`AuditLog.purge_audit`), never by ``delete_thread``.
+Our savers also chain each entry to the one before it (see
+:mod:`~langgraph_durable.checkpointers._audit_chain`) and check that chain
+(:class:`VerifiableAudit`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from langgraph_durable.checkpointers._audit_chain import AuditVerification
 
 AUDIT_FIELDS = (
     "at",
@@ -120,6 +125,24 @@ class AsyncAuditLog(Protocol):
 
     async def apurge_audit(self, *, thread_id: str) -> int:
         """See :meth:`AuditLog.purge_audit`."""
+        ...
+
+
+@runtime_checkable
+class VerifiableAudit(Protocol):
+    """An audit log whose entries are hash-chained (our savers)."""
+
+    def verify_audit(self, *, thread_id: str) -> AuditVerification:
+        """Check the thread's chain; the report names the first broken link."""
+        ...
+
+
+@runtime_checkable
+class AsyncVerifiableAudit(Protocol):
+    """Async twin of :class:`VerifiableAudit`."""
+
+    async def averify_audit(self, *, thread_id: str) -> AuditVerification:
+        """See :meth:`VerifiableAudit.verify_audit`."""
         ...
 
 

@@ -26,6 +26,7 @@ Run recovery (our savers hold a lease on each running thread)::
     RecoveryWorker(graph, max_recoveries=3).run_once()  # resume runs whose process died
 """
 
+from langgraph_durable.checkpointers import AuditBreak, AuditVerification
 from langgraph_durable.interrupts._activity import Activity, activity, idempotency_key
 from langgraph_durable.interrupts._approve import aapprove, approve, areject, reject
 from langgraph_durable.interrupts._audit import (
@@ -33,7 +34,9 @@ from langgraph_durable.interrupts._audit import (
     aaudit_log,
     apurge_audit,
     audit_log,
+    averify_audit,
     purge_audit,
+    verify_audit,
 )
 from langgraph_durable.interrupts._authz import (
     REQUESTER,
@@ -60,6 +63,7 @@ from langgraph_durable.interrupts._embedded import start_embedded_postgres
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
     AmbiguousApproval,
+    AuditNotVerifiable,
     InterruptsError,
     NoPendingApproval,
     NotParked,
@@ -132,7 +136,10 @@ __all__ = [
     "ApprovalHealth",
     "ApprovalItem",
     "ApprovalSweeper",
+    "AuditBreak",
     "AuditEntry",
+    "AuditNotVerifiable",
+    "AuditVerification",
     "AuthRequest",
     "Authorize",
     "Backoff",
@@ -178,6 +185,7 @@ __all__ = [
     "areject",
     "audit_log",
     "aunpark_thread",
+    "averify_audit",
     "compensable",
     "compensate_command",
     "decide",
@@ -201,4 +209,5 @@ __all__ = [
     "thread_state",
     "thread_timeline",
     "unpark_thread",
+    "verify_audit",
 ]

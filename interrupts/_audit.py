@@ -30,8 +30,15 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import interrupt
 from pydantic import BaseModel
 
-from langgraph_durable.checkpointers import DeferredAudit, audit_entry
+from langgraph_durable.checkpointers import (
+    AsyncVerifiableAudit,
+    AuditVerification,
+    DeferredAudit,
+    VerifiableAudit,
+    audit_entry,
+)
 from langgraph_durable.interrupts._clock import utc_now
+from langgraph_durable.interrupts._errors import AuditNotVerifiable
 from langgraph_durable.interrupts._pregel import CONFIG_KEY_CHECKPOINTER, current_task
 from langgraph_durable.interrupts._store import Backend
 
@@ -131,6 +138,41 @@ def purge_audit(saver: Any, *, thread_id: str) -> int:
 async def apurge_audit(saver: Any, *, thread_id: str) -> int:
     """Async twin of :func:`purge_audit`."""
     return await Backend(saver).apurge_audit(str(thread_id))
+
+
+def verify_audit(saver: Any, thread_id: str) -> AuditVerification:
+    """Check the thread's audit trail against its hash chain.
+
+    Our savers chain each entry to the one before it when they append it, and
+    keep the thread's newest link (its head). This reads the entries and the
+    head in one snapshot and recomputes every link.
+
+    Args:
+        saver: One of our Postgres or Redis savers.
+        thread_id: The thread.
+
+    Returns:
+        The report: ``intact``, how many entries, the head (keep it to detect a
+        later rewrite of the whole chain), what purges removed, and ``broken``:
+        the first broken link (its ``seq``, and whether an entry was
+        ``altered``, is ``missing`` or was ``forged``).
+
+    Raises:
+        AuditNotVerifiable: The saver keeps no chain (``InMemorySaver`` and
+            other savers: their log is the in-process one).
+    """
+    if not isinstance(saver, VerifiableAudit):
+        raise AuditNotVerifiable(saver_type=type(saver).__name__)
+    return saver.verify_audit(thread_id=str(thread_id))
+
+
+async def averify_audit(saver: Any, thread_id: str) -> AuditVerification:
+    """Async twin of :func:`verify_audit`."""
+    if isinstance(saver, AsyncVerifiableAudit):
+        return await saver.averify_audit(thread_id=str(thread_id))
+    if isinstance(saver, VerifiableAudit):  # a sync saver: its calls block
+        return await asyncio.to_thread(saver.verify_audit, thread_id=str(thread_id))
+    raise AuditNotVerifiable(saver_type=type(saver).__name__)
 
 
 # -- entries written from inside a node ----------------------------------------------

@@ -154,3 +154,21 @@ class NotParked(InterruptsError, LookupError):
         self.thread_id = thread_id
         self.state = state
         super().__init__(f"thread {thread_id!r} is not parked (it is {state}); nothing changed")
+
+
+class AuditNotVerifiable(InterruptsError, TypeError):
+    """``verify_audit`` was given a saver that does not chain its audit entries.
+
+    Our Postgres and Redis savers chain every entry; other savers (the
+    in-process log of ``InMemorySaver`` and the like) keep no chain to check.
+
+    Attributes:
+        saver_type: The saver's class name.
+    """
+
+    def __init__(self, *, saver_type: str) -> None:
+        self.saver_type = saver_type
+        super().__init__(
+            f"cannot verify the audit trail of {saver_type}: it keeps no hash chain "
+            "(the savers of langgraph_durable.checkpointers.postgres and .redis do)"
+        )

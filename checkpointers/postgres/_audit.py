@@ -1,66 +1,125 @@
-"""The audit trail on PostgreSQL: the append-only table of layout step 0007.
+"""The audit trail on PostgreSQL: the table of layout step 0007, chained by step 0010.
 
 :class:`AuditCore` builds the statements (no I/O); :class:`SyncAudit` and
 :class:`AsyncAudit` are the thin shells mixed into the two savers. They
-implement :class:`~langgraph_durable.checkpointers.AuditLog` (and the async twin). The table's
-trigger refuses UPDATE, TRUNCATE and DELETE; :meth:`AuditCore._op_purge_audit`
-is the one path that deletes (the thread and its entries, in one transaction
-that names the thread in a transaction-local setting the trigger checks).
+implement :class:`~langgraph_durable.checkpointers.AuditLog` (and the async
+twin) and verify the hash chain
+(:class:`~langgraph_durable.checkpointers.VerifiableAudit`).
+
+Rows are written only by two functions of the schema, which run as its owner:
+``durable_audit_append`` (every append, the decision's own too: it links each
+entry to the one before while it holds the thread's head row locked) and
+``durable_audit_purge`` (the retention call's delete). The tables' triggers
+refuse every other write, whatever the writer's grants (see the step's SQL).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Jsonb
 
 from langgraph_durable.checkpointers._audit import AUDIT_FIELDS, DeferredAuditMixin
+from langgraph_durable.checkpointers._audit_chain import (
+    AuditVerification,
+    ChainedEntry,
+    ChainHead,
+    check_chain,
+)
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers.postgres import _sql
 from langgraph_durable.checkpointers.postgres._sql import render
 from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt
 
 _COLUMNS = ", ".join(AUDIT_FIELDS)
-_RECORD = """e(at timestamptz, thread_id text, checkpoint_ns text, approval_id text, item text,
-  actor text, action text, fingerprint text, outcome text, reason text, dedupe_key text)"""
-_VALUES = """e.at, e.thread_id, coalesce(e.checkpoint_ns, ''), e.approval_id, e.item, e.actor,
-       e.action, e.fingerprint, e.outcome, e.reason, e.dedupe_key"""
 
 # Entries in array order (the identity numbers them in that order); a node's
 # entry seen before (same thread and dedupe key) is skipped.
-APPEND_AUDIT = f"""
-INSERT INTO {{s}}.durable_audit ({_COLUMNS})
-SELECT {_VALUES}
-FROM jsonb_to_recordset(%(entries)s) AS {_RECORD}
-ON CONFLICT (thread_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING"""
+APPEND_AUDIT = "SELECT {s}.durable_audit_append(%(entries)s)"
 
-# The audit part of a decision's statement: written only if this statement
-# stored the decision (the `ins` CTE of RECORD_DECISION returned a row).
-AUDIT_CTE = f""", aud AS (
-    INSERT INTO {{s}}.durable_audit ({_COLUMNS})
-    SELECT {_VALUES}
-    FROM jsonb_to_recordset(%(audit)s) AS {_RECORD}
-    WHERE EXISTS (SELECT 1 FROM ins)
+# The audit part of a decision's statement: appended only if this statement
+# stored the decision (the `ins` CTE of RECORD_DECISION returned a row). A
+# CTE that only selects runs when it is read: the decision's row reads it.
+AUDIT_CTE = """, aud AS (
+    SELECT {s}.durable_audit_append(%(audit)s) AS n FROM ins
 )"""
+AUDIT_READ = "\nSELECT decision FROM ins CROSS JOIN (SELECT count(*) FROM aud) AS a"
 
 READ_AUDIT = f"""
 SELECT seq, {_COLUMNS} FROM {{s}}.durable_audit
 WHERE thread_id = %(thread_id)s ORDER BY seq"""
 
-PURGE_SETTING = "SELECT set_config('langgraph_durable.audit_purge', %(thread_id)s, true)"
-PURGE_AUDIT = """
-WITH gone AS (DELETE FROM {s}.durable_audit WHERE thread_id = %(thread_id)s RETURNING 1)
-SELECT count(*) FROM gone"""
+# The head and every entry of the thread in one statement: one snapshot.
+VERIFY_AUDIT = f"""
+SELECT h.pos, h.link, h.base_pos, h.base_link, h.purged, h.purged_at,
+       a.seq, a.pos, a.link, a.recorded_at, {", ".join("a." + c for c in AUDIT_FIELDS)}
+FROM (SELECT 1) AS one
+LEFT JOIN {{s}}.durable_audit_heads AS h ON h.thread_id = %(thread_id)s
+LEFT JOIN {{s}}.durable_audit AS a ON a.thread_id = %(thread_id)s
+ORDER BY a.seq"""
+
+PURGE_AUDIT = "SELECT {s}.durable_audit_purge(%(thread_id)s)"
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MICRO = timedelta(microseconds=1)
+
+
+def row_digest(values: Sequence[Any]) -> bytes:
+    """SHA-256 of an entry's canonical bytes, as ``durable_audit_digest`` builds them.
+
+    Args:
+        values: ``at``, ``recorded_at`` (aware datetimes), then the text columns
+            ``thread_id`` .. ``dedupe_key`` in :data:`AUDIT_FIELDS` order.
+    """
+    parts = []
+    for v in values:
+        if v is None:
+            parts.append("-")
+            continue
+        text = str((v - _EPOCH) // _MICRO) if isinstance(v, datetime) else str(v)
+        parts.append(f"{len(text.encode('utf-8'))}:{text}")
+    return hashlib.sha256("".join(parts).encode("utf-8")).digest()
+
+
+def _chain(thread_id: str, rows: Sequence[tuple[Any, ...]]) -> AuditVerification:
+    first = rows[0] if rows else None
+    head = None
+    if first is not None and first[0] is not None:
+        pos, link, base_pos, base_link, purged, purged_at = first[:6]
+        head = ChainHead(
+            position=int(pos),
+            link=bytes(link),
+            base_position=int(base_pos),
+            base_link=bytes(base_link),
+            purged=int(purged),
+            purged_at=purged_at,
+        )
+    entries = []
+    for row in rows:
+        seq, pos, link, recorded_at, at, *texts = row[6:]
+        if seq is None:
+            continue  # the thread has no entries: the one row is the head's
+        entries.append(
+            ChainedEntry(
+                seq=int(seq),
+                position=None if pos is None else int(pos),
+                link=None if link is None else bytes(link),
+                digest=row_digest([at, recorded_at, *texts]),
+            )
+        )
+    return check_chain(thread_id, head, entries)
 
 
 def audited(record_decision_sql: str) -> str:
-    """The decision statement with the audit insert added as one more CTE."""
+    """The decision statement with the audit append added as one more CTE."""
     head, sep, tail = record_decision_sql.rpartition("\n)\nSELECT decision FROM ins")
     if not sep:
-        raise RuntimeError("RECORD_DECISION changed shape: cannot add the audit insert")
-    return head + "\n)" + AUDIT_CTE + "\nSELECT decision FROM ins" + tail
+        raise RuntimeError("RECORD_DECISION changed shape: cannot add the audit append")
+    return head + "\n)" + AUDIT_CTE + AUDIT_READ + tail
 
 
 class _AuditQueries:
@@ -68,6 +127,7 @@ class _AuditQueries:
         self.append = render(APPEND_AUDIT, schema)
         self.read = render(READ_AUDIT, schema)
         self.purge = render(PURGE_AUDIT, schema)
+        self.verify = render(VERIFY_AUDIT, schema)
 
 
 def _jsonable(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -116,11 +176,17 @@ class AuditCore:
     def _op_purge_audit(self, thread_id: str) -> Op:
         params = {"thread_id": check_id("thread_id", thread_id)}
         yield Stmt(_sql.BEGIN)
-        yield Stmt(PURGE_SETTING, params)
-        rows = yield Stmt(self._auq.purge, params, fetch=True)
+        # the thread first: a decision being recorded meanwhile takes its
+        # decision row, then the head; the purge takes them in the same order
         yield from self._op_delete_threads([thread_id])
+        rows = yield Stmt(self._auq.purge, params, fetch=True)
         yield Stmt(_sql.COMMIT)
         return int(rows[0][0]) if rows else 0
+
+    def _op_verify_audit(self, thread_id: str) -> Op:
+        thread_id = check_id("thread_id", thread_id)
+        rows = yield Stmt(self._auq.verify, {"thread_id": thread_id}, fetch=True)
+        return _chain(thread_id, rows or ())
 
 
 class SyncAudit(AuditCore):
@@ -145,6 +211,10 @@ class SyncAudit(AuditCore):
         gone = self._run("purge_audit", self._op_purge_audit(thread_id))
         self._run("delete_lease", self._op_delete_lease(thread_id))
         return int(gone)
+
+    def verify_audit(self, *, thread_id: str) -> AuditVerification:
+        """Check the thread's audit chain; the report names the first broken link."""
+        return self._run("verify_audit", self._op_verify_audit(thread_id))  # type: ignore[no-any-return]
 
 
 class AsyncAudit(DeferredAuditMixin, AuditCore):
@@ -172,6 +242,10 @@ class AsyncAudit(DeferredAuditMixin, AuditCore):
         await self._run("delete_lease", self._op_delete_lease(thread_id))
         return int(gone)
 
+    async def averify_audit(self, *, thread_id: str) -> AuditVerification:
+        """Async twin of ``verify_audit``."""
+        return await self._run("verify_audit", self._op_verify_audit(thread_id))  # type: ignore[no-any-return]
+
     def append_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
         """Sync bridge to :meth:`aappend_audit`."""
         self._bridge(self.aappend_audit(entries=entries))
@@ -183,3 +257,7 @@ class AsyncAudit(DeferredAuditMixin, AuditCore):
     def purge_audit(self, *, thread_id: str) -> int:
         """Sync bridge to :meth:`apurge_audit`."""
         return self._bridge(self.apurge_audit(thread_id=thread_id))  # type: ignore[no-any-return]
+
+    def verify_audit(self, *, thread_id: str) -> AuditVerification:
+        """Sync bridge to :meth:`averify_audit`."""
+        return self._bridge(self.averify_audit(thread_id=thread_id))  # type: ignore[no-any-return]
