@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import click
@@ -104,15 +105,25 @@ def _audit_text(a: Any) -> str:
 @url_option
 @click.argument("thread")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, not a table.")
-def audit_cmd(url: str, thread: str, as_json: bool) -> None:
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Check the trail's hash chain instead: one line, exit 1 if a link is broken.",
+)
+def audit_cmd(url: str, thread: str, as_json: bool, verify: bool) -> None:
     """THREAD's audit trail, oldest first: every decision attempt, timeout, re-ask and undo.
 
     Entries hold a fingerprint of the request payload, never the payload. The
     trail outlives the thread (delete_thread keeps it); it is read even after
-    the thread is gone.
+    the thread is gone. With --verify, every entry's link to the one before is
+    recomputed: the line names the first broken one (its seq, and whether an
+    entry was altered, is missing or was forged), or says the chain is intact.
     """
     from langgraph_durable.interrupts._audit import audit_log
 
+    if verify:
+        _verify(url, thread, as_json)
+        return
     with open_saver(url) as saver:
         trail = audit_log(saver, thread_id=thread)
         known = bool(trail) or saver.get_tuple({"configurable": {"thread_id": thread}})
@@ -149,6 +160,28 @@ def audit_cmd(url: str, thread: str, as_json: bool) -> None:
         )
     console().print(table)
     click.echo(f"{len(trail)} entries")
+
+
+def _verify(url: str, thread: str, as_json: bool) -> None:
+    """``audit THREAD --verify``: the chain's report, one line; exit 1 when broken."""
+    import dataclasses
+
+    from langgraph_durable.interrupts._audit import verify_audit
+
+    with open_saver(url) as saver:
+        report = verify_audit(saver, thread)
+        known = report.entries or report.head_position or report.purged
+        known = known or saver.get_tuple({"configurable": {"thread_id": thread}})
+    if not known:
+        raise CliError(f"unknown thread {thread!r}: no checkpoints and no audit entries stored")
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(report), default=str))
+        if not report.intact:
+            raise SystemExit(1)
+        return
+    if not report.intact:
+        raise CliError(report.summary())
+    click.echo(report.summary())
 
 
 def _decide(

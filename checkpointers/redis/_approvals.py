@@ -11,6 +11,7 @@ are the truth, checked by the claim script.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Generator, Sequence
@@ -29,6 +30,12 @@ from langgraph_durable.checkpointers.redis._keys import shard_of
 def entry_json(entry: dict[str, Any]) -> str:
     """An audit entry as stored in a stream (the known fields only)."""
     return json.dumps({k: entry.get(k) for k in AUDIT_FIELDS}, separators=(",", ":"))
+
+
+def entry_args(entry: dict[str, Any]) -> list[Any]:
+    """An entry's JSON and its digest, as the chained append takes them."""
+    text = entry_json(entry)
+    return [text, hashlib.sha256(text.encode("utf-8")).digest()]
 
 
 Op = Generator[Call, Any, Any]
@@ -63,8 +70,8 @@ def _decision_cmds(
         "1" if is_wait else "0",
     ]
     if audit is not None:
-        keys = [*keys, core.keys.audit(thread_id)[0]]
-        args.append(entry_json(audit))
+        keys = [*keys, core.keys.audit(thread_id)[0], core.keys.audit_head(thread_id)]
+        args += entry_args(audit)
     cmds: list[Any] = [script(L.RECORD_DECISION, keys, *args)]
     if is_wait:
         # a hint for the sweepers, in case the decider dies before resuming

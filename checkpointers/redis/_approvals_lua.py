@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from langgraph_durable.checkpointers.redis import _scripts as S
+from langgraph_durable.checkpointers.redis._audit_lua import AUDIT_TYPES, CHAIN_ADD
 from langgraph_durable.checkpointers.redis._lua_common import COMMON as _COMMON
 from langgraph_durable.checkpointers.redis._lua_common import Script
 
@@ -28,19 +29,9 @@ local function iid_of(field)
 end
 """
 
-# A key of the audit that holds something else than this code writes fails the
-# script before it writes anything (its error names the key).
-_AUDIT_TYPES = r"""
-local function must_be(key, want)
-  local t = redis.call('TYPE', key)['ok']
-  if t ~= 'none' and t ~= want then
-    error('WRONGTYPE audit key ' .. key .. ' holds a ' .. t .. ', not a ' .. want)
-  end
-end
-"""
-
 # ARGV: key, decision json, at_ms, owner, is_wait ('1' when key may name a wait),
-# then optionally the audit entry json (KEYS then end with the audit stream).
+# then optionally the audit entry json and its digest (KEYS then end with the
+# audit stream and its chain head).
 # Compare-and-set: the stored decision wins; the winner also takes the claim on
 # resuming (taken at the decision time, kept if a later claim exists).
 # A script is not rolled back when a command fails halfway, so every command
@@ -50,7 +41,8 @@ RECORD_DECISION = Script(
     "record_decision",
     _COMMON
     + _APPROVALS
-    + _AUDIT_TYPES
+    + AUDIT_TYPES
+    + CHAIN_ADD
     + r"""
 local key, decision, at, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local entry = ARGV[6]
@@ -58,10 +50,14 @@ if entry == '' then entry = nil end
 -- reads first: each also checks its key's type
 if redis.call('HEXISTS', DC, key) == 1 then return redis.call('HGET', DC, key) end
 local old = ARGV[5] == '1' and redis.call('HGET', CL, key)
-if entry then must_be(KEYS[#KEYS], 'stream') end
+local AU, AH = KEYS[#KEYS - 1], KEYS[#KEYS]
+if entry then
+  must_be(AU, 'stream')
+  must_be(AH, 'hash')
+end
 local left = redis.call('PTTL', KEYS[1])
 -- then the writes, which cannot fail: the entry, the decision, the claim
-if entry then redis.call('XADD', KEYS[#KEYS], '*', 'e', entry) end
+if entry then chain_add(AU, AH, entry, ARGV[7]) end
 redis.call('HSET', DC, key, decision)
 if ARGV[5] == '1' then
   if old then
@@ -159,36 +155,6 @@ return n
 """,
 )
 
-# KEYS: the audit stream, its dedupe set. ARGV: pairs of (dedupe key or '', entry json).
-# Types are checked before the first write and each entry is added before its
-# dedupe key, so a failure never marks an entry seen that was not written.
-APPEND_AUDIT = Script(
-    "append_audit",
-    _AUDIT_TYPES
-    + r"""
-must_be(KEYS[1], 'stream')
-must_be(KEYS[2], 'set')
-for k = 1, #ARGV, 2 do
-  local dk = ARGV[k]
-  if dk == '' or redis.call('SISMEMBER', KEYS[2], dk) == 0 then
-    redis.call('XADD', KEYS[1], '*', 'e', ARGV[k + 1])
-    if dk ~= '' then redis.call('SADD', KEYS[2], dk) end
-  end
-end
-return 1
-""",
-)
-
-# KEYS: the audit stream, its dedupe set. Returns how many entries went.
-PURGE_AUDIT = Script(
-    "purge_audit",
-    r"""
-local n = redis.call('XLEN', KEYS[1])
-redis.call('DEL', KEYS[1], KEYS[2])
-return n
-""",
-)
-
-ALL = (RECORD_DECISION, CLAIM, RELEASE, COUNT, APPEND_AUDIT, PURGE_AUDIT)
+ALL = (RECORD_DECISION, CLAIM, RELEASE, COUNT)
 
 S.BY_SHA.update({s.sha: s for s in ALL})

@@ -35,7 +35,7 @@ the number of namespaces, so a TTL refresh costs the same on every write:
 
 Audit keys, in the thread's slot but outside that set (they outlive the
 thread, see :meth:`Keys.audit`): ``au`` stream of audit entries, ``aud`` set of
-the dedupe keys seen.
+the dedupe keys seen, ``auh`` hash of the audit chain's head (layout 7).
 
 Cross-thread keys (each in its own slot, written best-effort next to the
 atomic thread write and reconciled by readers): thread registry shards
@@ -123,6 +123,14 @@ class Keys:
         """
         base = f"{self.prefix}:{{t:{escape_tag(thread_id)}}}:"
         return [base + "au", base + "aud"]
+
+    def audit_head(self, thread_id: str) -> str:
+        """The hash holding the head of the thread's audit chain (layout step 7), same slot.
+
+        It outlives the stream: a purge leaves it as the base the entries
+        appended later chain from, counting what went.
+        """
+        return f"{self.prefix}:{{t:{escape_tag(thread_id)}}}:auh"
 
     def layout(self) -> str:
         """The layout version key."""

@@ -3,8 +3,8 @@
 A Lua script is not rolled back when a command fails halfway: a decision
 ``HSETNX``-ed before its audit ``XADD`` failed would stay, unaudited, and win
 every later attempt. Here every append to the thread's audit stream fails (its
-key holds a string); the decision must fail whole, and succeed once the stream
-can be written.
+key holds a string), or its chain head cannot be read; the decision must fail
+whole, and succeed once the keys can be written.
 """
 
 from __future__ import annotations
@@ -73,3 +73,28 @@ def test_batch_items_fail_whole_when_their_entries_cannot_be_written(
     result = decide(graph, cfg("b1"), {"o1": True}, by="alice")
     assert result.applied == ["o1"] and not result.already_decided
     assert story(sync_saver, "b1") == [("alice", "approve", "recorded")]
+
+
+def test_an_approval_fails_whole_when_its_chain_head_cannot_be_read(
+    sync_saver: RedisSaver, raw: redis.Redis
+) -> None:
+    from langgraph_durable.interrupts import verify_audit
+
+    graph = review_graph(sync_saver)
+    graph.invoke({"amount": 5}, cfg("t2"))
+    (waiting,) = pending_approvals(sync_saver)
+    head = sync_saver._core.keys.audit_head("t2")
+    kept = raw.hgetall(head)
+    raw.delete(head)
+    raw.set(head, "not a hash")
+
+    with pytest.raises(CheckpointerError, match="WRONGTYPE"):
+        approve(graph, cfg("t2"), by="alice")
+    assert sync_saver.get_decisions(thread_id="t2", keys=[waiting.approval_id]) == {}
+    assert story(sync_saver, "t2") == [("run", "request", "waiting")]
+
+    raw.delete(head)
+    raw.hset(head, mapping=kept)
+    approve(graph, cfg("t2"), by="alice")
+    report = verify_audit(sync_saver, "t2")
+    assert report.intact and report.entries == 2, report.summary()
