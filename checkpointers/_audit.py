@@ -2,7 +2,7 @@
 
 Every decision attempt on an approval (allowed or refused), every timeout,
 escalation, stale re-ask and compensation step is appended to an append-only
-log in the saver's own storage (issue 11). An entry is a JSON-able dict::
+log in the saver's own storage. An entry is a JSON-able dict::
 
     {
       "at": "2026-…+00:00",        # when it happened (the caller's clock), ISO UTC

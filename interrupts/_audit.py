@@ -1,10 +1,12 @@
-"""The audit trail: who tried to decide what, and what happened (issue 11).
+"""The audit trail: who tried to decide what, and what happened.
 
 Every decision attempt (allowed or refused), every timeout and escalation the
 sweeper applies, every stale re-ask and every compensation step is appended to
 an append-only log in the saver's own storage (Postgres: the ``durable_audit``
-table, whose trigger refuses UPDATE and DELETE; Redis: a stream per thread in
-the thread's hash slot). A decision's entry is written in the same atomic unit
+table, written only through the schema's own functions, whose triggers refuse
+every other write; Redis: a stream per thread in the thread's hash slot). Our
+savers chain each entry to the one before it; :func:`verify_audit` checks the
+chain and names the first broken link. A decision's entry is written in the same atomic unit
 as the decision, so a recorded decision never lacks its entry; refused attempts
 are written on their own (nothing else is recorded then). Entries written from
 inside a node (a request raised, a stale re-ask, an undo) carry a dedupe key,
@@ -129,8 +131,9 @@ def purge_audit(saver: Any, *, thread_id: str) -> int:
 
     ``delete_thread`` keeps the audit trail (an audit outlives what it audits);
     this is the one call that removes it. On Postgres the thread and its
-    entries go in one transaction, the only one the table's trigger lets
-    delete audit rows.
+    entries go in one transaction, through the one delete the table's
+    triggers allow. Our savers keep the thread's chain head, so entries
+    appended later still verify (:func:`verify_audit` reports what was purged).
     """
     return Backend(saver).purge_audit(str(thread_id))
 

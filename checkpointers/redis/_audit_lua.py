@@ -52,12 +52,16 @@ SHA256_LINK = (
 local band, bor, bxor, ror = bit.band, bit.bor, bit.bxor, bit.ror
 local rshift, tobit = bit.rshift, bit.tobit
 local GENESIS = string.rep('0', 64)
-local K = {"""
+-- built on the first link only: scripts that append nothing pay nothing
+local K, KPAD
+local function constants()
+  K = {"""
     + _table(_K)
     + r"""}
-local KPAD = {"""
+  KPAD = {"""
     + _table(_padding_schedule())
     + r"""}
+end
 
 local function compress(H, w)
   local a, b, c, d, e, f, g, h = H[1], H[2], H[3], H[4], H[5], H[6], H[7], H[8]
@@ -73,6 +77,7 @@ local function compress(H, w)
 end
 
 local function link(prev_hex, digest)
+  if not K then constants() end
   local w = {}
   for i = 1, 8 do
     w[i] = tobit(tonumber(string.sub(prev_hex, i * 8 - 7, i * 8), 16))
