@@ -10,10 +10,11 @@ so a caller that stops iterating early leaves nothing behind, and the saver's
 other calls run while a listing is under way. Within a page the checkpoints
 share their delta chains as every read does (:class:`~._core._Values`).
 
-Pages start small (the first item comes quickly) and grow, at most doubling,
-to as many checkpoints as :data:`PAGE_BYTES` holds at the last page's stored
-bytes per checkpoint, so pages of values stored whole (``deltas=False``,
-adopted tables) keep to about that size too.
+Pages start small, so the first item comes quickly (with a limit, the first
+page asks for the limit, up to :data:`PAGE_FIRST_LIMITED`), and grow, at most
+doubling, to as many checkpoints as :data:`PAGE_BYTES` holds at the last
+page's stored bytes per checkpoint, so pages of values stored whole
+(``deltas=False``, adopted tables) keep to about that size too.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ from langgraph_durable.checkpointers.postgres._core import PostgresCore, _contai
 from langgraph_durable.checkpointers.postgres._metadata import encode_metadata
 from langgraph_durable.checkpointers.postgres._stmt import Op, Rows, Stmt
 
-__all__ = ["PAGE_BYTES", "PAGE_FIRST", "PAGE_MAX", "ListPages", "fetch"]
+__all__ = ["PAGE_BYTES", "PAGE_FIRST", "PAGE_FIRST_LIMITED", "PAGE_MAX", "ListPages", "fetch"]
 
 PAGE_FIRST = 10
-"""Checkpoints in the first page (the size of LangGraph's usual ``limit``)."""
+"""Checkpoints in the first page of a listing without a limit."""
+PAGE_FIRST_LIMITED = 100
+"""Checkpoints in the first page at most when a limit is given: ``list(limit=n)``
+with ``n`` up to this is one statement."""
 PAGE_MAX = 1000
 """Checkpoints in a page at most."""
 PAGE_BYTES = 8 << 20
@@ -102,7 +106,10 @@ class ListPages:
         self._params = params
         self._predicates = tuple(predicates)
         self._left = _check_limit(limit)
-        self._size = PAGE_FIRST
+        # a caller who names a limit wants that many: one statement for it
+        self._size = (
+            PAGE_FIRST if self._left is None else max(1, min(self._left, PAGE_FIRST_LIMITED))
+        )
         self._asked = 0
         self._after: tuple[str, str, str] | None = None
         self._done = self._left is not None and self._left <= 0

@@ -106,6 +106,10 @@ async def test_a_limited_listing_is_one_statement(pg_schema) -> None:
         got = [t async for t in saver.alist(thread, filter={"step": 3}, limit=10)]
         assert [t.checkpoint["id"] for t in got] == [ids[3]]
         assert len(SENT) == 1
+        SENT.clear()
+        got = [t async for t in saver.alist(thread, limit=20)]
+        assert [t.checkpoint["id"] for t in got] == ids[::-1][:20]
+        assert len(SENT) == 1
 
 
 async def test_async_saver_sync_methods_work_from_another_thread(pg_schema) -> None:
