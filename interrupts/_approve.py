@@ -30,6 +30,7 @@ from langgraph_durable.interrupts._errors import (
     AmbiguousApproval,
     NoPendingApproval,
 )
+from langgraph_durable.interrupts._inputs import decider_args
 from langgraph_durable.interrupts._models import Decision
 from langgraph_durable.interrupts._records import new_record, section, won
 from langgraph_durable.interrupts._store import Backend
@@ -260,8 +261,12 @@ def decide_approval_flow(
     ``worker`` or ``sweep`` command) resumes the run with it.
 
     Every attempt is audited: a refusal (not authorized, already decided) on its
-    own, a decision with the decision itself.
+    own, a decision with the decision itself. Arguments that cannot be stored
+    are refused first, before anything is read or recorded.
     """
+    by, comment, roles, approval_id = decider_args(
+        by=by, comment=comment, roles=roles, approval_id=approval_id, id_parameter="approval_id"
+    )
     thread_id = thread_of(config)
     action = "approve" if approved else "reject"
     intr = yield from find_pending_flow(
@@ -378,10 +383,10 @@ def approve(
             alone will do: a process that does not host the graph (an approval UI)
             records the decision and a worker resumes the run.
         config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
-        by: Who approves.
+        by: Who approves (a non-empty string).
         comment: Free text kept in the :class:`~langgraph_durable.interrupts.Decision`.
         approval_id: Which approval, when the thread has several pending.
-        roles: Roles the decider holds (for authorization policies).
+        roles: Roles the decider holds (for authorization policies); a string is one role.
         clock: Time source for the decision time and the resumed run.
         authorize: Policy for this call; default: the graph's (``set_authorization``),
             else the decider's id or a role must be among the request's approvers.
@@ -395,6 +400,9 @@ def approve(
         the recorded :class:`~langgraph_durable.interrupts.Decision`.
 
     Raises:
+        InvalidInput: ``by``, ``comment``, ``roles`` or ``approval_id`` is not text
+            every backend stores (a NUL, a lone surrogate, not a string): nothing
+            is recorded, the approval still waits.
         NotAuthorized: the decider may not decide it (nothing recorded, still waiting).
         AlreadyDecided: somebody, or the timeout, decided first.
         NoPendingApproval: nothing (with that id) is waiting.

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -254,23 +254,35 @@ def ask(
     approvers: Sequence[str],
     deadline: datetime | None,
     level: int,
+    refuse: Callable[[], Exception | None] | None = None,
 ) -> Any:
-    """``interrupt(value)``, auditing the request when it is raised (once per interrupt id)."""
+    """``interrupt(value)``, auditing the request when it is raised (once per interrupt id).
+
+    ``refuse``: asked only when the request is raised (not when an answer is
+    replayed); an error it returns is raised instead, so nothing is asked.
+    """
     try:
         return interrupt(value)
     except GraphInterrupt as exc:
-        for intr in (exc.args[0] if exc.args else ()) or ():
-            if getattr(intr, "value", None) is value:
-                when = deadline.isoformat() if deadline is not None else "none"
-                node_audit(
-                    at=at,
-                    approval_id=str(intr.id),
-                    actor=actor or "run",
-                    action=REQUEST,
-                    fingerprint=fingerprint,
-                    outcome=WAITING,
-                    reason=f"asked {', '.join(approvers) or 'anyone'} at level {level}; "
-                    f"deadline {when}",
-                    dedupe_key=f"request:{intr.id}",
-                )
+        raised = [
+            intr
+            for intr in (exc.args[0] if exc.args else ()) or ()
+            if getattr(intr, "value", None) is value
+        ]
+        problem = refuse() if raised and refuse is not None else None
+        if problem is not None:
+            raise problem from None
+        for intr in raised:
+            when = deadline.isoformat() if deadline is not None else "none"
+            node_audit(
+                at=at,
+                approval_id=str(intr.id),
+                actor=actor or "run",
+                action=REQUEST,
+                fingerprint=fingerprint,
+                outcome=WAITING,
+                reason=f"asked {', '.join(approvers) or 'anyone'} at level {level}; "
+                f"deadline {when}",
+                dedupe_key=f"request:{intr.id}",
+            )
         raise

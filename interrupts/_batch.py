@@ -42,7 +42,21 @@ from langgraph_durable.interrupts._authz import (
 )
 from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
 from langgraph_durable.interrupts._driver import Flow, adrive, drive, op
-from langgraph_durable.interrupts._errors import AlreadyDecided, StaleApproval, UnknownBatchItem
+from langgraph_durable.interrupts._errors import (
+    AlreadyDecided,
+    InvalidInput,
+    StaleApproval,
+    UnknownBatchItem,
+)
+from langgraph_durable.interrupts._inputs import (
+    check_decisions,
+    check_forbid,
+    check_names,
+    check_text,
+    check_timeout,
+    decider_args,
+    requester_check,
+)
 from langgraph_durable.interrupts._records import (
     SYSTEM,
     age_at_least,
@@ -120,42 +134,53 @@ def request_batch_approval(
     items: Sequence[Any],
     *,
     key: Callable[[Any], Any],
-    timeout: timedelta | None = None,
+    timeout: timedelta | float | None = None,
     on_timeout: Literal["reject", "approve"] = "reject",
-    approvers: Iterable[str] = (),
+    approvers: str | Iterable[str] = (),
     on_stale: Literal["reask", "raise"] = "reask",
     clock: Clock | None = None,
-    forbid: Iterable[str] = (),
+    forbid: str | Iterable[str] = (),
 ) -> BatchDecision:
     """Ask for a decision on each item; call inside a node.
 
     Args:
         items: JSON-able items shown to the approvers.
         key: Item -> its unique key (converted to ``str``).
-        timeout: When the open items get ``on_timeout``; ``None`` waits forever.
+        timeout: When the open items get ``on_timeout``: a ``timedelta`` or a number
+            of seconds, positive and at most 100 years; ``None`` waits forever.
         on_timeout: ``"reject"`` or ``"approve"``, applied by the sweeper to open items.
-        approvers: Routing labels or user ids.
+        approvers: Routing labels or user ids; a string is one approver.
         on_stale: An item whose payload changed after it was decided is asked again
             (``"reask"``) or raises ``StaleApproval`` (``"raise"``).
         clock: Time source (defaults to the run's clock).
         forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
-            started the run (``config["configurable"]["requested_by"]``).
+            started the run (``config["configurable"]["requested_by"]``, which the run
+            must then set).
 
     Returns:
         The :class:`BatchDecision` once every item is decided.
+
+    Raises:
+        InvalidInput: an argument is wrong (names it; nothing is asked), or
+            ``forbid=["requester"]`` on a run that did not say who requested it.
     """
     if on_timeout not in ("reject", "approve"):
-        raise ValueError(f'batch on_timeout must be "reject" or "approve", got {on_timeout!r}')
+        raise InvalidInput(
+            parameter="on_timeout", reason=f'expected "reject" or "approve", got {on_timeout!r}'
+        )
     by_key: dict[str, Any] = {}
     for item in items:
-        k = str(key(item))
+        k = check_text(str(key(item)), "key")
         if k in by_key:
-            raise ValueError(f"duplicate batch key {k!r}")
+            raise InvalidInput(parameter="key", reason="two items have the same key", item=k)
         by_key[k] = item
     fps = {k: fingerprint(v) for k, v in by_key.items()}
+    wait = check_timeout(timeout)
+    forbidden = check_forbid(forbid)
+    asked = check_names(approvers, "approvers")
+    requested_by = requested_by_of_run()
     now = now_of(clock or clock_from_config(get_config()))
-    timeout_s = None if timeout is None else timeout.total_seconds()
-    asked = [str(a) for a in approvers]
+    timeout_s = None if wait is None else wait.total_seconds()
     decided: dict[str, dict[str, Any]] = {}
     history: dict[str, list[dict[str, Any]]] = {}
     open_keys = list(by_key)
@@ -170,18 +195,19 @@ def request_batch_approval(
                 "on_timeout": {"action": on_timeout},
                 "timeout_s": timeout_s,
                 "round": round_,
-                "forbid": [str(f) for f in forbid],
-                "requested_by": requested_by_of_run(),
+                "forbid": forbidden,
+                "requested_by": requested_by,
             },
         }
         answer = ask(
             value,
             at=requested_at,
-            actor=value["batch"]["requested_by"],
+            actor=requested_by,
             fingerprint=fingerprint([i["fingerprint"] for i in value["batch"]["items"]]),
             approvers=asked,
             deadline=deadline,
             level=0,
+            refuse=requester_check(forbidden, requested_by),
         )
         if not isinstance(answer, dict) or answer.get("type") != "batch_complete":
             raise TypeError(
@@ -353,7 +379,13 @@ def decide_flow(
 
     With ``resume=False`` a call that completes the batch records the completion
     as deferred (:attr:`DecideResult.deferred`); the next sweep resumes the run.
+    Arguments that cannot be stored (a decision that is not ``True``/``False``)
+    are refused first, before anything is read or recorded.
     """
+    wanted = check_decisions(decisions)
+    by, comment, roles, batch_id = decider_args(
+        by=by, comment=comment, roles=roles, approval_id=batch_id, id_parameter="batch_id"
+    )
     thread_id = thread_of(config)
     intr = yield from find_pending_flow(
         config, thread_id, "batch", batch_id, by=by, action="decide", clock=clock
@@ -375,7 +407,6 @@ def decide_flow(
         yield op("append_audit", entries=[entry])
         raise
     items = _items(intr.value)
-    wanted = {str(k): bool(v) for k, v in decisions.items()}
     unknown = [k for k in wanted if k not in items]
     if unknown:
         entry = refusal_entry(
@@ -523,11 +554,12 @@ def decide(
         graph: The compiled graph (with its saver). With ``resume=False`` the saver
             alone will do (a process that does not host the graph).
         config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
-        decisions: ``{item key: approved}`` for any subset of the open items.
-        by: Who decides.
+        decisions: ``{item key: approved}`` for any subset of the open items; each
+            value ``True`` or ``False`` (anything else is refused, not read as truthy).
+        by: Who decides (a non-empty string).
         comment: Free text kept with each item's decision.
         batch_id: Which batch, when the thread has several pending.
-        roles: Roles the decider holds (for authorization policies).
+        roles: Roles the decider holds (for authorization policies); a string is one role.
         clock: Time source for the decision time and the resumed run.
         authorize: Policy for this call (see :func:`~langgraph_durable.interrupts.approve`).
         resume: ``False`` records the decisions (exactly once, as always) without
@@ -537,6 +569,9 @@ def decide(
             command) resumes the run with it, at once, whatever the sweeper's lease.
 
     Raises:
+        InvalidInput: a decision is not ``True``/``False``, or ``by``, ``comment``,
+            ``roles``, a key or ``batch_id`` is not text every backend stores
+            (names it and the item; nothing is recorded).
         UnknownBatchItem: a key is not in the batch (nothing is recorded).
         NotAuthorized: the decider may not decide this batch (nothing is recorded).
         AlreadyDecided: every item of the call was already decided by someone else

@@ -10,6 +10,26 @@ class InterruptsError(Exception):
     """Root of every error raised on purpose by :mod:`interrupts`."""
 
 
+class InvalidInput(InterruptsError, ValueError):
+    """An argument a helper cannot honour or store; nothing was asked or recorded.
+
+    Raised before any I/O: a refused decision leaves the approval waiting, a
+    refused request leaves the node failed before it asked anyone.
+
+    Attributes:
+        parameter: The offending parameter (``decisions``, ``comment``, ``timeout``...).
+        reason: What is wrong with it.
+        item: The batch item key, when one item's value was refused.
+    """
+
+    def __init__(self, *, parameter: str, reason: str, item: str | None = None) -> None:
+        self.parameter = parameter
+        self.reason = reason
+        self.item = item
+        where = f" (item {item!r})" if item is not None else ""
+        super().__init__(f"invalid {parameter}{where}: {reason}")
+
+
 class NoPendingApproval(InterruptsError, LookupError):
     """The thread has no pending approval (with that id).
 

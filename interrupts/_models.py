@@ -7,15 +7,23 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from langgraph_durable.interrupts._errors import InvalidInput
+from langgraph_durable.interrupts._inputs import check_names, check_timeout
+
 
 class Escalate(BaseModel):
     """On timeout, ask somebody else instead of deciding.
 
     Args:
-        to: Approver label(s) asked at the next level.
-        timeout: How long the next level waits.
+        to: Approver label(s) asked at the next level (a string is one label).
+        timeout: How long the next level waits: a ``timedelta`` or a number of
+            seconds, positive and at most 100 years.
         then: What happens when the next level times out too: ``"reject"``,
             ``"approve"`` or another :class:`Escalate` (a longer chain).
+
+    Raises:
+        InvalidInput: ``to`` is not a label or a list of labels, or ``timeout``
+            is not a positive wait of at most 100 years.
 
     Example:
         ``Escalate(to="manager", timeout=timedelta(hours=1), then="reject")``
@@ -30,13 +38,22 @@ class Escalate(BaseModel):
     def __init__(
         self,
         to: str | list[str] | tuple[str, ...],
-        timeout: timedelta,
+        timeout: timedelta | float,
         then: Literal["reject", "approve"] | Escalate = "reject",
         **data: Any,
     ) -> None:
         super().__init__(
-            to=[to] if isinstance(to, str) else list(to), timeout=timeout, then=then, **data
+            to=check_names(to, "Escalate.to"), timeout=_next_wait(timeout), then=then, **data
         )
+
+
+def _next_wait(timeout: Any) -> timedelta:
+    wait = check_timeout(timeout, "Escalate.timeout")
+    if wait is None:
+        raise InvalidInput(
+            parameter="Escalate.timeout", reason="is required: how long the next level waits"
+        )
+    return wait
 
 
 OnTimeout = Union[Literal["reject", "approve"], Escalate]  # noqa: UP007
@@ -161,14 +178,18 @@ class ApprovalHealth(BaseModel):
 def policy_to_json(policy: OnTimeout) -> dict[str, Any]:
     """Serialize an ``on_timeout`` policy into the interrupt value."""
     if isinstance(policy, Escalate):
+        # checked again here: an Escalate built without __init__ (model_construct)
         return {
             "action": "escalate",
-            "to": list(policy.to),
-            "timeout_s": policy.timeout.total_seconds(),
+            "to": check_names(policy.to, "Escalate.to"),
+            "timeout_s": _next_wait(policy.timeout).total_seconds(),
             "then": policy_to_json(policy.then),
         }
     if policy not in ("reject", "approve"):
-        raise ValueError(f'on_timeout must be "reject", "approve" or Escalate(...), got {policy!r}')
+        raise InvalidInput(
+            parameter="on_timeout",
+            reason=f'expected "reject", "approve" or Escalate(...), got {policy!r}',
+        )
     return {"action": policy}
 
 

@@ -28,6 +28,7 @@ from langgraph_durable.checkpointers._leases import (
     clip_error,
 )
 from langgraph_durable.checkpointers._run_leases import AsyncRunLeases, RunLeases
+from langgraph_durable.interrupts._authz import REQUESTED_BY_KEY
 from langgraph_durable.interrupts._errors import NotParked
 
 log = logging.getLogger("langgraph_durable.interrupts.recovery")
@@ -78,10 +79,19 @@ class RecoveryPass:
     closed: list[str] = field(default_factory=list)
 
 
-def recovery_config(thread_id: str, recoveries: int) -> dict[str, Any]:
-    """The config a recovered run is resumed with: its metadata says it was recovered."""
+def recovery_config(thread_id: str, recoveries: int, latest: Any = None) -> dict[str, Any]:
+    """The config a recovered run is resumed with: its metadata says it was recovered.
+
+    The requester the dead run was started with (kept in the metadata of its
+    latest checkpoint, ``latest``) is carried over, so the recovered run's next
+    approval request still knows whom ``forbid=["requester"]`` refuses.
+    """
+    configurable: dict[str, Any] = {"thread_id": thread_id}
+    who = (getattr(latest, "metadata", None) or {}).get(REQUESTED_BY_KEY)
+    if who is not None:
+        configurable[REQUESTED_BY_KEY] = who
     return {
-        "configurable": {"thread_id": thread_id},
+        "configurable": configurable,
         "metadata": {RECOVERED_KEY: True, RECOVERIES_KEY: recoveries},
     }
 
@@ -172,7 +182,8 @@ class RecoveryWorker:
 
     def _resume(self, leases: RunLeases, claimed: LeaseRecord, report: RecoveryPass) -> None:
         thread_id = claimed.thread_id
-        config = recovery_config(thread_id, claimed.recoveries)
+        latest = self.graph.checkpointer.get_tuple({"configurable": {"thread_id": thread_id}})
+        config = recovery_config(thread_id, claimed.recoveries, latest)
         log.info("recovering thread %r (recovery %d)", thread_id, claimed.recoveries)
         try:
             self.graph.invoke(None, config)
@@ -231,7 +242,10 @@ class RecoveryWorker:
         self, leases: AsyncRunLeases, claimed: LeaseRecord, report: RecoveryPass
     ) -> None:
         thread_id = claimed.thread_id
-        config = recovery_config(thread_id, claimed.recoveries)
+        latest = await self.graph.checkpointer.aget_tuple(
+            {"configurable": {"thread_id": thread_id}}
+        )
+        config = recovery_config(thread_id, claimed.recoveries, latest)
         try:
             await self.graph.ainvoke(None, config)
         except Exception as exc:

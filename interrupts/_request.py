@@ -20,6 +20,12 @@ from langgraph_durable.interrupts._audit import ask, node_audit
 from langgraph_durable.interrupts._authz import requested_by_of_run, thread_of_run
 from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
 from langgraph_durable.interrupts._errors import StaleApproval
+from langgraph_durable.interrupts._inputs import (
+    check_forbid,
+    check_names,
+    check_timeout,
+    requester_check,
+)
 from langgraph_durable.interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
 from langgraph_durable.interrupts._records import SYSTEM, fingerprint
 from langgraph_durable.interrupts._saga_state import Compensate
@@ -44,27 +50,30 @@ def _check_answer(answer: Any) -> dict[str, Any]:
 def request_approval(
     request: Any,
     *,
-    timeout: timedelta | None = None,
+    timeout: timedelta | float | None = None,
     on_timeout: OnTimeout = "reject",
-    approvers: Iterable[str] = (),
+    approvers: str | Iterable[str] = (),
     on_stale: OnStale = "reask",
     clock: Clock | None = None,
-    forbid: Iterable[str] = (),
+    forbid: str | Iterable[str] = (),
     on_reject: OnReject = "return",
 ) -> Decision:
     """Pause the run until a human approves or rejects ``request``; call inside a node.
 
     Args:
         request: JSON-able payload shown to the approver (and fingerprinted).
-        timeout: How long to wait before ``on_timeout`` applies; ``None`` waits forever.
+        timeout: How long to wait before ``on_timeout`` applies: a ``timedelta`` or a
+            number of seconds, positive and at most 100 years; ``None`` waits forever.
         on_timeout: ``"reject"``, ``"approve"`` or ``Escalate``; applied
             by :class:`~langgraph_durable.interrupts.ApprovalSweeper` once the deadline passes.
-        approvers: Routing labels or user ids asked (the inbox filters on them).
+        approvers: Routing labels or user ids asked (the inbox filters on them); a
+            string is one approver.
         on_stale: When the node re-runs and computes a different ``request`` than the one
             decided: ``"reask"`` (default) asks again with the new payload, ``"raise"``
             raises :class:`~langgraph_durable.interrupts.StaleApproval`.
         forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
-            started the run (``config["configurable"]["requested_by"]``).
+            started the run (``config["configurable"]["requested_by"]``, which the run
+            must then set).
         clock: Time source; defaults to the clock the run was given
             (``approve(..., clock=)``, ``ApprovalSweeper(clock=)``), else real UTC time.
         on_reject: ``"return"`` (default) returns the rejection; ``"compensate"``
@@ -76,6 +85,8 @@ def request_approval(
         The :class:`~langgraph_durable.interrupts.Decision`.
 
     Raises:
+        InvalidInput: an argument is wrong (names it; nothing is asked), or
+            ``forbid=["requester"]`` on a run that did not say who requested it.
         StaleApproval: with ``on_stale="raise"``, when the decided payload changed.
         Compensate: with ``on_reject="compensate"``, when the request was rejected.
     """
@@ -83,16 +94,17 @@ def request_approval(
         raise ValueError(f'on_reject must be "return" or "compensate", got {on_reject!r}')
     if on_stale not in ("reask", "raise"):
         raise ValueError(f'on_stale must be "reask" or "raise", got {on_stale!r}')
+    wait = check_timeout(timeout)
     policy = policy_to_json(on_timeout)
-    forbidden = [str(f) for f in forbid]
+    forbidden = check_forbid(forbid)
+    asked = check_names(approvers, "approvers")
     requested_by = requested_by_of_run()
     now = now_of(clock or clock_from_config(get_config()))
     fp = fingerprint(request)
     level = 0
-    asked = [str(a) for a in approvers]
-    timeout_s = None if timeout is None else timeout.total_seconds()
+    timeout_s = None if wait is None else wait.total_seconds()
     requested_at = now
-    deadline = None if timeout is None else now + timeout
+    deadline = None if wait is None else now + wait
     escalations: list[Escalation] = []
     history: list[dict[str, Any]] = []
     round_ = 0
@@ -120,6 +132,7 @@ def request_approval(
                 approvers=asked,
                 deadline=deadline,
                 level=level,
+                refuse=requester_check(forbidden, requested_by),
             )
         )
         if answer["type"] == "escalate":
