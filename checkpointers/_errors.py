@@ -90,6 +90,32 @@ class StorageUnavailableError(CheckpointerError, ConnectionError):
         super().__init__(f"{backend} unavailable during {operation}: {reason}")
 
 
+class StorageRefusedError(CheckpointerError):
+    """The server answered and refused the operation, for a reason other than availability.
+
+    A privilege missing, a read-only transaction, a limit of the server's (an
+    index row too large), a value of the wrong type at a key: waiting for the
+    server does not help, so this is never a :class:`StorageUnavailableError`
+    and a caller that retries on unavailability does not spin on it. Nothing of
+    the operation was stored.
+
+    Attributes:
+        backend: ``"postgres"`` or ``"redis"``.
+        operation: The saver method that failed.
+        code: The server's error code (PostgreSQL's SQLSTATE, the first word of
+            a Redis error reply), or ``None`` when the driver refused before sending.
+        reason: The server's message.
+    """
+
+    def __init__(self, *, backend: str, operation: str, code: str | None, reason: str) -> None:
+        self.backend = backend
+        self.operation = operation
+        self.code = code
+        self.reason = reason
+        what = f" ({code})" if code else ""
+        super().__init__(f"{backend} refused {operation}{what}: {reason}")
+
+
 class PoolTimeoutError(StorageUnavailableError, TimeoutError):
     """No connection of the saver's pool became free within the pool's timeout.
 

@@ -27,6 +27,7 @@ from langgraph_durable.checkpointers import (
     CheckpointerError,
     CorruptCheckpointError,
     InvalidConfigError,
+    StorageRefusedError,
     StorageUnavailableError,
     ThreadBusy,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "RecoveryWorker",
     "RedisSaver",
     "StateMigrations",
+    "StorageRefusedError",
     "StorageUnavailableError",
     "ThreadBusy",
     "activity",

@@ -16,6 +16,7 @@ from langgraph_durable.checkpointers._activities import ActivityRecord
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers.postgres._core import Op, Stmt
 from langgraph_durable.checkpointers.postgres._sql import render
+from langgraph_durable.checkpointers.postgres._stmt import key_to_store
 
 # Insert once; a loser of the race reads the winner's row in the same statement
 # (or, if the winner committed after this statement's snapshot, re-reads).
@@ -80,8 +81,8 @@ class ActivitiesCore:
     def _op_put_activity(self, thread_id: str, key: str, value: Any) -> Op:
         value_type, blob = self._encode_value(value)
         params = {
-            "thread_id": check_id("thread_id", thread_id),
-            "key": check_id("key", key),
+            "thread_id": key_to_store("thread_id", thread_id),
+            "key": key_to_store("key", key),
             "value_type": value_type,
             "value": blob,
         }

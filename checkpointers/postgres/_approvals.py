@@ -24,6 +24,7 @@ from langgraph_durable.checkpointers.postgres import _approvals_sql as q
 from langgraph_durable.checkpointers.postgres._audit import audit_param, audited
 from langgraph_durable.checkpointers.postgres._core import Op, Stmt
 from langgraph_durable.checkpointers.postgres._sql import render
+from langgraph_durable.checkpointers.postgres._stmt import key_to_store
 
 
 class _ApprovalQueries:
@@ -73,8 +74,8 @@ class ApprovalsCore:
         audit: dict[str, Any] | None = None,
     ) -> Op:
         params: dict[str, Any] = {
-            "thread_id": check_id("thread_id", thread_id),
-            "key": check_id("key", key),
+            "thread_id": key_to_store("thread_id", thread_id),
+            "key": key_to_store("key", key),
             "decision": Jsonb(decision),
             "at": datetime.fromisoformat(decision["at"]),
             "owner": f"decision:{decision.get('by', '')}",

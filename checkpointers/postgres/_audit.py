@@ -33,7 +33,7 @@ from langgraph_durable.checkpointers._audit_chain import (
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers.postgres import _sql
 from langgraph_durable.checkpointers.postgres._sql import render
-from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt
+from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt, key_to_store
 
 _COLUMNS = ", ".join(AUDIT_FIELDS)
 
@@ -134,7 +134,7 @@ def _jsonable(entries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for e in entries:
         row = {k: e.get(k) for k in AUDIT_FIELDS}
-        row["thread_id"] = check_id("thread_id", row["thread_id"])
+        row["thread_id"] = key_to_store("thread_id", row["thread_id"])
         out.append(row)
     return out
 

@@ -524,7 +524,7 @@ class PostgresCore(ThreadOpsCore):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Op:
-        thread_id, checkpoint_ns, parent_id = _ids(config)
+        thread_id, checkpoint_ns, parent_id = _ids(config, write=True)
         checkpoint_id = check_id("checkpoint_id", checkpoint["id"])
         # values a read upgraded in memory (migrated versions) are stored too
         stored, blob_values = self._split_inline(checkpoint)
@@ -646,7 +646,7 @@ class PostgresCore(ThreadOpsCore):
         task_id: str,
         task_path: str,
     ) -> Op:
-        thread_id, checkpoint_ns, checkpoint_id = _ids(config)
+        thread_id, checkpoint_ns, checkpoint_id = _ids(config, write=True)
         if not checkpoint_id:
             raise InvalidConfigError(field="checkpoint_id", reason="put_writes needs one")
         idxs: list[int] = []

@@ -1,4 +1,13 @@
-"""Translation of psycopg errors at the saver boundary."""
+"""Translation of psycopg errors at the saver boundary, by SQLSTATE.
+
+psycopg files many server errors under ``OperationalError`` that have nothing
+to do with reaching the server (class 54 "program limit exceeded": an index
+row too large; class 55, 57P04 "database dropped", 40 "transaction
+rollback"...). Reporting those as unavailability would make a caller that
+retries on :class:`StorageUnavailableError` retry forever, so the class is
+decided by the error's SQLSTATE, and only the connection and availability
+codes below count as unavailable.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +19,42 @@ from langgraph_durable.checkpointers._errors import (
     CheckpointerError,
     LayoutVersionError,
     PoolTimeoutError,
+    StorageRefusedError,
     StorageUnavailableError,
 )
 from langgraph_durable.migrations.postgres import latest_version
 
+UNAVAILABLE_CLASSES = ("08", "53")
+"""SQLSTATE classes of a server that cannot be reached or cannot serve now:
+connection exceptions; insufficient resources (too many connections, out of
+memory, disk full)."""
 
-def translate(exc: psycopg.Error, operation: str) -> CheckpointerError | psycopg.Error:
+UNAVAILABLE_CODES = frozenset(("57P01", "57P02", "57P03", "57P05"))
+"""Operator intervention that ends or refuses the session: admin shutdown, crash
+shutdown, cannot connect now (starting up), idle session timeout."""
+
+
+def is_unavailable(exc: psycopg.Error) -> bool:
+    """Whether ``exc`` says the server could not be reached or could not serve the call."""
+    code = exc.sqlstate
+    if code is None:
+        # raised by the client: a lost or closed connection, a connect timeout;
+        # a pipeline aborted by an earlier error of its own is not one
+        return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)) and not (
+            isinstance(exc, psycopg.errors.PipelineAborted)
+        )
+    return code[:2] in UNAVAILABLE_CLASSES or code in UNAVAILABLE_CODES
+
+
+def translate(exc: psycopg.Error, operation: str) -> CheckpointerError:
     """The error a caller sees for a driver error raised during ``operation``.
 
-    Connection loss becomes :class:`StorageUnavailableError` (retry is safe:
-    every write is one atomic statement or transaction); a missing table or
-    schema becomes :class:`LayoutVersionError` (``setup()`` was not run).
-    Anything else is a bug or a server-side refusal and is re-raised as is.
+    Connection loss and a server that cannot serve become
+    :class:`StorageUnavailableError` (retry is safe: every write is one atomic
+    statement or transaction); a missing table or schema becomes
+    :class:`LayoutVersionError` (``setup()`` was not run); every other error the
+    server (or the driver, before sending) answered with becomes
+    :class:`StorageRefusedError` carrying its SQLSTATE.
     """
     if isinstance(exc, PoolTimeout):
         # checked first: PoolTimeout is an OperationalError too
@@ -30,7 +63,7 @@ def translate(exc: psycopg.Error, operation: str) -> CheckpointerError | psycopg
             operation=operation,
             reason=f"no pooled connection became free ({exc}); all busy or server unreachable",
         )
-    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+    if is_unavailable(exc):
         return StorageUnavailableError(backend="postgres", operation=operation, reason=str(exc))
     if isinstance(exc, (pg_errors.UndefinedTable, pg_errors.InvalidSchemaName)):
         return LayoutVersionError(
@@ -38,4 +71,6 @@ def translate(exc: psycopg.Error, operation: str) -> CheckpointerError | psycopg
             expected=latest_version(),
             hint=f"{exc.diag.message_primary}; call setup() before using the saver",
         )
-    return exc
+    return StorageRefusedError(
+        backend="postgres", operation=operation, code=exc.sqlstate, reason=str(exc)
+    )

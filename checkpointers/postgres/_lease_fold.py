@@ -25,7 +25,7 @@ from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers.postgres import _sql
 from langgraph_durable.checkpointers.postgres._leases_sql import ACQUIRE, COLS, RELEASE, record
-from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt
+from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt, key_to_store
 
 # the statements whose lease steps are folded, and how
 ACQUIRE_STEP = "acquire_lease"
@@ -119,7 +119,8 @@ def fold_op(op: Op, step: Step, queries: FoldedQueries) -> Op:
     """
     name, args = step
     params = {f"lease_{k}": v for k, v in args.items() if k != "ttl"}
-    params["lease_thread_id"] = check_id("thread_id", args["thread_id"])
+    check = key_to_store if name == ACQUIRE_STEP else check_id
+    params["lease_thread_id"] = check("thread_id", args["thread_id"])
     if name == ACQUIRE_STEP:
         params["lease_expires"] = args["now"] + args["ttl"]
     lease: Any = None if name == ACQUIRE_STEP else False

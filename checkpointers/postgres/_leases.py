@@ -14,14 +14,13 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
 from langgraph_durable.checkpointers.postgres import _leases_sql as q
 from langgraph_durable.checkpointers.postgres._lease_fold import FoldedQueries, fold_op, foldable
 from langgraph_durable.checkpointers.postgres._leases_sql import record
 from langgraph_durable.checkpointers.postgres._sql import render
-from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt
+from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt, key_to_store
 
 
 class _LeaseQueries:
@@ -56,7 +55,7 @@ class LeaseOps:
 
     def _op_acquire_lease(self, thread_id: str, owner: str, now: datetime, ttl: timedelta) -> Op:
         params = {
-            "thread_id": check_id("thread_id", thread_id),
+            "thread_id": key_to_store("thread_id", thread_id),
             "owner": owner,
             "now": now,
             "expires": now + ttl,

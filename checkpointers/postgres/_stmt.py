@@ -129,12 +129,44 @@ class _Queries:
         return query
 
 
-def _ids(config: RunnableConfig) -> tuple[str, str, str | None]:
+MAX_KEY_BYTES = 1024
+"""The most UTF-8 bytes of a thread id, namespace or decision/activity key a write stores.
+
+Each is a column of btree indexes (the primary keys of the official tables, the
+lease, decision and audit indexes), whose rows hold at most 2,704 bytes; at
+1 KiB each, a thread id and a namespace fit beside the checkpoint, task and
+channel ids of every index, whether or not the server can compress them."""
+
+
+def key_to_store(field: str, value: Any) -> str:
+    """:func:`check_id`, refusing what the PostgreSQL indexes cannot hold.
+
+    Applied on writes only: a longer id stored before (it fitted once
+    compressed) is still read, listed and deleted.
+
+    Raises:
+        InvalidConfigError: ``value`` is longer than :data:`MAX_KEY_BYTES`, or
+            :func:`check_id` refuses it.
+    """
+    text = check_id(field, value)
+    # a character is at most 4 bytes: short ids skip the encoding
+    if len(text) * 4 > MAX_KEY_BYTES and len(text.encode("utf-8")) > MAX_KEY_BYTES:
+        size = len(text.encode("utf-8"))
+        raise InvalidConfigError(
+            field=field,
+            reason=f"{size} bytes of UTF-8; PostgreSQL stores at most {MAX_KEY_BYTES} "
+            "(it is part of index keys, whose rows hold at most 2,704 bytes)",
+        )
+    return text
+
+
+def _ids(config: RunnableConfig, *, write: bool = False) -> tuple[str, str, str | None]:
     conf = config.get("configurable") or {}
     if "thread_id" not in conf:
         raise InvalidConfigError(field="thread_id", reason="missing from config['configurable']")
-    thread_id = check_id("thread_id", conf["thread_id"])
-    checkpoint_ns = check_id("checkpoint_ns", conf.get("checkpoint_ns") or "")
+    check = key_to_store if write else check_id
+    thread_id = check("thread_id", conf["thread_id"])
+    checkpoint_ns = check("checkpoint_ns", conf.get("checkpoint_ns") or "")
     checkpoint_id = conf.get("checkpoint_id")
     if checkpoint_id is not None:
         checkpoint_id = check_id("checkpoint_id", checkpoint_id)

@@ -17,7 +17,7 @@ from langgraph_durable.checkpointers._delta import DELTA_TYPE, ChainCache
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers._waits import WaitEntry, WaitInfo
 from langgraph_durable.checkpointers.postgres import _sql
-from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt, _ids, _Queries
+from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt, _ids, _Queries, key_to_store
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
@@ -63,7 +63,10 @@ class ThreadOpsCore:
             self._chains.clear()
 
     def _op_copy_thread(self, source: str, target: str) -> Op:
-        params = {"source": check_id("thread_id", source), "target": check_id("thread_id", target)}
+        params = {
+            "source": check_id("thread_id", source),
+            "target": key_to_store("thread_id", target),
+        }
         yield Stmt(_sql.BEGIN)
         yield Stmt(self._q.copy_thread, params)
         yield Stmt(_sql.COMMIT)

@@ -37,6 +37,7 @@ from langgraph_durable.checkpointers.redis._activities import AsyncActivities
 from langgraph_durable.checkpointers.redis._approvals import AsyncApprovals
 from langgraph_durable.checkpointers.redis._audit import AsyncAudit
 from langgraph_durable.checkpointers.redis._base import (
+    REFUSED_CONNECTING,
     RETRIES,
     TOLERATED,
     UNAVAILABLE,
@@ -192,8 +193,9 @@ class AsyncRedisSaver(
         for attempt in range(RETRIES):
             try:
                 return await self._execute_once(cmds)
-            except UNAVAILABLE:
-                if attempt == RETRIES - 1:
+            except UNAVAILABLE as exc:
+                # a refused password is an answer: sending again would not change it
+                if attempt == RETRIES - 1 or isinstance(exc, REFUSED_CONNECTING):
                     raise
                 await asyncio.sleep(0.05 * 2**attempt)
         raise AssertionError("unreachable")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
@@ -13,8 +14,8 @@ from redis import exceptions as rx
 
 from langgraph_durable.checkpointers._delta import DeltaPolicy
 from langgraph_durable.checkpointers._errors import (
-    CheckpointerError,
     InvalidConfigError,
+    StorageRefusedError,
     StorageUnavailableError,
 )
 from langgraph_durable.checkpointers._serde import default_serde
@@ -22,16 +23,76 @@ from langgraph_durable.checkpointers.redis import _scripts as S
 from langgraph_durable.checkpointers.redis._core import Cmd, RedisCore
 
 UNAVAILABLE = (rx.ConnectionError, rx.TimeoutError, rx.ClusterDownError, rx.TryAgainError)
+"""Driver errors of a server that cannot be reached (down, loading its data, failing
+over): the shells send the call again on a new connection."""
+NOT_SERVING = (rx.OutOfMemoryError, rx.ReadOnlyError)
+"""Error replies of a server that answers but cannot serve writes now (out of
+memory, a read-only replica): unavailability too, but not resent at once."""
+REFUSED_CONNECTING = (rx.AuthenticationError, rx.AuthorizationError, rx.ExternalAuthProviderError)
+"""Connection errors that are answers, not unavailability: a wrong password or user."""
+UNAVAILABLE_REPLIES = frozenset(
+    [
+        "LOADING",
+        "OOM",
+        "READONLY",
+        "MASTERDOWN",
+        "CLUSTERDOWN",
+        "TRYAGAIN",
+        "BUSY",
+        "MISCONF",
+        "NOREPLICAS",
+    ]
+)
+"""Codes of error replies that say the server cannot serve now (the first ones
+also arrive as classes, the others only as codes, and all as codes when a
+script's command met them): loading, out of memory, a read-only replica,
+failing over; running a long script, unable to persist, too few replicas."""
+# the codes of the error replies redis-py turns into classes (it drops the code)
+_CODES: tuple[tuple[type[Exception], str], ...] = (
+    (rx.OutOfMemoryError, "OOM"),
+    (rx.BusyLoadingError, "LOADING"),
+    (rx.ReadOnlyError, "READONLY"),
+    (rx.NoPermissionError, "NOPERM"),
+    (rx.ExecAbortError, "EXECABORT"),
+    (rx.NoScriptError, "NOSCRIPT"),
+    (rx.TryAgainError, "TRYAGAIN"),
+    (rx.MasterDownError, "MASTERDOWN"),
+    (rx.ClusterDownError, "CLUSTERDOWN"),
+    (rx.ClusterCrossSlotError, "CROSSSLOT"),
+)
+_CODE = re.compile(r"(?:Error running script .*?: @\w+:\d+: )?([A-Z]+) ")
 RETRIES = 3
 TOLERATED = {"CONFIG"}  # setup() copes with CONFIG being disabled
 
 
+def reply_code(exc: Exception) -> str | None:
+    """The code of a Redis error reply (``WRONGTYPE``, ``NOPERM``...), when known."""
+    for kind, code in _CODES:
+        if isinstance(exc, kind):
+            return code
+    if type(exc) is rx.ResponseError:
+        # a reply redis-py has no class for keeps its code as the first word,
+        # after the script's name and line when a script's command failed
+        found = _CODE.match(str(exc))
+        return found.group(1) if found else None
+    return None
+
+
 def translate(exc: Exception, operation: str) -> Exception:
-    """A driver error as one of ours (agreement 6)."""
-    if isinstance(exc, UNAVAILABLE):
+    """A driver error as one of ours, by what it says about the server.
+
+    Unreachable or not serving now (a dropped connection, a timeout, a server
+    that is loading, out of memory or read-only): :class:`StorageUnavailableError`.
+    Any other answer (a refused password, ``NOPERM``, ``WRONGTYPE``, a script
+    error): :class:`StorageRefusedError`, which a retry does not cure.
+    """
+    if isinstance(exc, REFUSED_CONNECTING):
+        return StorageRefusedError(backend="redis", operation=operation, code=None, reason=str(exc))
+    code = reply_code(exc)
+    if isinstance(exc, (*UNAVAILABLE, *NOT_SERVING)) or code in UNAVAILABLE_REPLIES:
         return StorageUnavailableError(backend="redis", operation=operation, reason=str(exc))
     if isinstance(exc, rx.RedisError):
-        return CheckpointerError(f"redis error during {operation}: {exc}")
+        return StorageRefusedError(backend="redis", operation=operation, code=code, reason=str(exc))
     return exc
 
 

@@ -32,6 +32,7 @@ from langgraph_durable.checkpointers.redis._activities import SyncActivities
 from langgraph_durable.checkpointers.redis._approvals import SyncApprovals
 from langgraph_durable.checkpointers.redis._audit import SyncAudit
 from langgraph_durable.checkpointers.redis._base import (
+    REFUSED_CONNECTING,
     RETRIES,
     TOLERATED,
     UNAVAILABLE,
@@ -166,8 +167,9 @@ class RedisSaver(
         for attempt in range(RETRIES):
             try:
                 return self._execute_once(cmds)
-            except UNAVAILABLE:
-                if attempt == RETRIES - 1:
+            except UNAVAILABLE as exc:
+                # a refused password is an answer: sending again would not change it
+                if attempt == RETRIES - 1 or isinstance(exc, REFUSED_CONNECTING):
                     raise
                 time.sleep(0.05 * 2**attempt)
         raise AssertionError("unreachable")
