@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from langgraph_durable.checkpointers._errors import UnstorableValueError
 from langgraph_durable.checkpointers._serde import dumps_exact, loads_exact
 
 
@@ -39,12 +40,25 @@ def float_survives_jsonb(value: float) -> bool:
     return math.isfinite(value) and not (value.is_integer() and "e" in repr(value))
 
 
-def to_json(value: Any) -> tuple[Any, bool]:
+MAX_DEPTH = 255
+"""The deepest nesting of dicts and lists metadata may have: what the serializer
+(msgpack) stores, so both backends refuse the same values."""
+
+
+def to_json(value: Any, field: str = "metadata") -> tuple[Any, bool]:
     """Return ``(json_value, exact)``: a jsonb-storable copy and whether it is lossless.
 
     Tuples become lists and count as exact: that is what LangGraph itself
     expects of JSON metadata (``counters_since_delta_snapshot``).
+
+    Raises:
+        UnstorableValueError: ``value`` nests deeper than :data:`MAX_DEPTH`
+            (named ``field``).
     """
+    return _to_json(value, field, 0)
+
+
+def _to_json(value: Any, field: str, depth: int) -> tuple[Any, bool]:
     kind = type(value)
     if value is None or kind is bool or kind is int:
         return value, True
@@ -54,6 +68,11 @@ def to_json(value: Any) -> tuple[Any, bool]:
         if not math.isfinite(value):
             return None, False
         return value, float_survives_jsonb(value)
+    if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
+        # refused by name here, not by a RecursionError deep in json or msgpack
+        raise UnstorableValueError(
+            field=field, reason=f"dicts and lists nested deeper than {MAX_DEPTH} levels"
+        )
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         exact = True
@@ -62,15 +81,16 @@ def to_json(value: Any) -> tuple[Any, bool]:
                 key, key_ok = _clean_str(k)
             else:
                 key, key_ok = str(k), False
-            out[key], v_ok = to_json(v)
+            out[key], v_ok = _to_json(v, field, depth + 1)
             exact = exact and key_ok and v_ok
         return out, exact
     if isinstance(value, (list, tuple)):
-        items = [to_json(v) for v in value]
+        items = [_to_json(v, field, depth + 1) for v in value]
         return [v for v, _ in items], all(ok for _, ok in items)
     # a bool/int/str/float subclass, or any other object: a readable stand-in
     if isinstance(value, (bool, int, float, str)):
-        return to_json(kind.__mro__[1](value) if kind is not bool else bool(value))[0], False
+        plain = kind.__mro__[1](value) if kind is not bool else bool(value)
+        return _to_json(plain, field, depth)[0], False
     return str(value), False
 
 
@@ -82,7 +102,7 @@ def encode_metadata(
     Without ``serde`` (a list filter), the second item is ``b""`` when the copy
     is lossy, so the caller knows to re-check matches exactly.
     """
-    json_md, exact = to_json(metadata)
+    json_md, exact = to_json(metadata, "metadata" if serde is not None else "filter")
     if exact:
         return json_md, None
     if serde is None:

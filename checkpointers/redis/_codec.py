@@ -549,21 +549,29 @@ class Codec:
         return head.encode() + data, WriteRef(task_id, idx, type_, data)
 
     def decode_writes(self, raws: Sequence[Any], where: dict[str, str]) -> list[PendingWrite]:
-        """Pending writes in ``writes_sort_key`` order."""
+        """Pending writes in ``writes_sort_key`` order.
+
+        Raises:
+            CorruptCheckpointError: a record is malformed or its value unreadable
+                (named by its channel when that much can be read).
+        """
         rows = []
         for raw in raws:
             if raw is None:
                 continue
-            task_id, idx, channel, path, data = raw.split(b"\x00", 4)
-            ch = channel.decode()
+            parts = raw.split(b"\x00", 4)
             try:
+                task_id, idx, channel, path, data = parts
+                task, ch = task_id.decode(), channel.decode()
+                key = writes_sort_key(path.decode(), task, int(idx))
                 value = self.decode_value(data)
             except Exception as exc:
                 raise CorruptCheckpointError(
-                    **where, channel=ch, reason=f"pending write: {exc}"
+                    **where,
+                    channel=_channel_of(parts),
+                    reason=f"pending write: {exc or type(exc).__name__}",
                 ) from exc
-            key = writes_sort_key(path.decode(), task_id.decode(), int(idx))
-            rows.append((key, (task_id.decode(), ch, value)))
+            rows.append((key, (task, ch, value)))
         rows.sort(key=lambda r: r[0])
         return [w for _, w in rows]
 
@@ -643,6 +651,16 @@ class Codec:
         d = ormsgpack.unpackb(raw)
         d["thread_id"] = thread_id
         return ormsgpack.packb(d)
+
+
+def _channel_of(parts: Sequence[bytes]) -> str:
+    """The channel of a split pending-write record, or a stand-in when it is unreadable."""
+    if len(parts) < 5:
+        return "<pending write>"
+    try:
+        return parts[2].decode()
+    except UnicodeDecodeError:
+        return "<pending write>"
 
 
 def chain_map(pairs: Sequence[Any]) -> dict[str, bytes]:

@@ -1,4 +1,5 @@
-"""A corrupted value raises CorruptCheckpointError naming thread, namespace, checkpoint, channel."""
+"""A corrupted value or malformed record raises CorruptCheckpointError naming thread, namespace,
+checkpoint and channel."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import redis
 from langgraph.checkpoint.base import empty_checkpoint
 
 from langgraph_durable.checkpointers import CorruptCheckpointError
-from langgraph_durable.checkpointers.redis import RedisSaver
+from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 from langgraph_durable.checkpointers.redis._keys import Keys
 
 
@@ -59,3 +60,40 @@ def test_corrupt_pending_write_and_record(sync_saver: RedisSaver, raw: redis.Red
         sync_saver.get_tuple(stored)
     assert err.value.channel == "<checkpoint>"
     assert err.value.checkpoint_id == stored["configurable"]["checkpoint_id"]
+
+
+MALFORMED_WRITES = {
+    "no separators": b"garbage",
+    "index not a number": b"task-1\x00one\x00messages\x00\x00msgpack\x00\x91\xa1x",
+    "channel not UTF-8": b"task-1\x000\x00\xff\xfe\x00\x00msgpack\x00\x91\xa1x",
+    "task id not UTF-8": b"\xff\x000\x00messages\x00\x00msgpack\x00\x91\xa1x",
+    "path not UTF-8": b"task-1\x000\x00messages\x00\xc3\x00msgpack\x00\x91\xa1x",
+}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("damage", sorted(MALFORMED_WRITES))
+async def test_malformed_pending_write_record_is_named(
+    sync_saver: RedisSaver, raw: redis.Redis, damage: str, mode: str
+) -> None:
+    tid = f"t-{uuid.uuid4()}"
+    stored = _put(sync_saver, tid, "child:1")
+    keys = Keys(sync_saver.prefix).thread(tid)
+    (member,) = raw.hkeys(keys[6])
+    raw.hset(keys[6], member, MALFORMED_WRITES[damage])
+    if mode == "sync":
+        with pytest.raises(CorruptCheckpointError) as err:
+            sync_saver.get_tuple(stored)
+    else:
+        url = raw.get_connection_kwargs()
+        async with AsyncRedisSaver.from_conn_string(
+            f"redis://{url['host']}:{url['port']}/{url.get('db', 0)}", prefix=sync_saver.prefix
+        ) as asaver:
+            with pytest.raises(CorruptCheckpointError) as err:
+                await asaver.aget_tuple(stored)
+    e = err.value
+    assert (e.thread_id, e.checkpoint_ns) == (tid, "child:1")
+    assert e.checkpoint_id == stored["configurable"]["checkpoint_id"]
+    readable = damage not in ("no separators", "channel not UTF-8")
+    assert e.channel == ("messages" if readable else "<pending write>")
+    assert "pending write" in e.reason
