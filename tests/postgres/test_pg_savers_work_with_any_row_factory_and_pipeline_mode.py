@@ -22,6 +22,7 @@ from langgraph.types import Command
 from psycopg.rows import class_row, dict_row, namedtuple_row, tuple_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from langgraph_durable.checkpointers import StorageRefusedError
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from tests._pause_graph import pause_graph
 
@@ -209,8 +210,9 @@ def test_a_failed_statement_in_pipeline_mode_raises_in_its_own_call(pg_schema) -
             {},
             {},
         )
-        with pytest.raises(psycopg.errors.CheckViolation):
+        with pytest.raises(StorageRefusedError) as refused:
             saver.put_writes(stored, [("bad", 1)], task_id="task-1")
+        assert refused.value.code == "23514"  # check_violation, with the server's message
         # the connection is usable again and nothing of the refused call was stored
         saver.put_writes(stored, [("good", 2)], task_id="task-2")
         tup = saver.get_tuple(stored)
