@@ -52,6 +52,7 @@ from langgraph_durable.interrupts._inputs import (
     check_decisions,
     check_forbid,
     check_names,
+    check_optional_text,
     check_text,
     check_timeout,
     decider_args,
@@ -168,6 +169,10 @@ def request_batch_approval(
         raise InvalidInput(
             parameter="on_timeout", reason=f'expected "reject" or "approve", got {on_timeout!r}'
         )
+    if on_stale not in ("reask", "raise"):
+        raise InvalidInput(
+            parameter="on_stale", reason=f'expected "reask" or "raise", got {on_stale!r}'
+        )
     by_key: dict[str, Any] = {}
     for item in items:
         k = check_text(str(key(item)), "key")
@@ -178,7 +183,7 @@ def request_batch_approval(
     wait = check_timeout(timeout)
     forbidden = check_forbid(forbid)
     asked = check_names(approvers, "approvers")
-    requested_by = requested_by_of_run()
+    requested_by = check_optional_text(requested_by_of_run(), "requested_by")
     now = now_of(clock or clock_from_config(get_config()))
     timeout_s = None if wait is None else wait.total_seconds()
     decided: dict[str, dict[str, Any]] = {}

@@ -19,10 +19,11 @@ from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
 from langgraph_durable.interrupts._audit import ask, node_audit
 from langgraph_durable.interrupts._authz import requested_by_of_run, thread_of_run
 from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
-from langgraph_durable.interrupts._errors import StaleApproval
+from langgraph_durable.interrupts._errors import InvalidInput, StaleApproval
 from langgraph_durable.interrupts._inputs import (
     check_forbid,
     check_names,
+    check_optional_text,
     check_timeout,
     requester_check,
 )
@@ -91,14 +92,18 @@ def request_approval(
         Compensate: with ``on_reject="compensate"``, when the request was rejected.
     """
     if on_reject not in ("return", "compensate"):
-        raise ValueError(f'on_reject must be "return" or "compensate", got {on_reject!r}')
+        raise InvalidInput(
+            parameter="on_reject", reason=f'expected "return" or "compensate", got {on_reject!r}'
+        )
     if on_stale not in ("reask", "raise"):
-        raise ValueError(f'on_stale must be "reask" or "raise", got {on_stale!r}')
+        raise InvalidInput(
+            parameter="on_stale", reason=f'expected "reask" or "raise", got {on_stale!r}'
+        )
     wait = check_timeout(timeout)
     policy = policy_to_json(on_timeout)
     forbidden = check_forbid(forbid)
     asked = check_names(approvers, "approvers")
-    requested_by = requested_by_of_run()
+    requested_by = check_optional_text(requested_by_of_run(), "requested_by")
     now = now_of(clock or clock_from_config(get_config()))
     fp = fingerprint(request)
     level = 0

@@ -1,11 +1,13 @@
 """``forbid=["requester"]`` needs to know the requester, or it refuses to ask.
 
-A run started without ``config["configurable"]["requested_by"]`` let everyone
-decide, the requester too. Now the request raises ``InvalidInput`` saying the
-requester is unknown, before anything is asked (no pending approval, no audit
-entry). A run resumed by a decider or the sweeper keeps the requester, and so
-does a run the recovery worker resumes after its process died: its next
-request still refuses the requester. On every backend, sync and async.
+Without ``config["configurable"]["requested_by"]`` the rule would let everyone
+decide, the requester too, so a run started without it gets ``InvalidInput``
+saying the requester is unknown when it asks, before anything is asked (no
+pending approval, no audit entry); so does a run whose requester cannot be
+stored (a NUL, a lone surrogate). A run resumed by a decider or the sweeper
+keeps the requester, and so does a run the recovery worker resumes after its
+process died: its next request still refuses the requester. On every backend,
+sync and async.
 """
 
 from __future__ import annotations
@@ -82,6 +84,19 @@ def test_forbidding_an_unknown_requester_is_refused_before_asking(
     # the same run, told who asked, asks (and refuses that requester)
     graph.invoke(None, cfg("t1", requested_by="rita"))
     assert [i.thread_id for i in pending_approvals(approval_saver, thread_id="t1")] == ["t1"]
+
+
+@pytest.mark.parametrize("node", [_review, _review_batch], ids=["approval", "batch"])
+def test_a_requester_that_cannot_be_stored_is_refused_before_asking(
+    approval_saver: Any, node: Any
+) -> None:
+    graph = graph_of(approval_saver, node)
+    for who in ("ri\x00ta", "ri\ud800ta"):
+        with pytest.raises(InvalidInput) as refused:
+            graph.invoke({}, cfg("t4", requested_by=who))
+        assert refused.value.parameter == "requested_by"
+    assert pending_approvals(approval_saver, thread_id="t4") == []
+    assert audit_log(approval_saver, thread_id="t4") == []
 
 
 def test_a_resumed_run_keeps_its_requester_for_the_next_request(approval_saver: Any) -> None:
