@@ -1,7 +1,7 @@
 """Every parameter that takes a list of names takes a string as one name.
 
-``approvers="ops"`` asks ``ops`` (it asked ``o``, ``p`` and ``s``: a decider with
-role ``o`` was allowed and ``ops`` refused); the same for a batch's approvers,
+``approvers="ops"`` asks ``ops``, not ``o``, ``p`` and ``s`` (a decider with role
+``o`` is refused, one with role ``ops`` allowed); the same for a batch's approvers,
 ``Escalate(to=...)``, ``forbid=`` and a decider's ``roles=``. A list holding
 something else than a non-empty name, or a rule ``forbid=`` does not know, is
 refused by name when the request is made, before anything is asked. On every

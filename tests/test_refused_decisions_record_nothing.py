@@ -90,7 +90,7 @@ async def test_an_async_decision_that_cannot_be_stored_is_refused_first(
     assert done["approved"] is True and done["comment"] == "fine"
 
 
-# values that look like decisions: each was recorded as a truthy/falsy one before
+# values that look like decisions but are not True or False
 NOT_DECISIONS = ["false", "no", None, 1, 0, "yes", [True]]
 
 
@@ -103,7 +103,7 @@ def test_a_batch_item_decision_must_be_true_or_false(approval_saver: Any, value:
         decide(graph, cfg("b1"), {"o1": True, "o2": value}, by="alice")
     assert (refused.value.parameter, refused.value.item) == ("decisions", "o2")
     assert "'o2'" in str(refused.value) and repr(value) in str(refused.value)
-    # not even o1, which was a proper decision, is recorded
+    # not even o1, a proper decision, is recorded: the call is refused whole
     (batch,) = pending_approvals(approval_saver, thread_id="b1")
     assert [i.decided for i in batch.items] == [False, False, False]
     assert len(audit_log(approval_saver, thread_id="b1")) == audit_before

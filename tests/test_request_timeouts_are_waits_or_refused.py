@@ -1,11 +1,10 @@
 """A request's timeout is a positive wait of at most 100 years, or it is refused by name.
 
-``timeout=60`` means 60 seconds (it raised ``AttributeError``), a float too; a
-zero or negative timeout (which timed out at once), one too long for a date
-(``timedelta(days=1e8)`` raised ``OverflowError``), NaN, infinity or a value that
-is not a number raise ``InvalidInput`` naming ``timeout`` before anything is
-asked. ``Escalate(timeout=...)`` is checked the same way when it is built. On
-every backend, for approvals and batches.
+``timeout=60`` means 60 seconds, a float too; a zero or negative timeout (it would
+time out at once), one too long for a date (``timedelta(days=1e8)``), NaN,
+infinity or a value that is not a number raise ``InvalidInput`` naming
+``timeout`` before anything is asked. ``Escalate(timeout=...)`` is checked the
+same way when it is built. On every backend, for approvals and batches.
 """
 
 from __future__ import annotations

@@ -141,8 +141,9 @@ channel ids of every index, whether or not the server can compress them."""
 def key_to_store(field: str, value: Any) -> str:
     """:func:`check_id`, refusing what the PostgreSQL indexes cannot hold.
 
-    Applied on writes only: a longer id stored before (it fitted once
-    compressed) is still read, listed and deleted.
+    Applied on writes only: a longer id already in the database (the server
+    takes those it can compress into an index row) is still read, listed and
+    deleted.
 
     Raises:
         InvalidConfigError: ``value`` is longer than :data:`MAX_KEY_BYTES`, or

@@ -1,10 +1,9 @@
 """Metadata and values nested deeper than the serializer stores are refused by name.
 
-PostgreSQL metadata nested 3,000 deep raised a bare ``RecursionError``. Every
-backend now stores dicts and lists nested up to 255 levels (msgpack's limit,
+Every backend stores dicts and lists nested up to 255 levels (msgpack's limit,
 which the Redis saver meets first) and refuses deeper ones with
 ``UnstorableValueError`` naming ``metadata`` (or the channel value), storing
-nothing.
+nothing: never a bare ``RecursionError``, even 3,000 levels deep.
 """
 
 from __future__ import annotations

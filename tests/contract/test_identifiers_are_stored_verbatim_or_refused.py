@@ -74,7 +74,7 @@ async def test_a_long_id_is_stored_verbatim_or_refused_naming_the_field(saver, f
     cp["channel_versions"] = {"who": saver.get_next_version(None, None)}
     try:
         stored = await saver.aput(config, cp, {}, cp["channel_versions"])
-    except StorageUnavailableError as exc:  # what PostgreSQL's index limit used to be
+    except StorageUnavailableError as exc:  # a server limit is not unavailability
         raise AssertionError(f"a refused id was reported as unavailability: {exc}") from exc
     except InvalidConfigError as refused:
         assert refused.field == field

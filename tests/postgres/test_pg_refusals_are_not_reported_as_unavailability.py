@@ -1,9 +1,9 @@
 """PostgreSQL: an error that is not about availability is never StorageUnavailableError.
 
-A caller retrying on ``StorageUnavailableError`` retried forever on a thread id
-of ~2.7 kB (an index row over btree's 2,704-byte limit, SQLSTATE 54000, which
-psycopg files under ``OperationalError``). Thread ids, namespaces and decision
-keys longer than 1,024 bytes of UTF-8 are now refused before anything is sent,
+A caller retrying on ``StorageUnavailableError`` must not retry forever on a
+refusal such as an index row over btree's 2,704-byte limit (SQLSTATE 54000,
+which psycopg files under ``OperationalError``). Thread ids, namespaces and
+decision keys longer than 1,024 bytes of UTF-8 are refused before anything is sent,
 with ``InvalidConfigError`` naming the field and the limit, and nothing of the
 run is stored. Every other refusal of the server is ``StorageRefusedError``
 with its SQLSTATE; a connection killed mid-call stays ``StorageUnavailableError``.

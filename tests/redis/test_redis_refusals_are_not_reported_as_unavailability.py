@@ -1,8 +1,8 @@
 """Redis: an error reply that is not about availability is never StorageUnavailableError.
 
-A wrong password was reported as unavailability (redis-py files it under
-``ConnectionError``), so a caller retrying on ``StorageUnavailableError`` retried
-forever. A refused password, a user without the permission (``NOPERM``) and a
+A caller retrying on ``StorageUnavailableError`` must not retry forever on an
+answer that does not change: a refused password (redis-py files it under
+``ConnectionError``), a user without the permission (``NOPERM``) and a
 key of the wrong type (``WRONGTYPE``) are ``StorageRefusedError`` with the
 reply's code; a server out of memory (it may serve again) and a dead server
 stay ``StorageUnavailableError``. On a server of the test's own, sync and async.
