@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from psycopg.conninfo import conninfo_to_dict
 
@@ -71,7 +71,11 @@ class OwnPgBouncer:
         """``url`` (a database of the server) reached through this pgbouncer instead."""
         parts = urlsplit(url)
         user = conninfo_to_dict(url).get("user") or "postgres"
-        return urlunsplit(parts._replace(netloc=f"{user}@127.0.0.1:{self.port}"))
+        # a host in the query (an embedded server's socket folder) would win over the netloc
+        query = [(k, v) for k, v in parse_qsl(parts.query) if k not in ("host", "hostaddr", "port")]
+        return urlunsplit(
+            parts._replace(netloc=f"{user}@127.0.0.1:{self.port}", query=urlencode(query))
+        )
 
     def _config(self) -> str:
         server = conninfo_to_dict(self.server_url)
