@@ -46,6 +46,7 @@ from langgraph_durable.checkpointers.redis._base import (
     check_client,
     check_replies,
     describe,
+    opening_error,
     translate,
 )
 from langgraph_durable.checkpointers.redis._core import Call, Cmd, Emit, Sleep
@@ -60,18 +61,25 @@ POOL_WAIT = 30.0
 
 
 async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisCluster:
-    """An asyncio client for ``url``: a cluster client if ``cluster`` (``None``: ask)."""
-    if cluster is None:
-        if url.startswith("unix"):
-            cluster = False
-        else:
-            probe = aredis.Redis.from_url(url)
+    """An asyncio client for ``url``: a cluster client if ``cluster`` (``None``: ask).
+
+    Raises:
+        StorageUnavailableError: the server cannot be reached.
+        StorageRefusedError: it refused the password or user.
+    """
+    try:
+        if cluster is None:
+            cluster = not url.startswith("unix") and await _is_cluster(url)
+        if cluster:
+            client = AsyncRedisCluster.from_url(url)
             try:
-                cluster = (await probe.info("cluster")).get("cluster_enabled") == 1
-            finally:
-                await probe.aclose()
-    if cluster:
-        return AsyncRedisCluster.from_url(url)
+                await client.initialize()  # connects, as the sync cluster client does
+            except BaseException:
+                await client.aclose()
+                raise
+            return client
+    except (rx.RedisError, rx.RedisClusterException) as exc:
+        raise opening_error(exc, await _probe(url, exc)) from exc
     # redis-py's asyncio pool fails at once ("Too many connections") when more
     # than 100 calls are in flight; 200 concurrent graph runs on one saver hit
     # that. A blocking pool makes extra calls wait for a free connection.
@@ -79,6 +87,28 @@ async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisC
         url, max_connections=MAX_CONNECTIONS, timeout=POOL_WAIT
     )
     return aredis.Redis.from_pool(pool)
+
+
+async def _is_cluster(url: str) -> bool:
+    probe = aredis.Redis.from_url(url)
+    try:
+        return bool((await probe.info("cluster")).get("cluster_enabled") == 1)
+    finally:
+        await probe.aclose()
+
+
+async def _probe(url: str, exc: Exception) -> Exception | None:
+    """See the sync saver's ``_probe``."""
+    if isinstance(exc, rx.RedisError):
+        return None
+    client = aredis.Redis.from_url(url)
+    try:
+        await client.ping()
+    except rx.RedisError as met:
+        return met
+    finally:
+        await client.aclose()
+    return None
 
 
 @async_run_leases

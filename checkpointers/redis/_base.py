@@ -96,6 +96,23 @@ def translate(exc: Exception, operation: str) -> Exception:
     return exc
 
 
+OPENING = "from_conn_string"
+"""The operation named by errors of opening a client for a URL."""
+
+
+def opening_error(exc: Exception, probe: Exception | None = None) -> Exception:
+    """A failure to open ``from_conn_string``'s client, as one of ours (see :func:`translate`).
+
+    A cluster client that reached no node raises redis-py's
+    ``RedisClusterException``, which is no ``RedisError`` and keeps only the
+    node's message; ``probe`` is then what a plain client's ``PING`` of the same
+    URL raised, which tells a refused password from a server that is down.
+    """
+    if isinstance(exc, rx.RedisClusterException) and not isinstance(exc, rx.RedisError):
+        exc = probe if isinstance(probe, rx.RedisError) else rx.ConnectionError(str(exc))
+    return translate(exc, OPENING)
+
+
 def as_eval(cmd: Cmd) -> Cmd:
     """The EVAL form of an EVALSHA command (after NOSCRIPT: a restarted or new node)."""
     return ("EVAL", S.BY_SHA[cmd[1]].source, *cmd[2:])

@@ -20,6 +20,7 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from redis import exceptions as rx
 from redis.cluster import RedisCluster
 
 from langgraph_durable.checkpointers._delta import DeltaPolicy
@@ -41,6 +42,7 @@ from langgraph_durable.checkpointers.redis._base import (
     check_client,
     check_replies,
     describe,
+    opening_error,
     translate,
 )
 from langgraph_durable.checkpointers.redis._core import Call, Cmd, Emit, Sleep
@@ -50,19 +52,42 @@ from langgraph_durable.checkpointers.redis._wire import DIRECT, SyncLane, direct
 
 
 def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
-    """A client for ``url``: a cluster client if ``cluster`` (``None``: ask the server)."""
-    if cluster is None:
-        if url.startswith("unix"):
-            cluster = False
-        else:
-            probe = redis.Redis.from_url(url)
-            try:
-                cluster = probe.info("cluster").get("cluster_enabled") == 1
-            finally:
-                probe.close()
-    if cluster:
-        return RedisCluster.from_url(url)
-    return redis.Redis.from_url(url)
+    """A client for ``url``: a cluster client if ``cluster`` (``None``: ask the server).
+
+    Raises:
+        StorageUnavailableError: the server cannot be reached.
+        StorageRefusedError: it refused the password or user.
+    """
+    try:
+        if cluster is None:
+            cluster = not url.startswith("unix") and _is_cluster(url)
+        if cluster:
+            return RedisCluster.from_url(url)
+        return redis.Redis.from_url(url)
+    except (rx.RedisError, rx.RedisClusterException) as exc:
+        raise opening_error(exc, _probe(url, exc)) from exc
+
+
+def _is_cluster(url: str) -> bool:
+    probe = redis.Redis.from_url(url)
+    try:
+        return bool(probe.info("cluster").get("cluster_enabled") == 1)
+    finally:
+        probe.close()
+
+
+def _probe(url: str, exc: Exception) -> Exception | None:
+    """What a plain client's PING meets, when a cluster client reached no node."""
+    if isinstance(exc, rx.RedisError):
+        return None
+    client = redis.Redis.from_url(url)
+    try:
+        client.ping()
+    except rx.RedisError as met:
+        return met
+    finally:
+        client.close()
+    return None
 
 
 @sync_run_leases
