@@ -1,9 +1,11 @@
-"""Multi-step lease operations as I/O-free flows, run by the sync and async drivers.
+"""Multi-step lease operations as I/O-free flows, and the typed requests they yield.
 
-A flow yields ``(method, kwargs)`` steps naming a
-:class:`~langgraph_durable.checkpointers._leases.LeaseStore` method; :func:`drive` calls it on a
-sync store, :func:`adrive` calls the ``a``-prefixed twin on an async store.
-So the rules below exist once for both.
+A flow yields requests (:data:`Request`: typed records such as
+:class:`GetLease` or :class:`TakeOverLease`) and receives each one's result;
+:func:`langgraph_durable.checkpointers._lease_driver_async.adrive` performs them
+on an async target and its generated sync twin
+(:mod:`langgraph_durable.checkpointers._lease_driver`) on a sync one. So the
+rules below exist once for both.
 
 The rules are about a run that finds its thread leased by another owner (the
 *rival*), which after a crash is usually the killed run: its lease lives on
@@ -20,6 +22,7 @@ does not look running (and is not recovered) after it has finished.
 from __future__ import annotations
 
 from collections.abc import Generator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -34,27 +37,117 @@ from langgraph_durable.checkpointers._run_book import end_shown_by
 
 R = TypeVar("R")
 Step = tuple[str, dict[str, Any]]
-Flow = Generator[Step, Any, R]
+"""A lease statement sent with a run's write (``saver._run_with_lease``): its store
+method's name and keyword arguments."""
 
 
-def drive(store: Any, flow: Flow[R]) -> R:
-    """Run ``flow`` against a sync lease store."""
-    try:
-        name, kwargs = next(flow)
-        while True:
-            name, kwargs = flow.send(getattr(store, name)(**kwargs))
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+# -- requests to a lease store (LeaseStore / AsyncLeaseStore) --
 
 
-async def adrive(store: Any, flow: Flow[R]) -> R:
-    """Run ``flow`` against an async lease store."""
-    try:
-        name, kwargs = next(flow)
-        while True:
-            name, kwargs = flow.send(await getattr(store, "a" + name)(**kwargs))
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcquireLease:
+    """The store's ``acquire_lease``: a :class:`LeaseRecord`, or ``None`` if held."""
+
+    thread_id: str
+    owner: str
+    now: datetime
+    ttl: timedelta
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetLease:
+    """The store's ``get_lease``: the thread's :class:`LeaseRecord`, or ``None``."""
+
+    thread_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TakeOverLease:
+    """The store's ``take_over_lease`` (compare-and-set on ``token`` and ``renewed_at``)."""
+
+    thread_id: str
+    token: int
+    renewed_at: datetime | None
+    owner: str
+    now: datetime
+    ttl: timedelta
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReleaseLease:
+    """The store's ``release_lease``: ``True`` if ``owner`` held it."""
+
+    thread_id: str
+    owner: str
+    now: datetime
+    reason: str
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnparkLease:
+    """The store's ``unpark_lease``: ``True`` if the thread was parked."""
+
+    thread_id: str
+    retry_at: datetime | None
+
+
+# -- requests to a saver --
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadLatest:
+    """The saver's ``get_tuple`` of the thread's latest root checkpoint."""
+
+    thread_id: str
+
+
+# -- requests of the run-lease drivers (their targets: _run_lease_core, _multitask) --
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunWithLease:
+    """The saver's write ``op`` with its lease statements: ``(result, pre's, post's)``."""
+
+    operation: str
+    op: Any
+    pre: Step | None
+    post: Step | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attempt:
+    """One try at a run's lease (the target orders it with the thread's lease statements)."""
+
+    thread_id: str
+    runtime: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pause:
+    """Wait between two looks at the book: ``True`` once the saver is closing."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReleaseEnded:
+    """Release the leases of runs found over: ``(thread_id, reason, error)`` each."""
+
+    ended: list[tuple[str, str, str | None]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sleep:
+    """Wait (the driver itself does: no target involved)."""
+
+    seconds: float
+
+
+LeaseRequest = AcquireLease | GetLease | TakeOverLease | ReleaseLease | UnparkLease
+Request = LeaseRequest | ReadLatest | RunWithLease | Attempt | Pause | ReleaseEnded | Sleep
+Flow = Generator[Request, Any, R]
+"""A flow returning ``R``: yields requests, is sent each one's result."""
 
 
 def rival_is_gone(rival: LeaseRecord, now: datetime) -> bool:
@@ -75,32 +168,26 @@ def start(
     rival: LeaseRecord | None = None
     for attempt in range(2):  # once more if the rival released between our two calls
         if not (tried and attempt == 0):
-            record = yield (
-                "acquire_lease",
-                {"thread_id": thread_id, "owner": owner, "now": now, "ttl": ttl},
-            )
+            record = yield AcquireLease(thread_id=thread_id, owner=owner, now=now, ttl=ttl)
             if record is not None:
                 return record, None
-        rival = yield "get_lease", {"thread_id": thread_id}
+        rival = yield GetLease(thread_id=thread_id)
         if rival is not None and rival.state == RUNNING:
             break
     if rival is None or rival.state != RUNNING:
         return None, rival
     if rival_is_gone(rival, now):
-        taken = yield (
-            "take_over_lease",
-            {
-                "thread_id": thread_id,
-                "token": rival.token,
-                "renewed_at": rival.renewed_at,
-                "owner": owner,
-                "now": now,
-                "ttl": ttl,
-            },
+        taken = yield TakeOverLease(
+            thread_id=thread_id,
+            token=rival.token,
+            renewed_at=rival.renewed_at,
+            owner=owner,
+            now=now,
+            ttl=ttl,
         )
         if taken is not None:
             return taken, None
-        rival = yield "get_lease", {"thread_id": thread_id}
+        rival = yield GetLease(thread_id=thread_id)
     return None, rival
 
 
@@ -114,25 +201,22 @@ def clear(
         rival ended, or someone newer holds it); ``False`` while the rival
         may still be alive (ask again at the next heartbeat).
     """
-    rival = yield "get_lease", {"thread_id": thread_id}
+    rival = yield GetLease(thread_id=thread_id)
     if rival is None or rival.state != RUNNING or rival.token != token:
         return True
     if not rival_is_gone(rival, now):
         return False
-    taken = yield (
-        "take_over_lease",
-        {
-            "thread_id": thread_id,
-            "token": rival.token,
-            "renewed_at": rival.renewed_at,
-            "owner": owner,
-            "now": now,
-            "ttl": ttl,
-        },
+    taken = yield TakeOverLease(
+        thread_id=thread_id,
+        token=rival.token,
+        renewed_at=rival.renewed_at,
+        owner=owner,
+        now=now,
+        ttl=ttl,
     )
     if taken is None:
         return False
-    yield "release_lease", {"thread_id": thread_id, "owner": owner, "now": now, "reason": reason}
+    yield ReleaseLease(thread_id=thread_id, owner=owner, now=now, reason=reason)
     return True
 
 
@@ -150,30 +234,21 @@ def close_if_ended(
         ``(end, closed)``: how the latest checkpoint says the thread ended
         (``None``: unfinished, resume it) and whether this call released it.
     """
-    latest = yield (
-        "get_tuple",
-        {"config": {"configurable": {"thread_id": record.thread_id, "checkpoint_ns": ""}}},
-    )
+    latest = yield ReadLatest(thread_id=record.thread_id)
     end = end_shown_by(latest)
     if end is None:
         return None, False
-    taken = yield (
-        "take_over_lease",
-        {
-            "thread_id": record.thread_id,
-            "token": record.token,
-            "renewed_at": record.renewed_at,
-            "owner": owner,
-            "now": now,
-            "ttl": ttl,
-        },
+    taken = yield TakeOverLease(
+        thread_id=record.thread_id,
+        token=record.token,
+        renewed_at=record.renewed_at,
+        owner=owner,
+        now=now,
+        ttl=ttl,
     )
     if taken is None:
         return end, False
-    yield (
-        "release_lease",
-        {"thread_id": record.thread_id, "owner": owner, "now": now, "reason": end},
-    )
+    yield ReleaseLease(thread_id=record.thread_id, owner=owner, now=now, reason=end)
     return end, True
 
 
@@ -185,14 +260,11 @@ def unpark(thread_id: str, now: datetime) -> Flow[tuple[str | None, LeaseRecord 
     finished or waiting, so nothing is left to run. ``None``: it was not parked
     (``record`` is what there is). The store here is the saver itself.
     """
-    record = yield "get_lease", {"thread_id": thread_id}
+    record = yield GetLease(thread_id=thread_id)
     if record is None or record.state != PARKED:
         return None, record
-    latest = yield (
-        "get_tuple",
-        {"config": {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}},
-    )
+    latest = yield ReadLatest(thread_id=thread_id)
     retry_at = None if end_shown_by(latest) is not None else now
-    if not (yield "unpark_lease", {"thread_id": thread_id, "retry_at": retry_at}):
-        return None, (yield "get_lease", {"thread_id": thread_id})
+    if not (yield UnparkLease(thread_id=thread_id, retry_at=retry_at)):
+        return None, (yield GetLease(thread_id=thread_id))
     return ("released" if retry_at is None else "queued"), record

@@ -48,6 +48,15 @@ from typing import Any
 
 from langgraph_durable.checkpointers import _lease_flows as flows
 from langgraph_durable.checkpointers._errors import InvalidConfigError, ThreadBusy
+from langgraph_durable.checkpointers._lease_driver import drive
+from langgraph_durable.checkpointers._lease_driver_async import adrive
+from langgraph_durable.checkpointers._lease_flows import (
+    Attempt,
+    Pause,
+    ReleaseEnded,
+    ReleaseLease,
+    Sleep,
+)
 from langgraph_durable.checkpointers._run_book import RUNTIME_KEY, Held, Plan, RunBook
 
 log = logging.getLogger("langgraph_durable.checkpointers.leases")
@@ -203,8 +212,9 @@ def loop_stack(config: Mapping[str, Any]) -> ExitStack | AsyncExitStack | None:
 def admission(thread_id: str, runtime: Any, policy: Multitask) -> flows.Flow[None]:
     """Take the thread's lease for a run, or wait for it (``enqueue``), or raise.
 
-    Steps: ``attempt`` (one try, under the thread's I/O lock: ``None`` when the
-    run now holds the lease, else the holder's :data:`Busy`) and ``sleep``.
+    Requests: :class:`~langgraph_durable.checkpointers._lease_flows.Attempt` (one
+    try, under the thread's I/O lock: ``None`` when the run now holds the lease,
+    else the holder's :data:`Busy`) and ``Sleep``.
 
     Raises:
         ThreadBusy: the thread is held (``reject``), or still held when the
@@ -213,7 +223,7 @@ def admission(thread_id: str, runtime: Any, policy: Multitask) -> flows.Flow[Non
     started = time.monotonic()
     pause = _FIRST_PAUSE
     while True:
-        busy: Busy | None = yield ("attempt", {"thread_id": thread_id, "runtime": runtime})
+        busy: Busy | None = yield Attempt(thread_id=thread_id, runtime=runtime)
         if busy is None:
             return
         waited = time.monotonic() - started
@@ -226,7 +236,7 @@ def admission(thread_id: str, runtime: Any, policy: Multitask) -> flows.Flow[Non
                 strategy=policy.strategy,
                 waited=0.0 if policy.strategy == REJECT else waited,
             )
-        yield "sleep", {"seconds": min(left, pause * random.uniform(0.5, 1.0))}
+        yield Sleep(seconds=min(left, pause * random.uniform(0.5, 1.0)))
         pause = min(pause * 2, _MAX_PAUSE)
 
 
@@ -244,7 +254,7 @@ def run_returned(leases: Any, thread_id: str, runtime: Any) -> Callable[..., Non
             if ended is None:
                 return
             try:
-                flows.drive(leases.store, _release(leases, thread_id, *ended))
+                drive(leases.store, _release(leases, thread_id, *ended))
             except Exception:  # the run's outcome stands
                 leases.book.restore(ended[0])
                 log.exception("releasing the lease of thread %r failed", thread_id)
@@ -261,7 +271,7 @@ def arun_returned(leases: Any, thread_id: str, runtime: Any) -> Callable[..., Aw
             if ended is None:
                 return
             try:
-                await flows.adrive(leases.store, _release(leases, thread_id, *ended))
+                await adrive(leases.store, _release(leases, thread_id, *ended))
             except Exception:
                 leases.book.restore(ended[0])
                 log.exception("releasing the lease of thread %r failed", thread_id)
@@ -270,15 +280,12 @@ def arun_returned(leases: Any, thread_id: str, runtime: Any) -> Callable[..., Aw
 
 
 def _release(leases: Any, thread_id: str, held: Held, reason: str) -> flows.Flow[None]:
-    yield (
-        "release_lease",
-        {
-            "thread_id": thread_id,
-            "owner": leases.owner,
-            "now": leases.clock(),
-            "reason": reason,
-            "error": held.error,
-        },
+    yield ReleaseLease(
+        thread_id=thread_id,
+        owner=leases.owner,
+        now=leases.clock(),
+        reason=reason,
+        error=held.error,
     )
 
 
@@ -287,11 +294,11 @@ def watching(book: RunBook) -> flows.Flow[None]:
 
     Polls the book (reference counts, no I/O) every few milliseconds while any
     admitted run goes on, so the next run of a thread starts right after the
-    holder returns instead of at the next heartbeat. Steps: ``pause`` (returns
-    ``True`` when the saver is closing) and ``release_ended``.
+    holder returns instead of at the next heartbeat. Requests: ``Pause`` (``True``
+    when the saver is closing) and ``ReleaseEnded``.
     """
     collected = 0.0
-    while not (yield "pause", {"seconds": _WATCH}):
+    while not (yield Pause(seconds=_WATCH)):
         now = time.monotonic()
         ended, lingering, going = book.watch(now)
         if lingering is not None and lingering <= _COLLECT_FOR:
@@ -306,7 +313,7 @@ def watching(book: RunBook) -> flows.Flow[None]:
             gc.collect(2 if full else 1)
             ended, _, going = book.watch(now)
         if ended:
-            yield "release_ended", {"ended": ended}
+            yield ReleaseEnded(ended=ended)
         elif not going:
             return
 
@@ -320,14 +327,8 @@ class SyncTarget:
     def attempt(self, *, thread_id: str, runtime: Any) -> Busy | None:
         """One try at the lease, ordered with the thread's other lease statements."""
         with self._leases._io_lock(thread_id):
-            busy: Busy | None = flows.drive(
-                self._leases.store, self._leases.attempt(thread_id, runtime)
-            )
+            busy: Busy | None = drive(self._leases.store, self._leases.attempt(thread_id, runtime))
             return busy
-
-    def sleep(self, *, seconds: float) -> None:
-        """Wait before the next try."""
-        time.sleep(seconds)
 
     def pause(self, *, seconds: float) -> bool:
         """Wait between two looks at the book; ``True`` once the saver is closing."""
@@ -350,14 +351,10 @@ class AsyncTarget:
     async def aattempt(self, *, thread_id: str, runtime: Any) -> Busy | None:
         """See :meth:`SyncTarget.attempt`."""
         async with self._leases._io_lock(thread_id):
-            busy: Busy | None = await flows.adrive(
+            busy: Busy | None = await adrive(
                 self._leases.store, self._leases.attempt(thread_id, runtime)
             )
             return busy
-
-    async def asleep(self, *, seconds: float) -> None:
-        """See :meth:`SyncTarget.sleep`."""
-        await asyncio.sleep(seconds)
 
     async def apause(self, *, seconds: float) -> bool:
         """See :meth:`SyncTarget.pause` (closing cancels the task instead)."""

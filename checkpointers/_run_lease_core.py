@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from langgraph_durable.checkpointers import _lease_flows as flows
+from langgraph_durable.checkpointers._lease_flows import GetLease, RunWithLease
 from langgraph_durable.checkpointers._leases import (
     RUNNING,
     LeaseRecord,
@@ -63,8 +64,8 @@ class StepTarget:
 
     def __init__(self, saver: Any, store: Any) -> None:
         # an async saver's _run_with_lease is a coroutine function of the same
-        # name; the async driver asks for a<name>
-        self._run_with_lease = self.a_run_with_lease = saver._run_with_lease
+        # name: the sync driver asks for run_with_lease, the async one for arun_with_lease
+        self.run_with_lease = self.arun_with_lease = saver._run_with_lease
         self._store = store
 
     def __getattr__(self, name: str) -> Any:
@@ -193,9 +194,8 @@ class RunLeasesCore:
         heartbeat wanted, after() wanted)``.
         """
         thread_id = write.thread_id
-        result, record, _ = yield (
-            "_run_with_lease",
-            {"operation": operation, "op": op, "pre": write.pre, "post": write.post},
+        result, record, _ = yield RunWithLease(
+            operation=operation, op=op, pre=write.pre, post=write.post
         )
         started = False
         if write.pre is not None:
@@ -231,7 +231,7 @@ class RunLeasesCore:
         if booked == "held":
             return None
         if booked != "reserved":  # another run of this process
-            record = yield "get_lease", {"thread_id": thread_id}
+            record = yield GetLease(thread_id=thread_id)
             return (record.owner, record.acquired_at) if record else (self.owner, None)
         try:
             record, rival = yield from flows.start(

@@ -29,6 +29,8 @@ import weakref
 from typing import Any
 
 from langgraph_durable.checkpointers import _lease_flows as flows
+from langgraph_durable.checkpointers._lease_driver import drive
+from langgraph_durable.checkpointers._lease_driver_async import adrive
 from langgraph_durable.checkpointers._leased_writes import async_run_leases, sync_run_leases
 from langgraph_durable.checkpointers._leases import (
     CLEAN_ENDS,
@@ -157,7 +159,7 @@ class RunLeases(RunLeasesCore):
             write = self._prepare(before, after)
             try:
                 flow = self._around(write, operation, op, before, after)
-                result, beat, settle = flows.drive(StepTarget(saver, self.store), flow)
+                result, beat, settle = drive(StepTarget(saver, self.store), flow)
             except BaseException:
                 self._failed(write)
                 raise
@@ -174,7 +176,7 @@ class RunLeases(RunLeasesCore):
             ThreadBusy: as :func:`~langgraph_durable.checkpointers._multitask.admission`.
         """
         self._check_fork()
-        flows.drive(SyncTarget(self), admission(thread_id, runtime, policy))
+        drive(SyncTarget(self), admission(thread_id, runtime, policy))
         self._ensure_heartbeat()
         with self._thread_lock:
             if self._watcher is None or not self._watcher.is_alive():
@@ -185,7 +187,7 @@ class RunLeases(RunLeasesCore):
 
     def _watch(self) -> None:
         while True:
-            flows.drive(SyncTarget(self), watching(self.book))
+            drive(SyncTarget(self), watching(self.book))
             with self._thread_lock:  # a run admitted meanwhile finds no watcher
                 ended, _, going = self.book.watch(time.monotonic())
                 if self._wake.is_set() or not (ended or going):
@@ -247,7 +249,7 @@ class RunLeases(RunLeasesCore):
             if closing is None:
                 return
             token, reason = closing
-            if flows.drive(
+            if drive(
                 self.store,
                 flows.clear(
                     thread_id, token, self.owner, self.clock(), self.settings.lease, reason
@@ -270,7 +272,7 @@ class RunLeases(RunLeasesCore):
                 runtime, _ = self.book.rival_of(thread_id)
                 if not self.book.is_contested(thread_id, runtime):
                     continue
-                record, rival = flows.drive(
+                record, rival = drive(
                     self.store, flows.start(thread_id, self.owner, now, self.settings.lease)
                 )
                 if self._won(thread_id, runtime, record, rival):
@@ -366,7 +368,7 @@ class AsyncRunLeases(RunLeasesCore):
             write = self._prepare(before, after)
             try:
                 flow = self._around(write, operation, op, before, after)
-                result, beat, settle = await flows.adrive(StepTarget(saver, self.store), flow)
+                result, beat, settle = await adrive(StepTarget(saver, self.store), flow)
             except BaseException:
                 self._failed(write)
                 raise
@@ -385,13 +387,13 @@ class AsyncRunLeases(RunLeasesCore):
     async def admit(self, thread_id: str, runtime: Any, policy: Multitask) -> None:
         """See :meth:`RunLeases.admit`."""
         self._check_fork()
-        await flows.adrive(AsyncTarget(self), admission(thread_id, runtime, policy))
+        await adrive(AsyncTarget(self), admission(thread_id, runtime, policy))
         self._ensure_heartbeat()
         loop = asyncio.get_running_loop()
         task = self._watcher
         if task is None or task.done() or task.get_loop() is not loop:
             self._watcher = loop.create_task(
-                flows.adrive(AsyncTarget(self), watching(self.book)), name="durable-lease-watch"
+                adrive(AsyncTarget(self), watching(self.book)), name="durable-lease-watch"
             )
 
     async def release(self, thread_id: str, reason: str, error: str | None = None) -> bool:
@@ -426,7 +428,7 @@ class AsyncRunLeases(RunLeasesCore):
             if closing is None:
                 return
             token, reason = closing
-            if await flows.adrive(
+            if await adrive(
                 self.store,
                 flows.clear(
                     thread_id, token, self.owner, self.clock(), self.settings.lease, reason
@@ -447,7 +449,7 @@ class AsyncRunLeases(RunLeasesCore):
                 runtime, _ = self.book.rival_of(thread_id)
                 if not self.book.is_contested(thread_id, runtime):
                     continue
-                record, rival = await flows.adrive(
+                record, rival = await adrive(
                     self.store, flows.start(thread_id, self.owner, now, self.settings.lease)
                 )
                 if self._won(thread_id, runtime, record, rival):

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from langgraph_durable.checkpointers._lease_flows import adrive, close_if_ended, drive, unpark
+from langgraph_durable.checkpointers._lease_driver import drive
+from langgraph_durable.checkpointers._lease_driver_async import adrive
+from langgraph_durable.checkpointers._lease_flows import close_if_ended, unpark
 from langgraph_durable.checkpointers._leases import (
     ENDED_ERROR,
     ENDED_FINISHED,

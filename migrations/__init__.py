@@ -9,20 +9,18 @@ chain of pure steps, and :func:`upgrade_all` rewrites them eagerly.
 Imports neither psycopg nor redis, nor :mod:`checkpointers`.
 """
 
-from langgraph_durable.migrations._bulk import (
-    AsyncMigrationStore,
+from langgraph_durable.migrations._bulk import MigrationStore, upgrade_all
+from langgraph_durable.migrations._bulk_async import AsyncMigrationStore, aupgrade_all
+from langgraph_durable.migrations._bulk_core import (
     BatchOutcome,
     CheckpointRef,
     DryRunVersion,
     Failure,
     ItemOutcome,
-    MigrationStore,
     Progress,
     UpgradeFn,
     UpgradeResult,
     VersionStatus,
-    aupgrade_all,
-    upgrade_all,
 )
 from langgraph_durable.migrations._chain import StateMigrations, Step, is_state_channel
 from langgraph_durable.migrations._errors import (
