@@ -116,6 +116,31 @@ class StorageRefusedError(CheckpointerError):
         super().__init__(f"{backend} refused {operation}{what}: {reason}")
 
 
+class MissingGrantError(StorageRefusedError):
+    """The database role lacks a privilege the call needs; its message names the grant.
+
+    For example an application role without ``EXECUTE`` on the audit functions
+    (see the README's audit grants). Nothing of the operation was stored.
+
+    Attributes:
+        backend: ``"postgres"``.
+        operation: The saver method that failed.
+        code: The server's error code (SQLSTATE ``42501``).
+        reason: The server's message.
+        grant: The statement an administrator runs to give the privilege
+            (``<role>`` stands for the role the saver connects as).
+    """
+
+    def __init__(
+        self, *, backend: str, operation: str, code: str | None, reason: str, grant: str
+    ) -> None:
+        self.grant = grant
+        super().__init__(
+            backend=backend, operation=operation, code=code, reason=f"{reason}; needs {grant}"
+        )
+        self.reason = reason
+
+
 class PoolTimeoutError(StorageUnavailableError, TimeoutError):
     """No connection of the saver's pool became free within the pool's timeout.
 

@@ -270,7 +270,7 @@ class AsyncPostgresSaver(
             async with self._connection() as conn:
                 return await adrive(conn, op)
         except psycopg.Error as exc:
-            raise translate(exc, operation) from exc
+            raise translate(exc, operation, self._q.schema) from exc
 
     async def _run_together(self, operation: str, ops: list[Op]) -> list[Any]:
         self._loop = asyncio.get_running_loop()
@@ -278,7 +278,7 @@ class AsyncPostgresSaver(
             async with self._connection() as conn:
                 return await adrive_together(conn, ops)
         except psycopg.Error as exc:
-            raise translate(exc, operation) from exc
+            raise translate(exc, operation, self._q.schema) from exc
 
     async def setup(self) -> None:
         """Create or upgrade the tables (idempotent, safe to run concurrently)."""

@@ -11,6 +11,8 @@ codes below count as unavailable.
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import PoolTimeout
@@ -18,6 +20,7 @@ from psycopg_pool import PoolTimeout
 from langgraph_durable.checkpointers._errors import (
     CheckpointerError,
     LayoutVersionError,
+    MissingGrantError,
     PoolTimeoutError,
     StorageRefusedError,
     StorageUnavailableError,
@@ -34,6 +37,26 @@ UNAVAILABLE_CODES = frozenset(("57P01", "57P02", "57P03", "57P05"))
 shutdown, cannot connect now (starting up), idle session timeout."""
 
 
+# the library's functions a role is granted EXECUTE on, with their signatures
+_GRANTED_FUNCTIONS = {
+    "durable_audit_append": "durable_audit_append(jsonb)",
+    "durable_audit_purge": "durable_audit_purge(text)",
+}
+_DENIED_FUNCTION = re.compile(r"permission denied for function (\w+)")
+
+
+def missing_grant(exc: psycopg.Error, schema: str | None) -> str | None:
+    """The ``GRANT`` a refusal for want of ``EXECUTE`` on one of our functions calls for."""
+    if not isinstance(exc, pg_errors.InsufficientPrivilege):
+        return None
+    found = _DENIED_FUNCTION.match(exc.diag.message_primary or "")
+    function = _GRANTED_FUNCTIONS.get(found.group(1)) if found else None
+    if function is None:
+        return None
+    where = '"' + schema.replace('"', '""') + '".' if schema else ""
+    return f"GRANT EXECUTE ON FUNCTION {where}{function} TO <role>"
+
+
 def is_unavailable(exc: psycopg.Error) -> bool:
     """Whether ``exc`` says the server could not be reached or could not serve the call."""
     code = exc.sqlstate
@@ -46,7 +69,7 @@ def is_unavailable(exc: psycopg.Error) -> bool:
     return code[:2] in UNAVAILABLE_CLASSES or code in UNAVAILABLE_CODES
 
 
-def translate(exc: psycopg.Error, operation: str) -> CheckpointerError:
+def translate(exc: psycopg.Error, operation: str, schema: str | None = None) -> CheckpointerError:
     """The error a caller sees for a driver error raised during ``operation``.
 
     Connection loss and a server that cannot serve become
@@ -54,7 +77,9 @@ def translate(exc: psycopg.Error, operation: str) -> CheckpointerError:
     statement or transaction); a missing table or schema becomes
     :class:`LayoutVersionError` (``setup()`` was not run); every other error the
     server (or the driver, before sending) answered with becomes
-    :class:`StorageRefusedError` carrying its SQLSTATE.
+    :class:`StorageRefusedError` carrying its SQLSTATE, a missing ``EXECUTE``
+    on one of our functions (in ``schema``) :class:`MissingGrantError` naming
+    the grant.
     """
     if isinstance(exc, PoolTimeout):
         # checked first: PoolTimeout is an OperationalError too
@@ -70,6 +95,15 @@ def translate(exc: psycopg.Error, operation: str) -> CheckpointerError:
             found=None,
             expected=latest_version(),
             hint=f"{exc.diag.message_primary}; call setup() before using the saver",
+        )
+    grant = missing_grant(exc, schema)
+    if grant is not None:
+        return MissingGrantError(
+            backend="postgres",
+            operation=operation,
+            code=exc.sqlstate,
+            reason=str(exc),
+            grant=grant,
         )
     return StorageRefusedError(
         backend="postgres", operation=operation, code=exc.sqlstate, reason=str(exc)

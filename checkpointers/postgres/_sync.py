@@ -265,14 +265,14 @@ class PostgresSaver(
             with self._connection() as conn:
                 return drive(conn, op)
         except psycopg.Error as exc:
-            raise translate(exc, operation) from exc
+            raise translate(exc, operation, self._q.schema) from exc
 
     def _run_together(self, operation: str, ops: list[Op]) -> list[Any]:
         try:
             with self._connection() as conn:
                 return drive_together(conn, ops)
         except psycopg.Error as exc:
-            raise translate(exc, operation) from exc
+            raise translate(exc, operation, self._q.schema) from exc
 
     def setup(self) -> None:
         """Create or upgrade the tables (idempotent, safe to run concurrently)."""
