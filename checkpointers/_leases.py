@@ -30,9 +30,9 @@ savers implement both (``langgraph_durable.checkpointers.postgres._leases``,
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import threading
-import uuid
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -92,7 +92,9 @@ class LeaseSettings:
 
 def new_owner_id(kind: str = "run") -> str:
     """A lease owner id unique to this process and object: ``host:pid:kind:random``."""
-    return f"{socket.gethostname()}:{os.getpid()}:{kind}:{uuid.uuid4().hex[:10]}"
+    # secrets, not uuid.uuid4: applications and their tests patch uuid4 to get
+    # deterministic ids, and a saver's calls would take ids from their sequence
+    return f"{socket.gethostname()}:{os.getpid()}:{kind}:{secrets.token_hex(5)}"
 
 
 # Owner ids handed out in this process that are still in use (see owner_is_dead).

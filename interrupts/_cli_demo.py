@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 import time
-import uuid
 
 import click
 
@@ -55,7 +55,7 @@ def demo(url: str | None, timeout_demo: bool) -> None:
         url, handle = start_embedded_postgres()
     else:
         backend_of(url)
-    thread = f"refund-{uuid.uuid4().hex[:8]}"
+    thread = f"refund-{secrets.token_hex(4)}"
     click.echo(f"storage: {redact_url(url)}\n")
     try:
         _role("agent", url, thread)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
+import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -66,7 +66,7 @@ def new_record(
     """A fresh decision record with its own ``decision_id``."""
     return {
         "v": RECORD_VERSION,
-        "decision_id": uuid.uuid4().hex,
+        "decision_id": secrets.token_hex(16),
         "type": type,
         "approval_id": approval_id,
         "approved": approved,

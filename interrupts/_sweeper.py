@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -216,7 +216,7 @@ class ApprovalSweeper:
         self.clock = clock
         self.lease = lease
         self.page_size = page_size
-        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.kinds = tuple(kinds)
         self.concurrency = max(1, int(concurrency))
         self.durability = durability

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-import uuid
+import secrets
 from collections.abc import Generator
 from typing import Any
 
@@ -22,7 +22,7 @@ def setup(core: RedisCore, *, where: str) -> Generator[Call | Sleep, Any, None]:
     all_steps = steps()
     latest = len(all_steps)
     keys = core.keys
-    token = uuid.uuid4().hex
+    token = secrets.token_hex(16)  # not uuid4, which applications patch (see _leases)
     waited = 0.0
     while True:
         (version, locked) = yield Call(

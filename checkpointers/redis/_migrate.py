@@ -13,7 +13,7 @@ was read (another worker, a put) is left alone and never upgraded twice.
 from __future__ import annotations
 
 import os
-import uuid
+import secrets
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -189,7 +189,7 @@ def upgrade_batch(
     ((next_scan, members),) = yield Call([("SSCAN", set_key, scan, "COUNT", limit)])
     next_scan = int(next_scan)
     threads = sorted({m.decode() for m in members})
-    worker = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    worker = f"{os.getpid()}-{secrets.token_hex(4)}"
     claimed = yield Call(
         [("SET", _claim_key(core, t), worker, "NX", "PX", LEASE_MS) for t in threads]
     )
