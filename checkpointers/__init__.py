@@ -27,6 +27,7 @@ from langgraph_durable.checkpointers._errors import (
     StorageRefusedError,
     StorageUnavailableError,
     ThreadBusy,
+    UnreadableValueError,
     UnstorableValueError,
 )
 from langgraph_durable.checkpointers._leases import (
@@ -85,6 +86,7 @@ __all__ = [
     "StorageRefusedError",
     "StorageUnavailableError",
     "ThreadBusy",
+    "UnreadableValueError",
     "UnstorableValueError",
     "VerifiableAudit",
     "WaitClaims",

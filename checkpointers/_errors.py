@@ -41,6 +41,38 @@ class UnstorableValueError(InvalidConfigError, TypeError):
     """
 
 
+class UnreadableValueError(UnstorableValueError):
+    """A value whose type a read would refuse to rebuild: refused when it is written.
+
+    The savers read with a strict msgpack allowlist (no code runs for a type
+    outside it), so a value holding an application type (a dataclass, a
+    pydantic model, ``langchain_core.agents.AgentAction``) that the allowlist
+    does not name would be stored and then refused on the next read. It is
+    refused at ``put`` / ``put_writes`` instead, before anything is stored.
+
+    Attributes:
+        field: What held the value (``channel value``, ``metadata``...).
+        channel: The channel, for a channel value or pending write (else ``None``).
+        types: The refused types, as ``module.Name``.
+        reason: What to do about it.
+    """
+
+    def __init__(self, *, field: str, channel: str | None, types: tuple[str, ...]) -> None:
+        self.channel = channel
+        self.types = types
+        pairs = ", ".join(repr(tuple(t.rsplit(".", 1))) for t in types)
+        holder = f"channel {channel!r}" if channel is not None else "it"
+        super().__init__(
+            field=field,
+            reason=(
+                f"{holder} holds {', '.join(types)}, which a read would refuse (not in the "
+                f"msgpack allowlist); fix: compile with "
+                f"checkpointer=saver.with_allowlist([{pairs}]), or set "
+                "LANGGRAPH_STRICT_MSGPACK=true so the graph allows its schemas' types"
+            ),
+        )
+
+
 class CorruptCheckpointError(CheckpointerError):
     """A stored value could not be deserialized.
 

@@ -432,6 +432,25 @@ class RunBook:
                 collect = False
         return Plan(renew, progress, ended, collect, contest, clear)
 
+    def release_all(self) -> list[tuple[str, str, str | None]]:
+        """Forget every lease this process holds: ``(thread_id, reason, error)`` to release.
+
+        For a saver that is closing: a run still going cannot write through it
+        any more. Its reason is ``error`` if it wrote ``__error__``, else
+        ``ended``. Contested entries hold no lease of ours and are dropped; a
+        start still acquiring its lease is left to that call.
+        """
+        out: list[tuple[str, str, str | None]] = []
+        with self._lock:
+            for held in list(self._held.values()):
+                if held.pending:
+                    continue
+                del self._held[held.thread_id]
+                if held.rival is None:
+                    reason = ENDED_ERROR if held.ending else ENDED_GONE
+                    out.append((held.thread_id, reason, held.error))
+        return out
+
     def runtime_of(self, thread_id: str) -> Any:
         """The Runtime of a held run (to ask it to drain when the lease is lost)."""
         with self._lock:

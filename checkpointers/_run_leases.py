@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import _thread
 import asyncio
+import contextlib
 import gc
 import threading
 import time
@@ -292,9 +293,31 @@ class RunLeases(RunLeasesCore):
             )
             self._lost(lost, runs)
 
-    def close(self) -> None:
-        """Stop the heartbeat (held leases then lapse unless released)."""
-        self._wake.set()
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop the heartbeat, then release every lease this saver holds.
+
+        What a saver does when it closes (``from_conn_string`` on exit): a
+        failed or cancelled run's lease is released now, not by a heartbeat
+        that would outlive the saver's connection. A release that fails is
+        logged; its lease then lapses and recovery takes the thread.
+        """
+        with self._thread_lock:
+            self._wake.set()
+            thread, self._thread = self._thread, None
+            watcher = self._watcher
+        for t in (thread, watcher):
+            if t is not None and t is not threading.current_thread():
+                # a beat or a watch in progress finishes before the leases are released
+                t.join(timeout)
+        now = self.clock()
+        for thread_id, reason, error in self.book.release_all():
+            try:
+                with self._io_lock(thread_id):
+                    self.store.release_lease(
+                        thread_id=thread_id, owner=self.owner, now=now, reason=reason, error=error
+                    )
+            except Exception:
+                log.warning("could not release the lease of thread %r on close", thread_id)
 
 
 class AsyncRunLeases(RunLeasesCore):
@@ -312,11 +335,13 @@ class AsyncRunLeases(RunLeasesCore):
         self.store = store
         self._task: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
         self._locks: _Locks = weakref.WeakValueDictionary()
 
     def _after_fork(self) -> None:
         self._task = None
         self._watcher = None
+        self._stop = None
         self._locks = weakref.WeakValueDictionary()
 
     def _io_lock(self, thread_id: str) -> asyncio.Lock:
@@ -410,12 +435,17 @@ class AsyncRunLeases(RunLeasesCore):
         task = self._task
         if task is not None and not task.done() and task.get_loop() is loop:
             return
-        self._task = loop.create_task(self._run(), name="durable-lease-heartbeat")
+        self._stop = asyncio.Event()
+        self._task = loop.create_task(self._run(self._stop), name="durable-lease-heartbeat")
 
-    async def _run(self) -> None:
+    async def _run(self, stop: asyncio.Event) -> None:
         interval = self.settings.heartbeat.total_seconds()
         while True:
-            await asyncio.sleep(interval)
+            # stopped between beats, never in the middle of one (aclose)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), interval)
+            if stop.is_set():
+                return
             try:
                 if not await self.beat():
                     return
@@ -484,10 +514,41 @@ class AsyncRunLeases(RunLeasesCore):
                 )
 
     def close(self) -> None:
-        """Cancel the heartbeat task (held leases then lapse unless released)."""
+        """Cancel the heartbeat and watcher tasks; held leases lapse unless released.
+
+        :meth:`aclose` releases them too (what the savers do when they close).
+        """
         if self._task is not None:
             self._task.cancel()
-            self._task = None
+            self._task = self._stop = None
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None
+
+    async def aclose(self) -> None:
+        """Stop the heartbeat task, then release every lease this saver holds.
+
+        See :meth:`RunLeases.close`.
+        """
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
+        task, stop = self._task, self._stop
+        self._task = self._stop = None
+        if task is not None and stop is not None and not task.done():
+            loop = task.get_loop()
+            if loop is asyncio.get_running_loop():
+                stop.set()
+                # a beat in progress ends before the leases are released
+                await task
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(stop.set)
+        now = self.clock()
+        for thread_id, reason, error in self.book.release_all():
+            try:
+                async with self._io_lock(thread_id):
+                    await self.store.arelease_lease(
+                        thread_id=thread_id, owner=self.owner, now=now, reason=reason, error=error
+                    )
+            except Exception:
+                log.warning("could not release the lease of thread %r on close", thread_id)

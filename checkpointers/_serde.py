@@ -10,8 +10,9 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from langgraph_durable.checkpointers._errors import UnstorableValueError
+from langgraph_durable.checkpointers._errors import UnreadableValueError, UnstorableValueError
 from langgraph_durable.checkpointers._fast_messages import fast_ext_hook
+from langgraph_durable.checkpointers._readable import unreadable_types
 
 _MAX_DEPTH = 64
 _PAIR, _NIL = b"\x92", b"\xc0"  # msgpack: an array of two; nil
@@ -50,16 +51,29 @@ def default_serde() -> SerializerProtocol:
     return JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=None)
 
 
-def dumps_exact(serde: SerializerProtocol, value: Any, *, field: str) -> tuple[str, bytes]:
+def dumps_exact(
+    serde: SerializerProtocol,
+    value: Any,
+    *,
+    field: str,
+    channel: str | None = None,
+    extends: Any = None,
+) -> tuple[str, bytes]:
     """``serde.dumps_typed(value)``, refusing values it would not store exactly.
 
     LangGraph's msgpack encoding replaces a lone surrogate in a string by
     ``"?"`` without a word, and raises a bare ``TypeError`` for a surrogate in
     a dict key or an integer beyond 64 bits. The savers encode through here so
     such a value is refused with :class:`UnstorableValueError` naming ``field``
-    instead. The surrogate scan only runs when the output holds a ``?`` byte.
+    instead. The surrogate scan only runs when the output
+    holds a ``?`` byte. A value holding a type that the serializer's
+    allowlist would refuse on read is refused too, so nothing is stored that
+    cannot be read back (:mod:`langgraph_durable.checkpointers._readable`;
+    ``extends``: the channel's previous chain state, whose items need no new
+    check).
 
     Raises:
+        UnreadableValueError: a read would refuse a type the value holds.
         UnstorableValueError: the value cannot be stored exactly.
     """
     try:
@@ -71,6 +85,9 @@ def dumps_exact(serde: SerializerProtocol, value: Any, *, field: str) -> tuple[s
             field=field,
             reason="holds a string with a lone surrogate, which would be stored as '?'",
         )
+    refused = unreadable_types(serde, type_, data, extends=extends)
+    if refused:
+        raise UnreadableValueError(field=field, channel=channel, types=refused)
     return type_, data
 
 

@@ -50,7 +50,9 @@ class ActivitiesCore:
 
     if TYPE_CHECKING:  # provided by PostgresCore, later in the MRO
 
-        def _encode_value(self, value: Any) -> tuple[str, bytes]: ...
+        def _encode_value(
+            self, value: Any, channel: str | None = None, extends: Any = None
+        ) -> tuple[str, bytes]: ...
 
         def _decode_value(
             self,

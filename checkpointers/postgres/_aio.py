@@ -244,14 +244,30 @@ class AsyncPostgresSaver(
             "multitask_timeout": multitask_timeout,
         }
         if pool_size:
-            async with async_pool(
-                conn_string, pool_size, prepared_statements=prepared_statements
-            ) as pool:
-                yield cls(pool, **options)
+            async with (
+                async_pool(conn_string, pool_size, prepared_statements=prepared_statements) as pool,
+                _closing(cls(pool, **options)) as saver,
+            ):
+                yield saver
         else:
             kwargs = connect_kwargs(prepared_statements)
-            async with await AsyncConnection.connect(conn_string, **kwargs) as conn:
-                yield cls(conn, **options)
+            async with (
+                await AsyncConnection.connect(conn_string, **kwargs) as conn,
+                _closing(cls(conn, **options)) as saver,
+            ):
+                yield saver
+
+    async def aclose(self) -> None:
+        """Release the run leases this saver holds and stop their heartbeat.
+
+        ``from_conn_string`` calls it on exit, before it closes its connection:
+        a failed or cancelled run's lease is released then, not by a heartbeat
+        that would outlive the connection. For a saver built on a connection,
+        pool or client of your own, await it before you close that; the
+        connection itself is left open. The saver is still usable afterwards.
+        """
+        if self.arun_leases is not None:
+            await self.arun_leases.aclose()
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
@@ -454,3 +470,11 @@ class AsyncPostgresSaver(
         return self._bridge(
             self.alist_waits(kind=kind, approver=approver, thread_id=thread_id, limit=limit)
         )
+
+
+@asynccontextmanager
+async def _closing(saver: AsyncPostgresSaver) -> AsyncIterator[AsyncPostgresSaver]:
+    try:
+        yield saver
+    finally:
+        await saver.aclose()

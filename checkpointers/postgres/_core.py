@@ -46,6 +46,7 @@ from langgraph_durable.checkpointers._delta_read import ChainReader, rebuilds_he
 from langgraph_durable.checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers._migrations import check_migrations
+from langgraph_durable.checkpointers._readable import mark_readable
 from langgraph_durable.checkpointers._serde import dumps_exact, loads_exact
 from langgraph_durable.checkpointers._waits import WaitInfo, extract_wait
 from langgraph_durable.checkpointers.postgres import _sql
@@ -119,8 +120,12 @@ class PostgresCore(ThreadOpsCore):
             cache = self.__dict__.setdefault("_pending_write_cache", WriteCache())
         return cache  # type: ignore[no-any-return]
 
-    def _encode_value(self, value: Any) -> tuple[str, bytes]:
-        return dumps_exact(self.serde, value, field="channel value")
+    def _encode_value(
+        self, value: Any, channel: str | None = None, extends: Link | None = None
+    ) -> tuple[str, bytes]:
+        return dumps_exact(
+            self.serde, value, field="channel value", channel=channel, extends=extends
+        )
 
     def _encode_channel_values(
         self,
@@ -142,13 +147,13 @@ class PostgresCore(ThreadOpsCore):
         links: list[tuple[str, Link | None]] = []
         policy = self.delta_policy
         for channel, version, value in values:
-            type_, data = self._encode_value(value)
             on = deltas and policy.enabled
             prev = self._chains.get(thread_id, checkpoint_ns, channel) if on else None
             # bases are always older than what extends them (reads fetch a chain
             # by range); an upgraded value is stored whole (issue 12)
             if prev is not None and (not prev.version < version or is_migrated_version(version)):
                 prev = None
+            type_, data = self._encode_value(value, channel, prev)
             pending = (
                 self._write_cache.get(thread_id, checkpoint_ns, writes_of, channel)
                 if prev is not None
@@ -165,6 +170,7 @@ class PostgresCore(ThreadOpsCore):
                 writes_of=writes_of if pending else None,
                 compact=True,
             )
+            mark_readable(self.serde, link)
             rows.append((channel, version, stored))
             links.append((channel, link))
         return rows, links
@@ -614,7 +620,7 @@ class PostgresCore(ThreadOpsCore):
         blobs: list[bytes | None] = []
         for k, ver in new_versions.items():
             if k in blob_values:
-                type_, blob = self._encode_value(blob_values[k])
+                type_, blob = self._encode_value(blob_values[k], k)
                 channels.append(k)
                 versions.append(str(ver))
                 types.append(type_)
@@ -655,7 +661,7 @@ class PostgresCore(ThreadOpsCore):
         blobs: list[bytes] = []
         waits: list[tuple[str, WaitInfo, Any]] = []
         for idx, (channel, value) in enumerate(writes):
-            type_, blob = self._encode_value(value)
+            type_, blob = self._encode_value(value, channel)
             idxs.append(WRITES_IDX_MAP.get(channel, idx))
             channels.append(channel)
             types.append(type_)

@@ -245,11 +245,29 @@ class PostgresSaver(
             "multitask_timeout": multitask_timeout,
         }
         if pool_size:
-            with sync_pool(conn_string, pool_size, prepared_statements=prepared_statements) as pool:
-                yield cls(pool, **options)
+            with (
+                sync_pool(conn_string, pool_size, prepared_statements=prepared_statements) as pool,
+                _closing(cls(pool, **options)) as saver,
+            ):
+                yield saver
         else:
-            with Connection.connect(conn_string, **connect_kwargs(prepared_statements)) as conn:
-                yield cls(conn, **options)
+            with (
+                Connection.connect(conn_string, **connect_kwargs(prepared_statements)) as conn,
+                _closing(cls(conn, **options)) as saver,
+            ):
+                yield saver
+
+    def close(self) -> None:
+        """Release the run leases this saver holds and stop their heartbeat.
+
+        ``from_conn_string`` calls it on exit, before it closes its connection:
+        a failed or cancelled run's lease is released then, not by a heartbeat
+        that would outlive the connection. For a saver built on a connection,
+        pool or client of your own, call it before you close that; the
+        connection itself is left open. The saver is still usable afterwards.
+        """
+        if self.run_leases is not None:
+            self.run_leases.close()
 
     @contextmanager
     def _connection(self) -> Iterator[Connection[Any]]:
@@ -359,6 +377,14 @@ class PostgresSaver(
         return self._run(  # type: ignore[no-any-return]
             "list_waits", self._op_list_waits(kind, approver, thread_id, limit)
         )
+
+
+@contextmanager
+def _closing(saver: PostgresSaver) -> Iterator[PostgresSaver]:
+    try:
+        yield saver
+    finally:
+        saver.close()
 
 
 def _check_schema(schema: str) -> str:

@@ -212,9 +212,25 @@ class AsyncRedisSaver(
         """
         client = await aconnect(url, cluster)
         try:
-            yield cls(client, **options)
+            saver = cls(client, **options)
+            try:
+                yield saver
+            finally:
+                await saver.aclose()
         finally:
             await client.aclose()
+
+    async def aclose(self) -> None:
+        """Release the run leases this saver holds and stop their heartbeat.
+
+        ``from_conn_string`` calls it on exit, before it closes its connection:
+        a failed or cancelled run's lease is released then, not by a heartbeat
+        that would outlive the connection. For a saver built on a connection,
+        pool or client of your own, await it before you close that; the
+        connection itself is left open. The saver is still usable afterwards.
+        """
+        if self.arun_leases is not None:
+            await self.arun_leases.aclose()
 
     # -- the shell ------------------------------------------------------------
     async def _execute(self, cmds: list[Cmd]) -> list[Any]:

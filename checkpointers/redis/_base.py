@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
@@ -191,12 +190,22 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
         """The key prefix this saver reads and writes under."""
         return self._core.keys.prefix
 
-    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Any:
-        """A shallow clone whose deserializer also allows ``extra_allowlist``."""
-        clone = super().with_allowlist(extra_allowlist)
-        if isinstance(clone, RedisSaverBase) and clone is not self:
-            clone._core = self._core.with_serde(clone.serde)
-        return clone
+    @property
+    def serde(self) -> SerializerProtocol:
+        """The serializer (LangGraph's attribute): setting it applies to what is stored next.
+
+        ``saver.serde = ...`` (LangGraph's own test fixtures do it, as does
+        ``with_allowlist`` on its shallow clone) gives this saver a core of its
+        own using the new serializer; a clone never changes the original's.
+        """
+        return self.__dict__["_serde"]  # type: ignore[no-any-return]
+
+    @serde.setter
+    def serde(self, value: SerializerProtocol) -> None:
+        self.__dict__["_serde"] = value
+        core = self.__dict__.get("_core")
+        if core is not None:
+            self.__dict__["_core"] = core.with_serde(value)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Monotonic string versions: ``<counter, 10 digits>.<48 random bits, hex>``.

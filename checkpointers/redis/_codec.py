@@ -38,6 +38,7 @@ from langgraph_durable.checkpointers._delta import (
 )
 from langgraph_durable.checkpointers._delta_read import ChainReader, rebuilds_held
 from langgraph_durable.checkpointers._errors import CorruptCheckpointError
+from langgraph_durable.checkpointers._readable import mark_readable
 from langgraph_durable.checkpointers._serde import dumps_exact, loads_exact
 from langgraph_durable.checkpointers._waits import WaitEntry, extract_wait
 from langgraph_durable.checkpointers.redis._delta_lua import WREF
@@ -179,9 +180,9 @@ class Codec:
         self._last = _ReplyReaders({}, {})
 
     # -- one channel value --------------------------------------------------
-    def encode_value(self, value: Any) -> bytes:
-        """Bytes of one channel value or pending-write value."""
-        type_, data = dumps_exact(self.serde, value, field="channel value")
+    def encode_value(self, value: Any, channel: str | None = None) -> bytes:
+        """Bytes of one channel value or pending-write value (of ``channel``, for errors)."""
+        type_, data = dumps_exact(self.serde, value, field="channel value", channel=channel)
         return type_.encode() + b"\x00" + data
 
     def decode_value(self, raw: bytes) -> Any:
@@ -222,12 +223,14 @@ class Codec:
         their items; ``(member, tail length, tail sha1)`` of each goes to
         ``checks`` for the put script to verify.
         """
-        type_, data = dumps_exact(self.serde, value, field="channel value")
         on = deltas and self.policy.enabled
         prev = self.chains.get(thread_id, ns, channel) if on else None
         # bases are older than what extends them; an upgraded value is stored whole
         if prev is not None and (not prev.version < version or is_migrated_version(version)):
             prev = None
+        type_, data = dumps_exact(
+            self.serde, value, field="channel value", channel=channel, extends=prev
+        )
         pending = (
             self.writes.get(thread_id, ns, writes_of, channel)
             if prev is not None and checks is not None
@@ -242,6 +245,7 @@ class Codec:
             writes=pending,
             writes_of=writes_of if pending else None,
         )
+        mark_readable(self.serde, link)
         if stored.type != DELTA_TYPE:
             return type_.encode() + b"\x00" + data, link
         if stored.refs:
@@ -544,7 +548,7 @@ class Codec:
         self, task_id: str, idx: int, channel: str, task_path: str, value: Any
     ) -> tuple[bytes, WriteRef]:
         """:meth:`encode_write`, and the write as a delta may refer to it (issue 12)."""
-        type_, data = dumps_exact(self.serde, value, field="channel value")
+        type_, data = dumps_exact(self.serde, value, field="channel value", channel=channel)
         head = SEP.join((task_id, str(idx), channel, task_path, type_)) + SEP
         return head.encode() + data, WriteRef(task_id, idx, type_, data)
 

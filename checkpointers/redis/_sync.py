@@ -181,9 +181,25 @@ class RedisSaver(
         """
         client = connect(url, cluster)
         try:
-            yield cls(client, **options)
+            saver = cls(client, **options)
+            try:
+                yield saver
+            finally:
+                saver.close()
         finally:
             client.close()
+
+    def close(self) -> None:
+        """Release the run leases this saver holds and stop their heartbeat.
+
+        ``from_conn_string`` calls it on exit, before it closes its connection:
+        a failed or cancelled run's lease is released then, not by a heartbeat
+        that would outlive the connection. For a saver built on a connection,
+        pool or client of your own, call it before you close that; the
+        connection itself is left open. The saver is still usable afterwards.
+        """
+        if self.run_leases is not None:
+            self.run_leases.close()
 
     # -- the shell ------------------------------------------------------------
     def _execute(self, cmds: list[Cmd]) -> list[Any]:

@@ -1,9 +1,10 @@
 """Strict msgpack by default, with_allowlist honoured, EncryptedSerializer works.
 
-A stored type outside the allowlist is never rebuilt, and the read refuses it
-loudly (``CorruptCheckpointError`` naming the channel and the type) instead of
-handing the node its raw fields as a dict (LangGraph's strict msgpack alone
-would do that silently).
+A type outside the allowlist is refused when it is written
+(``UnreadableValueError``: nothing is stored), and stored bytes naming one are
+never rebuilt: the read refuses them loudly (``CorruptCheckpointError`` naming
+the channel and the type) instead of handing the node its raw fields as a dict
+(LangGraph's strict msgpack alone would do that silently).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 
-from langgraph_durable.checkpointers import CorruptCheckpointError
+from langgraph_durable.checkpointers import CorruptCheckpointError, UnreadableValueError
 
 
 @dataclass
@@ -65,12 +66,19 @@ def _cp(value: Any, saver: Any) -> tuple[Any, Any]:
 async def test_unlisted_types_are_not_rebuilt_unless_allowlisted(saver) -> None:
     config = {"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}
     cp, versions = _cp(Order("x", 2), saver)
-    stored = await saver.aput(config, cp, {}, versions)
+    # the saver does not store what it would refuse to read back
+    with pytest.raises(UnreadableValueError) as unwritable:
+        await saver.aput(config, cp, {}, versions)
+    assert unwritable.value.channel == "order"
+    assert unwritable.value.types == (f"{Order.__module__}.Order",)
+    assert await saver.aget_tuple(config) is None
+    # stored by a saver that allows the type, the bytes are refused on read
+    allowed = saver.with_allowlist([(Order.__module__, "Order")])
+    stored = await allowed.aput(config, cp, {}, versions)
     with pytest.raises(CorruptCheckpointError) as refused:
         await saver.aget_tuple(stored)
     assert refused.value.channel == "order"
     assert f"{Order.__module__}.Order" in refused.value.reason
-    allowed = saver.with_allowlist([(Order.__module__, "Order")])
     rebuilt = await allowed.aget_tuple(stored)
     assert rebuilt.checkpoint["channel_values"]["order"] == Order("x", 2)
 
