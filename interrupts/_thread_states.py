@@ -9,7 +9,7 @@ queries only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -58,6 +58,9 @@ class ThreadState:
         progress: The last ``heartbeat()`` note of the running run.
         last_error: The last recorded error.
         lease: The raw lease record, if any.
+        schema_version: The schema version the thread's latest root checkpoint
+            is stored with (:func:`thread_state` with one of our savers;
+            ``None`` otherwise or without a checkpoint).
     """
 
     thread_id: str
@@ -71,6 +74,7 @@ class ThreadState:
     progress: str | None = None
     last_error: str | None = None
     lease: LeaseRecord | None = None
+    schema_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,15 @@ def thread_state(saver: Any, thread_id: str, *, clock: Clock | None = None) -> T
     With a saver that has no run leases, running threads cannot be told apart
     from finished ones: they show as ``finished`` (or ``waiting``).
     """
-    now = _now(clock)
+    state = _thread_state(saver, thread_id, _now(clock))
+    reader = getattr(saver, "schema_version", None)
+    if state.state == UNKNOWN or not callable(reader):
+        return state
+    version = reader({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    return replace(state, schema_version=version)
+
+
+def _thread_state(saver: Any, thread_id: str, now: datetime) -> ThreadState:
     store = _store(saver)
     lease = store.get_lease(thread_id=thread_id) if store is not None else None
     if lease is not None and lease.state == PARKED:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from langgraph_durable.checkpointers import extract_wait
 from langgraph_durable.interrupts._audit import AuditEntry, audit_log
-from langgraph_durable.migrations import SCHEMA_VERSION_KEY
+from langgraph_durable.migrations import stored_version_of
 
 INTERRUPT = "__interrupt__"
 
@@ -43,11 +43,27 @@ class TimelineEntry(BaseModel):
     ts: str | None = None
     nodes: list[str] = Field(default_factory=list)
     schema_version: int = 0
+    """The schema version the checkpoint is stored with (``saver.schema_version``)."""
     interrupts: list[TimelineInterrupt] = Field(default_factory=list)
     compensations: list[Any] = Field(default_factory=list)
     audit: list[AuditEntry] = Field(default_factory=list)
     """Audit entries about this checkpoint: those of its pending interrupts (request,
     attempts, timeouts), and for a compensation step its undo."""
+
+
+def stored_schema_version(saver: Any, tup: CheckpointTuple) -> int:
+    """The schema version ``tup`` is stored with.
+
+    Our savers keep it beside the metadata (``saver.schema_version(config)``,
+    one lookup); for any other saver it is ``metadata["schema_version"]``
+    (0 when absent).
+    """
+    reader = getattr(saver, "schema_version", None)
+    if callable(reader):
+        version = reader(tup.config)
+        if version is not None:
+            return int(version)
+    return stored_version_of(tup.metadata)
 
 
 def _nodes(prev: CheckpointTuple | None, cur: CheckpointTuple) -> list[str]:
@@ -134,7 +150,7 @@ def thread_timeline(
                 source=md.get("source"),
                 ts=tup.checkpoint.get("ts"),
                 nodes=_nodes(prev, tup),
-                schema_version=int(md.get(SCHEMA_VERSION_KEY, 0) or 0),
+                schema_version=stored_schema_version(saver, tup),
                 interrupts=_interrupts(tup),
                 compensations=comps,
             )

@@ -1,10 +1,14 @@
 """Schema-version tagging and migration hooks for LangGraph checkpoints.
 
 Every checkpoint a langgraph-durable saver writes records the schema version of
-the code that wrote it (``metadata["schema_version"]``, 0 for checkpoints
-written before tagging or by other savers). A :class:`StateMigrations` passed
-to a saver as ``migrations=`` upgrades older checkpoints on read through a
-chain of pure steps, and :func:`upgrade_all` rewrites them eagerly.
+the code that wrote it (0 for checkpoints written before tagging or by other
+savers). Our savers keep it beside the metadata (a column, a record field; read
+it with ``saver.schema_version(config)``), so metadata reads back exactly as
+written; a saver that keeps it in ``metadata["schema_version"]`` works too
+(:func:`stored_version_of`, ``finish_read(..., tag_metadata=True)``). A
+:class:`StateMigrations` passed to a saver as ``migrations=`` upgrades older
+checkpoints on read through a chain of pure steps, and :func:`upgrade_all`
+rewrites them eagerly.
 
 Imports neither psycopg nor redis, nor :mod:`checkpointers`.
 """
@@ -37,6 +41,7 @@ from langgraph_durable.migrations._upgrade import (
     finish_read,
     is_migrated_version,
     stored_version_of,
+    untagged,
     upgrade_checkpoint,
     versions_to_store,
 )
@@ -68,6 +73,7 @@ __all__ = [
     "is_migrated_version",
     "is_state_channel",
     "stored_version_of",
+    "untagged",
     "upgrade_all",
     "upgrade_checkpoint",
     "versions_to_store",

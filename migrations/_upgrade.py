@@ -128,11 +128,24 @@ def check_version(
 
 
 def finish_read(
-    tup: CheckpointTuple, stored_version: int, migrations: StateMigrations | None
+    tup: CheckpointTuple,
+    stored_version: int,
+    migrations: StateMigrations | None,
+    *,
+    tag_metadata: bool = True,
 ) -> CheckpointTuple:
     """What a saver's ``_finish_read`` does: return ``tup`` at the code's version.
 
     The fast path (stored version == code version) returns ``tup`` itself.
+
+    Args:
+        tup: The tuple as read from storage.
+        stored_version: The schema version it was stored with.
+        migrations: The saver's migrations (``None``: code version 0).
+        tag_metadata: Record the code's version as ``metadata["schema_version"]``
+            of an upgraded tuple (for savers that keep it there). A saver that
+            stores the version beside the metadata passes ``False``: the
+            metadata then reads back as it was written (:func:`untagged`).
 
     Raises:
         SchemaVersionError: no way to reach the code's version.
@@ -140,7 +153,25 @@ def finish_read(
     """
     if stored_version == (0 if migrations is None else migrations.version):
         return tup
-    return upgrade_checkpoint(tup, stored_version, migrations).tuple
+    upgraded = upgrade_checkpoint(tup, stored_version, migrations).tuple
+    return upgraded if tag_metadata else untagged(upgraded, tup)
+
+
+def untagged(upgraded: CheckpointTuple, stored: CheckpointTuple) -> CheckpointTuple:
+    """``upgraded`` with the ``schema_version`` metadata key as ``stored`` had it.
+
+    An upgrade records the code's version in the metadata; a saver that stores
+    the version beside the metadata (a column, a record field) gives the user's
+    metadata back exactly instead: the key is put back as it was, or left out
+    if it was not there.
+    """
+    md: dict[str, Any] = dict(upgraded.metadata or {})
+    before: Mapping[str, Any] = stored.metadata or {}
+    if SCHEMA_VERSION_KEY in before:
+        md[SCHEMA_VERSION_KEY] = before[SCHEMA_VERSION_KEY]
+    else:
+        md.pop(SCHEMA_VERSION_KEY, None)
+    return upgraded._replace(metadata=md)  # type: ignore[arg-type]
 
 
 def _run_fn(step: Step, values: dict[str, Any], where: Mapping[str, Any]) -> dict[str, Any]:

@@ -539,9 +539,10 @@ with PostgresSaver.from_conn_string(URL, schema=SCHEMA, migrations=v1) as saver:
     for t in threads:
         app_v1.invoke({"item": "espresso machine", "price": 240.0},
                       {"configurable": {"thread_id": t}})
-    tup = saver.get_tuple({"configurable": {"thread_id": threads[0]}})
+    config = {"configurable": {"thread_id": threads[0]}}
+    tup = saver.get_tuple(config)
     print("stored by v1:", tup.checkpoint["channel_values"]["price"],
-          "schema_version =", tup.metadata["schema_version"])
+          "schema_version =", saver.schema_version(config))
 '''),
     md("""
 ## Version 2 is deployed while they wait
@@ -585,7 +586,7 @@ with PostgresSaver.from_conn_string(URL, schema=SCHEMA, migrations=v2) as saver:
     print("waiting at:", app_v2.get_state(config).next)
     final = app_v2.invoke(Command(resume=True), config)
     print(final["status"])
-    print("new checkpoint tagged:", saver.get_tuple(config).metadata["schema_version"])
+    print("new checkpoint tagged:", saver.schema_version(config))
 '''),
     md("""
 ## Eagerly, in bulk: `upgrade_all`

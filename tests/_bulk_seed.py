@@ -106,7 +106,7 @@ def check_each_upgraded_once(saver: Any) -> int:
     n = 0
     for tup in saver.list(None):
         n += 1
-        assert tup.metadata["schema_version"] == 2, tup.config
+        assert saver.schema_version(tup.config) == 2, tup.config
         values = tup.checkpoint["channel_values"]
         if "price" in values:
             assert values["applied"] == 1, (tup.config, values)

@@ -56,7 +56,8 @@ def test_official_thread_resumes_through_a_0_to_1_step(pg_database: str) -> None
         assert snap.next == ("human_review",)
         out = app.invoke(Command(resume=True), CFG)
         assert out["log"] == ["plan", "human_review", "done v2 11 USD"]
-        assert saver.get_tuple(CFG).metadata["schema_version"] == 1
+        assert saver.schema_version(CFG) == 1
+        assert "schema_version" not in saver.get_tuple(CFG).metadata
 
 
 def test_upgrade_all_rewrites_official_threads_in_place(pg_database: str) -> None:

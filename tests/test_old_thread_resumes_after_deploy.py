@@ -69,7 +69,8 @@ def test_paused_thread_resumes_after_deploy_with_upgraded_state(backend: Backend
         assert out["price"] == {"amount": 11, "currency": "USD"}
         assert out["log"] == ["plan", "human_review", "done v2 11 USD"]
         latest = saver.get_tuple(CFG)
-        assert latest.metadata["schema_version"] == 2
+        assert saver.schema_version(CFG) == 2
+        assert "schema_version" not in latest.metadata
         assert latest.checkpoint["channel_values"]["price"] == {"amount": 11, "currency": "USD"}
         status = {s.schema_version: s for s in saver.migration_status()}
         assert status[2].threads == 1 and status[2].paused_threads == 0

@@ -304,6 +304,17 @@ class AsyncPostgresSaver(
         """The checkpoint ``config`` names, or the latest of its thread+namespace."""
         return await self._run("get_tuple", self._op_get_tuple(config))  # type: ignore[no-any-return]
 
+    async def aschema_version(self, config: RunnableConfig) -> int | None:
+        """The schema version ``config``'s checkpoint is stored with, or ``None``.
+
+        The checkpoint ``config`` names (``checkpoint_id``), or the latest of its
+        thread+namespace. This is the version of the code that wrote it (or of
+        the last ``upgrade_all`` that rewrote it); a read upgrades an older one
+        in memory, so this tells what is stored, not what reads return. Kept
+        beside the metadata, which reads back exactly as written.
+        """
+        return await self._run("schema_version", self._op_schema_version(config))  # type: ignore[no-any-return]
+
     async def alist(
         self,
         config: RunnableConfig | None,
@@ -402,6 +413,10 @@ class AsyncPostgresSaver(
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Sync bridge to :meth:`aget_tuple`."""
         return self._bridge(self.aget_tuple(config))
+
+    def schema_version(self, config: RunnableConfig) -> int | None:
+        """Sync bridge to :meth:`aschema_version`."""
+        return self._bridge(self.aschema_version(config))
 
     def list(
         self,

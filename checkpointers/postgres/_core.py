@@ -286,7 +286,19 @@ class PostgresCore(ThreadOpsCore):
         """
         if stored_version == self._schema_version():
             return tup
-        return finish_read(tup, stored_version, self._migrations)
+        # the version is the row's column: the metadata stays as written
+        return finish_read(tup, stored_version, self._migrations, tag_metadata=False)
+
+    def _op_schema_version(self, config: RunnableConfig) -> Op:
+        thread_id, checkpoint_ns, checkpoint_id = _ids(config)
+        params: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
+        if checkpoint_id:
+            params["checkpoint_id"] = checkpoint_id
+            query = self._q.schema_version_by_id
+        else:
+            query = self._q.schema_version_latest
+        rows = yield Stmt(query, params, fetch=True)
+        return int(rows[0][0]) if rows else None
 
     # -- setup --
 
@@ -471,9 +483,10 @@ class PostgresCore(ThreadOpsCore):
                 max(versions.values()) if versions else self.get_next_version(None, None)
             )
         checkpoint["channel_values"] = values
+        caller_key = False
         if metadata_exact is not None:
             try:
-                metadata = decode_metadata(self.serde, metadata_exact)
+                metadata, caller_key = decode_metadata(self.serde, metadata_exact)
             except Exception as exc:
                 raise CorruptCheckpointError(
                     thread_id=thread_id,
@@ -482,6 +495,8 @@ class PostgresCore(ThreadOpsCore):
                     channel="<metadata>",
                     reason=f"{type(exc).__name__}: {exc}",
                 ) from exc
+        if not caller_key:
+            metadata = _without_own_version(metadata, _schema_version)
         writes: list[PendingWrite] = []
         if w_tasks:
             order = sorted(
@@ -642,7 +657,6 @@ class PostgresCore(ThreadOpsCore):
                 if isinstance(v, (str, int, bool, float)):
                     md[key] = v
         md.pop("writes", None)
-        md[SCHEMA_VERSION_KEY] = self._schema_version()
         return md
 
     def _op_put_writes(
@@ -779,6 +793,21 @@ def _marked_interrupts(value: Any) -> list[tuple[str, WaitInfo, Any]]:
         if info is not None and isinstance(interrupt_id, str):
             found.append((interrupt_id, info, getattr(item, "value", item)))
     return found
+
+
+def _without_own_version(metadata: Any, schema_version: Any) -> Any:
+    """A row's metadata without the ``schema_version`` key an earlier release put there.
+
+    Rows of earlier releases hold the schema version twice, in their column and
+    as ``metadata["schema_version"]`` (written over any value of the caller's);
+    the key is left out where it equals the column. A row whose caller wrote a
+    key of that name keeps it: such metadata is stored in its exact encoding
+    with a mark (:func:`~._metadata.encode_metadata`), which skips this.
+    """
+    own = metadata.get(SCHEMA_VERSION_KEY) if isinstance(metadata, dict) else None
+    if type(own) is int and own == int(schema_version or 0):
+        return {k: v for k, v in metadata.items() if k != SCHEMA_VERSION_KEY}
+    return metadata
 
 
 def _contains(actual: Any, expected: Any) -> bool:

@@ -32,6 +32,7 @@ from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers.postgres._core import PostgresCore, _contains
 from langgraph_durable.checkpointers.postgres._metadata import encode_metadata
 from langgraph_durable.checkpointers.postgres._stmt import Op, Rows, Stmt
+from langgraph_durable.migrations import SCHEMA_VERSION_KEY
 
 __all__ = ["PAGE_BYTES", "PAGE_FIRST", "PAGE_FIRST_LIMITED", "PAGE_MAX", "ListPages", "fetch"]
 
@@ -92,13 +93,15 @@ class ListPages:
             if value is not None and (key != "checkpoint_id" or value):
                 params[key] = check_id(key, value)
                 predicates.append(key)
-        # a filter jsonb cannot hold exactly is checked again after loading
+        # a filter jsonb cannot hold exactly is checked again after loading, and
+        # so is one on schema_version: rows of earlier releases hold the saver's
+        # own key in their jsonb, which reads leave out
         self._exact_check = False
         if filter:
             json_filter, exact_filter = encode_metadata(filter)
             params["filter"] = Jsonb(json_filter)
             predicates.append("filter")
-            self._exact_check = exact_filter is not None
+            self._exact_check = exact_filter is not None or SCHEMA_VERSION_KEY in filter
         before_id = ((before or {}).get("configurable") or {}).get("checkpoint_id")
         if before_id:
             params["before"] = check_id("checkpoint_id", before_id)

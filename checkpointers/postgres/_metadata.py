@@ -16,6 +16,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langgraph_durable.checkpointers._errors import UnstorableValueError
 from langgraph_durable.checkpointers._serde import dumps_exact, loads_exact
+from langgraph_durable.migrations import SCHEMA_VERSION_KEY
 
 
 def _clean_str(value: str) -> tuple[str, bool]:
@@ -100,18 +101,34 @@ def encode_metadata(
     """``(jsonb copy, exact encoding or None)``.
 
     Without ``serde`` (a list filter), the second item is ``b""`` when the copy
-    is lossy, so the caller knows to re-check matches exactly.
+    is lossy, so the caller knows to re-check matches exactly. Metadata with a
+    ``schema_version`` key of the caller's is always stored in its exact
+    encoding, marked (``CALLER_KEY``): reads then keep that key, which rows of
+    earlier releases held for the saver's own version (reads leave that out).
     """
     json_md, exact = to_json(metadata, "metadata" if serde is not None else "filter")
-    if exact:
+    own_key = serde is not None and SCHEMA_VERSION_KEY in metadata
+    if exact and not own_key:
         return json_md, None
     if serde is None:
         return json_md, b""
     type_, blob = dumps_exact(serde, metadata, field="metadata")
-    return json_md, type_.encode("ascii") + b":" + blob
+    mark = CALLER_KEY if own_key else b""
+    return json_md, mark + type_.encode("ascii") + b":" + blob
 
 
-def decode_metadata(serde: SerializerProtocol, data: bytes) -> Any:
-    """Inverse of the exact encoding of :func:`encode_metadata`."""
-    type_, _, blob = bytes(data).partition(b":")
-    return loads_exact(serde, type_.decode("ascii"), blob)
+CALLER_KEY = b"k:"
+"""Prefix of an exact encoding whose metadata holds a ``schema_version`` key of the caller's."""
+
+
+def decode_metadata(serde: SerializerProtocol, data: bytes) -> tuple[Any, bool]:
+    """Inverse of the exact encoding of :func:`encode_metadata`.
+
+    Returns the metadata and whether its ``schema_version`` key is the caller's.
+    """
+    data = bytes(data)
+    caller_key = data.startswith(CALLER_KEY)
+    if caller_key:
+        data = data[len(CALLER_KEY) :]
+    type_, _, blob = data.partition(b":")
+    return loads_exact(serde, type_.decode("ascii"), blob), caller_key

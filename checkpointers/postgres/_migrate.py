@@ -26,6 +26,7 @@ from langgraph_durable.migrations import (
     ItemOutcome,
     Upgrade,
     VersionStatus,
+    untagged,
 )
 
 _COLS = (
@@ -228,7 +229,8 @@ class PostgresMigrationCore:
             try:
                 raw = self._parse_raw(row, values)  # type: ignore[attr-defined]
                 up = upgrade(raw, ref.schema_version)
-                new = up.tuple
+                # the version goes to its column: the metadata stays as written
+                new = untagged(up.tuple, raw)
                 stored, blob_parts = self._split_values(  # type: ignore[attr-defined]
                     new.checkpoint, up.new_versions
                 )

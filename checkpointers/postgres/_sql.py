@@ -216,6 +216,17 @@ LIST_PREDICATES = {
     ),
 }
 LIST_LIMIT = " LIMIT %(limit)s"
+# saver.schema_version(config): one primary-key probe
+SCHEMA_VERSION_LATEST = (
+    "SELECT schema_version FROM {s}.checkpoints "
+    "WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s "
+    "ORDER BY checkpoint_id DESC LIMIT 1"
+)
+SCHEMA_VERSION_BY_ID = (
+    "SELECT schema_version FROM {s}.checkpoints "
+    "WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s "
+    "AND checkpoint_id = %(checkpoint_id)s"
+)
 
 # -- writes --------------------------------------------------------------------
 

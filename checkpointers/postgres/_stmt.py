@@ -100,6 +100,8 @@ class _Queries:
         self.layout_version = r(_sql.LAYOUT_VERSION, schema)
         self.get_latest = r(_sql.GET_LATEST, schema)
         self.get_by_id = r(_sql.GET_BY_ID, schema)
+        self.schema_version_latest = r(_sql.SCHEMA_VERSION_LATEST, schema)
+        self.schema_version_by_id = r(_sql.SCHEMA_VERSION_BY_ID, schema)
         self.put = r(_sql.PUT, schema)
         self.put_writes_upsert = r(_sql.PUT_WRITES_UPSERT, schema)
         self.put_writes_insert = r(_sql.PUT_WRITES_INSERT, schema)

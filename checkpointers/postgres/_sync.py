@@ -300,6 +300,17 @@ class PostgresSaver(
         """The checkpoint ``config`` names, or the latest of its thread+namespace."""
         return self._run("get_tuple", self._op_get_tuple(config))  # type: ignore[no-any-return]
 
+    def schema_version(self, config: RunnableConfig) -> int | None:
+        """The schema version ``config``'s checkpoint is stored with, or ``None``.
+
+        The checkpoint ``config`` names (``checkpoint_id``), or the latest of its
+        thread+namespace. This is the version of the code that wrote it (or of
+        the last ``upgrade_all`` that rewrote it); a read upgrades an older one
+        in memory, so this tells what is stored, not what reads return. Kept
+        beside the metadata, which reads back exactly as written.
+        """
+        return self._run("schema_version", self._op_schema_version(config))  # type: ignore[no-any-return]
+
     def list(
         self,
         config: RunnableConfig | None,

@@ -320,6 +320,18 @@ class AsyncRedisSaver(
         """The latest (or ``checkpoint_id``'s) checkpoint of a thread+namespace."""
         return await self._run("get_tuple", self._core.get_tuple(config))  # type: ignore[no-any-return]
 
+    async def aschema_version(self, config: RunnableConfig) -> int | None:
+        """The schema version ``config``'s checkpoint is stored with, or ``None``.
+
+        The checkpoint ``config`` names (``checkpoint_id``), or the latest of its
+        thread+namespace. This is the version of the code that wrote it (or of
+        the last ``upgrade_all`` that rewrote it); a read upgrades an older one
+        in memory, so this tells what is stored, not what reads return. Kept in
+        the checkpoint's record, beside the metadata, which reads back exactly
+        as written.
+        """
+        return await self._run("schema_version", self._core.schema_version_of(config))  # type: ignore[no-any-return]
+
     async def alist(
         self,
         config: RunnableConfig | None,
@@ -420,6 +432,10 @@ class AsyncRedisSaver(
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Sync :meth:`aget_tuple` (from another thread than the saver's loop)."""
         return self._sync(self.aget_tuple(config))  # type: ignore[no-any-return]
+
+    def schema_version(self, config: RunnableConfig) -> int | None:
+        """Sync :meth:`aschema_version` (from another thread than the saver's loop)."""
+        return self._sync(self.aschema_version(config))  # type: ignore[no-any-return]
 
     def list(
         self,

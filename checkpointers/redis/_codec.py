@@ -51,9 +51,11 @@ metadata type, metadata bytes, schema version]`` and since layout step 6
 (format 2) ``ts in microseconds, flags``. Format 2 leaves out what the record
 holds otherwise (~90 bytes of ~470 a checkpoint, issue 12): the checkpoint's
 ``id`` (the record's field), its ``ts`` text when the microseconds give it back
-exactly, the metadata's ``schema_version`` when it is the record's (flag 1),
-and the serializer type ``msgpack`` (stored as nil). Records of format 1 read
-as they are."""
+exactly, and the serializer type ``msgpack`` (stored as nil). The metadata is
+the caller's, exactly: the schema version is the record's own field. Flag 1
+says the metadata has no ``schema_version`` key of its own (a saver of the
+previous release then shows the record's there, as it always did). Records of
+format 1 hold the saver's key in their metadata too, which reads leave out."""
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _SV_IN_RECORD = 1
 MAX_INDEXED = 512
@@ -85,10 +87,10 @@ def canonical(value: Any) -> str | None:
 def index_prefix(key: str, value: Any) -> str | None:
     """The metadata-index member prefix for ``key == value``, or ``None``.
 
-    ``schema_version`` (our own key, on every checkpoint) is not indexed since
-    layout step 5: one sorted-set entry per checkpoint (~0.15x the payload of
-    a growing thread) for a filter nobody uses; a list filtering on it checks
-    the metadata instead, as for any key the index does not answer.
+    ``schema_version`` is not indexed since layout step 5 (the saver then wrote
+    its own version there on every checkpoint: one sorted-set entry each,
+    ~0.15x the payload of a growing thread); a list filtering on it checks the
+    metadata instead, as for any key the index does not answer.
     """
     if key == SCHEMA_VERSION_KEY:
         return None
@@ -384,14 +386,9 @@ class Codec:
         ts_us = _ts_micros(stored.get("ts"))
         if ts_us is not None:
             del stored["ts"]
-        flags = 0
-        md: Mapping[str, Any] = metadata
-        sv = metadata.get(SCHEMA_VERSION_KEY)
-        if type(sv) is int and sv == schema_version:
-            md = {k: v for k, v in metadata.items() if k != SCHEMA_VERSION_KEY}
-            flags |= _SV_IN_RECORD
+        flags = 0 if SCHEMA_VERSION_KEY in metadata else _SV_IN_RECORD
         ck_type, ck_bytes = dumps_exact(self.serde, stored, field="checkpoint")
-        md_type, md_bytes = dumps_exact(self.serde, md, field="metadata")
+        md_type, md_bytes = dumps_exact(self.serde, metadata, field="metadata")
         record = ormsgpack.packb(
             [
                 RECORD_FORMAT,
@@ -486,7 +483,8 @@ class Codec:
         try:
             rec = ormsgpack.unpackb(entry[2])
             fmt, ck_type, ck_bytes, md_type, md_bytes, version = rec[:6]
-            ts_us, flags = (rec[6], rec[7]) if fmt >= 2 else (None, 0)
+            # rec[7], the flags, only matter to older readers (see RECORD_FORMAT)
+            ts_us = rec[6] if fmt >= 2 else None
             checkpoint = loads_exact(self.serde, ck_type or "msgpack", ck_bytes)
             if fmt >= 2:
                 head: dict[str, Any] = {"v": checkpoint["v"]} if "v" in checkpoint else {}
@@ -498,8 +496,12 @@ class Codec:
             raise corrupt("<checkpoint>", exc) from exc
         try:
             metadata = loads_exact(self.serde, md_type or "msgpack", md_bytes)
-            if flags & _SV_IN_RECORD:
-                metadata = {**metadata, SCHEMA_VERSION_KEY: version}
+            if fmt < 2:
+                # format 1 wrote the record's version into the metadata too
+                # (over any value of the caller's): leave the saver's key out
+                own = metadata.get(SCHEMA_VERSION_KEY)
+                if type(own) is int and own == version:
+                    metadata = {k: v for k, v in metadata.items() if k != SCHEMA_VERSION_KEY}
         except Exception as exc:
             raise corrupt("<metadata>", exc) from exc
         parent = ""

@@ -47,7 +47,6 @@ from langgraph_durable.checkpointers.redis._codec import (
 from langgraph_durable.checkpointers.redis._keys import SHARDS, Keys, check_prefix, shard_of
 from langgraph_durable.checkpointers.redis._listing import list_all_threads
 from langgraph_durable.migrations import (
-    SCHEMA_VERSION_KEY,
     code_version,
     finish_read,
     versions_to_store,
@@ -141,7 +140,8 @@ class RedisCore:
         """
         if stored_version == self.schema_version:
             return tup
-        return finish_read(tup, stored_version, self.migrations)
+        # the version is the record's field: the metadata stays as written
+        return finish_read(tup, stored_version, self.migrations, tag_metadata=False)
 
     def _tuple(self, thread_id: str, entry: Sequence[Any]) -> CheckpointTuple:
         tup, version = self.codec.decode_entry(thread_id, entry)
@@ -284,6 +284,20 @@ class RedisCore:
             tup, version = self.codec.decode_entry(thread_id, entry)
         return self._finish_read(tup, version)
 
+    def schema_version_of(self, config: RunnableConfig) -> Op:
+        """The schema version ``config``'s checkpoint (or its thread's latest) is stored with."""
+        thread_id, ns, cid = self._target(config)
+        keys = self.keys.thread(thread_id)
+        if not cid:
+            # z holds ns\0cid in id order: the namespace's newest is its last
+            low = f"[{ns}{SEP}".encode()
+            (top,) = yield Call([("ZREVRANGEBYLEX", keys[0], low + b"\xff", low, "LIMIT", 0, 1)])
+            if not top:
+                return None
+            cid = top[0].decode()[len(ns) + 1 :]
+        (record,) = yield Call([("HGET", keys[2], f"{ns}{SEP}{cid}")])
+        return None if record is None else self.codec.record_version(record)
+
     def list_checkpoints(
         self,
         config: RunnableConfig | None,
@@ -372,7 +386,7 @@ class RedisCore:
         """Store a checkpoint atomically (one Lua script) in one round trip."""
         thread_id, ns, parent_id = self._target(config)
         cid = check_id("checkpoint_id", checkpoint["id"])
-        md = _merge_metadata(config, metadata, self.schema_version)
+        md = _merge_metadata(config, metadata)
         # values a read upgraded in memory (migrated versions) are stored too
         to_store = versions_to_store(checkpoint, new_versions)
         checks: list[Any] = []  # the pending writes the deltas refer to (issue 12)
@@ -725,9 +739,7 @@ def _wait_order(e: WaitEntry) -> tuple[int, float, str, str]:
     return (d is None, d.timestamp() if d else 0.0, e.thread_id, e.interrupt_id)
 
 
-def _merge_metadata(
-    config: RunnableConfig, metadata: CheckpointMetadata, schema_version: int
-) -> dict[str, Any]:
+def _merge_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> dict[str, Any]:
     # LangGraph's get_checkpoint_metadata minus its stripping of "\u0000" (data
     # loss: values are stored exactly), the same merge as the Postgres saver
     md: dict[str, Any] = dict(metadata)
@@ -738,7 +750,6 @@ def _merge_metadata(
             if isinstance(v, (str, int, bool, float)):
                 md[key] = v
     md.pop("writes", None)
-    md[SCHEMA_VERSION_KEY] = schema_version
     return md
 
 

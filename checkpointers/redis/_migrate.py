@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Callable, Generator
+from dataclasses import replace
 from typing import Any
 
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
@@ -31,6 +32,7 @@ from langgraph_durable.migrations import (
     ItemOutcome,
     Upgrade,
     VersionStatus,
+    untagged,
 )
 
 LEASE_MS = 10_000
@@ -211,6 +213,8 @@ def upgrade_batch(
             try:
                 raw, stored = core.codec.decode_entry(t, es[i])
                 up = upgrade(raw, stored)
+                # the version goes to the record's field: the metadata stays as written
+                up = replace(up, tuple=untagged(up.tuple, raw))
                 cmd, waits = _rewrite_cmd(core, t, es[i], up, below, referenced)
             except Exception as exc:
                 items.append(ItemOutcome(ref, exc))

@@ -290,6 +290,18 @@ class RedisSaver(
         """The latest (or ``checkpoint_id``'s) checkpoint of a thread+namespace."""
         return self._run("get_tuple", self._core.get_tuple(config))  # type: ignore[no-any-return]
 
+    def schema_version(self, config: RunnableConfig) -> int | None:
+        """The schema version ``config``'s checkpoint is stored with, or ``None``.
+
+        The checkpoint ``config`` names (``checkpoint_id``), or the latest of its
+        thread+namespace. This is the version of the code that wrote it (or of
+        the last ``upgrade_all`` that rewrote it); a read upgrades an older one
+        in memory, so this tells what is stored, not what reads return. Kept in
+        the checkpoint's record, beside the metadata, which reads back exactly
+        as written.
+        """
+        return self._run("schema_version", self._core.schema_version_of(config))  # type: ignore[no-any-return]
+
     def list(
         self,
         config: RunnableConfig | None,
@@ -375,6 +387,10 @@ class RedisSaver(
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Async :meth:`get_tuple` (in a worker thread)."""
         return await asyncio.to_thread(self.get_tuple, config)
+
+    async def aschema_version(self, config: RunnableConfig) -> int | None:
+        """Async :meth:`schema_version` (in a worker thread)."""
+        return await asyncio.to_thread(self.schema_version, config)
 
     async def aput(
         self,

@@ -1,10 +1,11 @@
 """A checkpoint record of format 2 (layout step 6) reads back exactly what was put.
 
 It leaves out the checkpoint's ``id`` (the record's field), its ``ts`` when
-microseconds since the epoch give the same text back, the metadata's
-``schema_version`` when it is the record's, and the type name ``msgpack``;
-timestamps that do not round-trip that way and records of format 1 are read
-as they were stored.
+microseconds since the epoch give the same text back, and the type name
+``msgpack``; the schema version is the record's field, not a metadata key.
+Timestamps that do not round-trip that way are kept as text, and records of
+format 1 read as they were stored, less the ``schema_version`` key the saver
+wrote into their metadata.
 """
 
 from __future__ import annotations
@@ -45,12 +46,13 @@ def test_checkpoint_and_metadata_read_back_exactly(
     assert tup is not None
     assert tup.checkpoint == cp
     assert tup.checkpoint["ts"] == ts and tup.checkpoint["id"] == cp["id"]
-    assert tup.metadata == {**md, "schema_version": 0}  # the saver tags it (no migrations)
+    assert tup.metadata == md  # exactly: the schema version is the record's field
     key, field = Keys(redis_prefix[1]).thread("t")[2], b"\x00" + cp["id"].encode()
     record = ormsgpack.unpackb(raw.hget(key, field))
     assert record[0] == 2 and record[1] is None and record[3] is None
     assert (record[6] is not None) == (ts in TIMESTAMPS[:2] + TIMESTAMPS[5:6])
-    assert record[7] == 1  # schema_version kept in the record only
+    assert record[5] == 0 and sync_saver.schema_version(stored) == 0
+    assert record[7] == 1  # no key of the caller's: older readers show the record's
     listed = list(sync_saver.list({"configurable": {"thread_id": "t"}}))
     assert [t.checkpoint for t in listed] == [cp]
 
@@ -62,9 +64,11 @@ def test_a_format_1_record_reads_as_stored(
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     stored = sync_saver.put(config, cp, {"source": "input", "step": -1}, {})
     key, field = Keys(redis_prefix[1]).thread("t")[2], b"\x00" + cp["id"].encode()
-    md = {"source": "input", "step": -1, "schema_version": 0}
+    md = {"source": "input", "step": -1}
     ck_type, ck_bytes = sync_saver.serde.dumps_typed(cp)
-    md_type, md_bytes = sync_saver.serde.dumps_typed(md)
+    # format 1 wrote the record's version into the metadata as well
+    md_type, md_bytes = sync_saver.serde.dumps_typed({**md, "schema_version": 0})
     raw.hset(key, field, ormsgpack.packb([1, ck_type, ck_bytes, md_type, md_bytes, 0]))
     tup = sync_saver.get_tuple(stored)
     assert tup is not None and tup.checkpoint == cp and tup.metadata == md
+    assert sync_saver.schema_version(stored) == 0
