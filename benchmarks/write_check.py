@@ -14,7 +14,14 @@ both alike, for the values a put encodes:
 * ``plain``: a dict of strings and numbers (no object: skipped by a byte scan);
 * ``typed``: 200 datetimes and UUIDs (safe objects, each checked).
 
+That is the check of a whole value (a thread's first put, or ``deltas=False``).
+``--growth``: the threads of ``benchmarks/growth.py`` (``--steps`` supersteps
+of one growing message list, our Postgres and Redis savers) are run with the
+time spent inside the check added up: its share of the graph run, where a put
+checks only the items a growing list appends to the version it put before.
+
     python benchmarks/write_check.py --messages 300 --rounds 15
+    python benchmarks/write_check.py --growth --steps 300 --rounds 3
 """
 
 from __future__ import annotations
@@ -36,6 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langchain_core.messages import AIMessage
 
 from langgraph_durable.checkpointers import _serde, default_serde
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import growth
 
 
 def _values(messages: int) -> dict[str, Any]:
@@ -60,12 +70,41 @@ def _time(fn: Callable[[], Any], repeat: int) -> float:
     return statistics.median(best)
 
 
+def _growth_share(steps: int, rounds: int) -> None:
+    """The check's share of each growth run (time inside it / the graph run's time)."""
+    real = _serde.unreadable_types
+    spent = [0.0]
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - t0
+
+    _serde.unreadable_types = timed  # type: ignore[assignment]
+    for _ in range(rounds):
+        for saver in ("ours-pg", "ours-redis"):
+            spent[0] = 0.0
+            (result,) = growth.run_all([saver], steps, 3, False)
+            run_s = result["run_s"]
+            print(
+                f"{saver:10} run {run_s:.3f} s, check {spent[0] * 1000:.1f} ms "
+                f"({spent[0] / run_s:.1%})"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--growth", action="store_true")
+    parser.add_argument("--steps", type=int, default=300)
     args = parser.parse_args()
+    if args.growth:
+        _growth_share(args.steps, args.rounds)
+        return
     serde = default_serde()
     check = _serde.unreadable_types
     values = _values(args.messages)
@@ -79,7 +118,7 @@ def main() -> None:
         with_: list[float] = []
         encode(value)()  # warm the check's cache, as a thread's second put finds it
         for _ in range(args.rounds):
-            _serde.unreadable_types = lambda *a: ()  # type: ignore[assignment]
+            _serde.unreadable_types = lambda *a, **k: ()  # type: ignore[assignment]
             without.append(_time(encode(value), args.repeat))
             _serde.unreadable_types = check
             with_.append(_time(encode(value), args.repeat))
