@@ -53,9 +53,15 @@ def _url(env: str, backend: str) -> tuple[str, dict[str, Any]]:
     if not url:
         raise InvalidConfigError(field=env, reason="not set: the storage URL of the saver")
     if backend_of(url) != backend:
-        scheme = url.split("://", 1)[0]
-        raise InvalidConfigError(field=env, reason=f"expected a {backend} URL, got {scheme}://")
-    return split_saver_options(url, backend)
+        # only the scheme: the rest may hold a password
+        got = f"{url.split('://', 1)[0][:20]}://" if "://" in url else "a keyword DSN"
+        raise InvalidConfigError(field=env, reason=f"expected a {backend} URL, got {got}")
+    try:
+        return split_saver_options(url, backend)
+    except InvalidConfigError as exc:
+        if exc.field != "url":
+            raise
+        raise InvalidConfigError(field=env, reason=exc.reason) from None
 
 
 def _setup_wanted() -> bool:

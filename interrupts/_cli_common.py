@@ -14,104 +14,99 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import click
 
-from langgraph_durable.checkpointers import _url_options
 from langgraph_durable.checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._url_options import StorageAddress, parse_address, redact_url
+from langgraph_durable.interrupts._cli_errors import CliError, describe, remember_secrets
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+__all__ = [
+    "URL_ENV",
+    "CliError",
+    "StorageAddress",
+    "address_of",
+    "bind_graph",
+    "checked_url",
+    "console",
+    "load_object",
+    "open_async_saver",
+    "open_saver",
+    "redact_url",
+    "url_option",
+]
+
 URL_ENV = "LANGGRAPH_DURABLE_URL"
-SCHEMES = ("postgresql", "postgres", "redis", "rediss", "unix")
+URL_HELP = (
+    f"Storage: postgresql://, redis://, rediss://, unix:// URL or a keyword DSN (or ${URL_ENV}); "
+    "?schema=NAME (Postgres) or ?prefix=NAME (Redis) selects a saver's namespace; "
+    "?prepared_statements=false on Postgres behind a pooler in transaction mode (PgBouncer)."
+)
 
 
-class CliError(click.ClickException):
-    """A user mistake or an unreachable server: printed as one line, exit code 1."""
+def address_of(url: str) -> StorageAddress:
+    """Parse ``url`` (:func:`parse_address`) and remember its passwords, so no line shows them."""
+    try:
+        address = parse_address(url)
+    except InvalidConfigError as exc:
+        if exc.field == "url":
+            raise CliError(f"--url: {exc.reason}") from None
+        raise CliError(f"URL parameter {exc.field}={exc.reason}") from None
+    remember_secrets(address.secrets)
+    return address
 
-    def show(self, file: Any = None) -> None:
-        """Print the message as a single line on stderr."""
-        click.echo(f"error: {self.format_message()}", err=True)
+
+def checked_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    # parsed as soon as click reads it: a bad URL is refused before any work, and
+    # its passwords are masked in every line printed after this one
+    if value is not None:
+        address_of(value)
+    return value
 
 
 def url_option(fn: F) -> F:
     """The ``--url`` option every command takes (or ``LANGGRAPH_DURABLE_URL``)."""
     return click.option(
-        "--url",
-        envvar=URL_ENV,
-        required=True,
-        help=f"postgresql://, redis:// or rediss:// URL of the storage (or ${URL_ENV}); "
-        "?schema=NAME (Postgres) or ?prefix=NAME (Redis) selects a saver's namespace.",
+        "--url", envvar=URL_ENV, required=True, callback=checked_url, help=URL_HELP
     )(fn)
 
 
-def redact_url(url: str) -> str:
-    """``url`` with any password replaced by ``***``, safe to print or log."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    userinfo = netloc[0].split(":", 1)[0] + ":***"
-    return urlunsplit(parts._replace(netloc=f"{userinfo}@{netloc[1]}"))
+def _saver_context(address: StorageAddress, options: dict[str, Any], *, aio: bool) -> Any:
+    """The saver class's ``from_conn_string`` context manager for ``address``."""
+    options = {**address.options, **options}
+    if address.backend == "postgres":
+        from langgraph_durable.checkpointers import postgres
 
+        cls: Any = postgres.AsyncPostgresSaver if aio else postgres.PostgresSaver
+    else:
+        from langgraph_durable.checkpointers import redis
 
-def backend_of(url: str) -> str:
-    """``"postgres"`` or ``"redis"`` for a storage URL, else :class:`CliError`."""
-    backend = _url_options.backend_of(url)
-    if backend is None:
-        raise CliError(
-            f"unsupported URL {redact_url(url)!r}: expected postgresql://, redis:// or rediss://"
-        )
-    return backend
-
-
-def split_saver_options(url: str) -> tuple[str, dict[str, Any]]:
-    """Take our own query parameters off ``url``.
-
-    ``?schema=NAME`` and ``?prepared_statements=false`` (behind a pooler in
-    transaction mode, such as PgBouncer) on Postgres; ``?prefix=NAME`` on Redis.
-
-    Returns:
-        The URL the driver sees, and the saver options found.
-
-    Raises:
-        CliError: ``prepared_statements`` is not a yes/no value.
-    """
-    try:
-        return _url_options.split_saver_options(url, backend_of(url))
-    except InvalidConfigError as exc:
-        raise CliError(f"URL parameter {exc.field}={exc.reason}") from None
+        cls = redis.AsyncRedisSaver if aio else redis.RedisSaver
+        options.pop("pool_size", None)  # the Redis client pools on its own
+    return cls.from_conn_string(address.driver_url, **options)
 
 
 @contextmanager
 def open_saver(url: str, **options: Any) -> Iterator[Any]:
     """Open the sync saver for ``url``, translating connection failures.
 
-    ``url`` may carry ``?schema=NAME`` and ``?prepared_statements=false``
-    (Postgres) or ``?prefix=NAME`` (Redis): see :func:`split_saver_options`.
+    ``url`` may carry ``?schema=NAME`` (Postgres) or ``?prefix=NAME`` (Redis).
 
     Yields:
         A ``PostgresSaver`` or ``RedisSaver``.
     """
-    backend = backend_of(url)
-    url, found = split_saver_options(url)
-    options = {**found, **options}
+    address = address_of(url)
+    opened = False
     try:
-        if backend == "postgres":
-            from langgraph_durable.checkpointers.postgres import PostgresSaver
-
-            cm: Any = PostgresSaver.from_conn_string(url, **options)
-        else:
-            from langgraph_durable.checkpointers.redis import RedisSaver
-
-            cm = RedisSaver.from_conn_string(url, **options)
-        with cm as saver:
+        with _saver_context(address, options, aio=False) as saver:
+            opened = True
             yield saver
     except CliError:
         raise
     except Exception as exc:  # driver errors: one line, never a traceback
-        _raise_unreachable(url, exc)
+        _translate(address, exc, opened=opened)
         raise
 
 
@@ -122,32 +117,54 @@ async def open_async_saver(url: str, **options: Any) -> AsyncIterator[Any]:
     Yields:
         An ``AsyncPostgresSaver`` or ``AsyncRedisSaver``.
     """
-    backend = backend_of(url)
-    url, found = split_saver_options(url)
-    options = {**found, **options}
+    address = address_of(url)
+    opened = False
     try:
-        if backend == "postgres":
-            from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
-
-            cm: Any = AsyncPostgresSaver.from_conn_string(url, **options)
-        else:
-            from langgraph_durable.checkpointers.redis import AsyncRedisSaver
-
-            options.pop("pool_size", None)  # the Redis client pools on its own
-            cm = AsyncRedisSaver.from_conn_string(url, **options)
-        async with cm as saver:
+        async with _saver_context(address, options, aio=True) as saver:
+            opened = True
             yield saver
     except CliError:
         raise
     except Exception as exc:
-        _raise_unreachable(url, exc)
+        _translate(address, exc, opened=opened)
         raise
 
 
-def _raise_unreachable(url: str, exc: Exception) -> None:
-    """A connection failure as one line (:class:`CliError`); other errors pass."""
+def _translate(address: StorageAddress, exc: Exception, *, opened: bool) -> None:
+    raise_connection_failure(address, exc)
+    # before the saver opened, a ValueError (redis-py) or ProgrammingError (libpq) is
+    # the driver refusing the address itself
+    if not opened and (
+        isinstance(exc, ValueError) or type(exc).__name__ in ("ProgrammingError", "InterfaceError")
+    ):
+        driver = "libpq" if address.backend == "postgres" else "redis-py"
+        raise CliError(f"--url is not an address {driver} takes: {describe(exc)}") from None
+
+
+def raise_connection_failure(address: StorageAddress, exc: Exception) -> None:
+    """A failure to connect or log in as one line (:class:`CliError`); other errors pass."""
+    if _is_auth_error(exc):
+        reason = (
+            "the server refused the user name or password"
+            if address.secrets
+            else "the server requires a password and the address has none"
+        )
+        raise CliError(f"cannot log in to {address.shown}: {reason} ({describe(exc)})") from None
     if _is_connection_error(exc):
-        raise CliError(f"cannot reach {redact_url(url)}: {_first_line(exc)}") from None
+        raise CliError(f"cannot connect to {address.shown}: {describe(exc)}") from None
+
+
+def _is_auth_error(exc: BaseException) -> bool:
+    # redis-py: AuthenticationError (wrong password, or NOAUTH / HELLO without one),
+    # AuthenticationWrongNumberOfArgsError (a password sent to a server without one);
+    # the saver reports it as unavailable, with the driver's error as the cause
+    seen: BaseException | None = exc
+    while seen is not None:
+        kind = type(seen)
+        if kind.__module__.startswith("redis") and kind.__name__.startswith("Authentication"):
+            return True
+        seen = seen.__cause__
+    return False
 
 
 def _is_connection_error(exc: BaseException) -> bool:
@@ -160,11 +177,6 @@ def _is_connection_error(exc: BaseException) -> bool:
     return (module.startswith("psycopg") and name in ("OperationalError", "PoolTimeout")) or (
         module.startswith("redis") and name in ("ConnectionError", "TimeoutError")
     )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
 
 
 def console() -> Any:
@@ -188,7 +200,7 @@ def load_object(spec: str, *, what: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise CliError(f"cannot import {module_name!r} for {what}: {_first_line(exc)}") from None
+        raise CliError(f"cannot import {module_name!r} for {what}: {describe(exc)}") from None
     obj = module
     for part in attr.split("."):
         try:

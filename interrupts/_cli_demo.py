@@ -10,7 +10,7 @@ import time
 
 import click
 
-from langgraph_durable.interrupts._cli_common import CliError, backend_of, redact_url
+from langgraph_durable.interrupts._cli_common import CliError, address_of, redact_url
 from langgraph_durable.interrupts.cli import main
 
 
@@ -54,7 +54,7 @@ def demo(url: str | None, timeout_demo: bool) -> None:
         click.echo(f"starting an embedded PostgreSQL (data in {cache_folder()}) ...")
         url, handle = start_embedded_postgres()
     else:
-        backend_of(url)
+        address_of(url)
     thread = f"refund-{secrets.token_hex(4)}"
     click.echo(f"storage: {redact_url(url)}\n")
     try:

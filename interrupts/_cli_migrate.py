@@ -10,8 +10,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from langgraph_durable.checkpointers._url_options import NAMESPACE
 from langgraph_durable.interrupts._cli_common import (
     CliError,
+    address_of,
     load_object,
     open_saver,
     redact_url,
@@ -134,6 +136,25 @@ def migrate(url: str, spec: str, dry_run: bool, all_history: bool, batch_size: i
         sys.exit(EXIT_SOME_FAILED)
 
 
+def _migration_status(saver: Any, url: str) -> Any:
+    """The saver's per-version rows; storage never set up is a mistake on both backends."""
+    from langgraph_durable.checkpointers import LayoutVersionError
+
+    try:
+        return saver.migration_status()
+    except LayoutVersionError as exc:
+        if exc.found is not None:
+            raise
+        address = address_of(url)
+        param = NAMESPACE[address.backend]
+        default = "public" if address.backend == "postgres" else "lgd"
+        where = f"{param} {address.options.get(param, default)!r}"
+        raise CliError(
+            f"nothing is set up at {address.shown} ({where}): run `langgraph-durable setup` "
+            "with this --url first"
+        ) from None
+
+
 STATUS_THREADS = 20
 """How many running/orphaned and how many parked threads ``status`` lists."""
 
@@ -144,7 +165,7 @@ def status(url: str) -> None:
     """Per schema version: threads, checkpoints, paused threads; approval and run health."""
     with open_saver(url) as saver:
         _require_protocol(saver, url)
-        rows = saver.migration_status()
+        rows = _migration_status(saver, url)
         from langgraph_durable.interrupts._cli_sweep import health_line
 
         approvals = health_line(saver)

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from datetime import timedelta
 from typing import Any
 
 import click
 
 from langgraph_durable.interrupts._cli_common import (
-    backend_of,
+    address_of,
     bind_graph,
     load_object,
     open_async_saver,
     open_saver,
     url_option,
 )
+from langgraph_durable.interrupts._cli_errors import configure_logging
 from langgraph_durable.interrupts.cli import main
 
 
@@ -91,7 +91,7 @@ def sweep(
     """
     from langgraph_durable.interrupts._sweeper import ApprovalSweeper
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    configure_logging()
     obj = load_object(spec, what="--graph")
     # Postgres: a connection per resume in flight (the saver's default is one, shared)
     pool = {"pool_size": concurrency + 1} if concurrency > 1 else {}
@@ -109,7 +109,7 @@ def sweep(
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_asweep(url, pool, sweeper_of, interval, once))
         return
-    with open_saver(url, **(pool if backend_of(url) == "postgres" else {})) as saver:
+    with open_saver(url, **(pool if address_of(url).backend == "postgres" else {})) as saver:
         sweeper = sweeper_of(saver)
         if once:
             click.echo(f"resolved {sweeper.run_once()} approval(s)")

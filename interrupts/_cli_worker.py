@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from datetime import timedelta
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import click
 
 from langgraph_durable.interrupts._cli_common import bind_graph, load_object, open_saver, url_option
+from langgraph_durable.interrupts._cli_errors import configure_logging
 from langgraph_durable.interrupts.cli import main
 
 
@@ -78,7 +78,7 @@ def worker(
     from langgraph_durable.interrupts._recovery import RecoveryWorker
     from langgraph_durable.interrupts._sweeper import ApprovalSweeper
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    configure_logging()
     obj = load_object(spec, what="--graph")
     settings = LeaseSettings(lease=timedelta(seconds=lease), heartbeat=timedelta(seconds=beat))
     with open_saver(url, leases=settings) as saver:

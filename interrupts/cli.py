@@ -11,7 +11,7 @@ import sys
 import click
 
 from langgraph_durable.checkpointers import CheckpointerError
-from langgraph_durable.interrupts._cli_common import CliError
+from langgraph_durable.interrupts._cli_errors import CliError, describe
 from langgraph_durable.interrupts._errors import InterruptsError
 from langgraph_durable.migrations import MigrationsError
 
@@ -21,29 +21,34 @@ from langgraph_durable.migrations import MigrationsError
 def main() -> None:
     """Operate LangGraph threads stored by langgraph-durable savers.
 
-    Every command takes --url (postgresql://, redis:// or rediss://) or the
-    LANGGRAPH_DURABLE_URL environment variable.
+    Every command takes --url (postgresql://, redis://, rediss://, unix:// or a
+    libpq keyword DSN) or the LANGGRAPH_DURABLE_URL environment variable.
     """
 
 
 def run() -> None:
-    """Entry point: user mistakes become one line on stderr and exit code 1."""
+    """Entry point: mistakes and failures become one line on stderr and exit code 1.
+
+    No line printed here holds a password of the command's ``--url``.
+    """
     try:
         main.main(standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
         sys.exit(130)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except (CheckpointerError, MigrationsError, InterruptsError) as exc:
         # our own errors already say what was wrong (thread, version, step): one line
-        click.echo(
-            f"error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", err=True
-        )
+        click.echo(f"error: {describe(exc)}", err=True)
         sys.exit(1)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    except Exception as exc:
+        # a driver's or a bug's: still one line, and its text may quote the URL
+        click.echo(f"error: {type(exc).__name__}: {describe(exc)}", err=True)
+        sys.exit(1)
 
 
 # Subcommands register themselves on `main` when imported.

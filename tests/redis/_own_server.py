@@ -15,13 +15,18 @@ from tests._servers import free_port, redis_server_binary
 
 @dataclass
 class OwnRedis:
-    """``redis-server`` with the given extra arguments; restartable on the same port and dir."""
+    """``redis-server`` with the given extra arguments; restartable on the same port and dir.
+
+    With ``password``, the server requires it (``requirepass``); the readiness
+    check logs in with it.
+    """
 
     args: list[str] = field(default_factory=list)
     folder: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="lgd-redis-own-"))
     port: int = field(default_factory=free_port)
     binary: str = field(default_factory=redis_server_binary)
     proc: subprocess.Popen[bytes] | None = None
+    password: str | None = None
 
     @property
     def url(self) -> str:
@@ -37,12 +42,13 @@ class OwnRedis:
                 "127.0.0.1",
                 "--dir",
                 self.folder,
+                *(["--requirepass", self.password] if self.password is not None else []),
                 *self.args,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        client = redis.Redis(host="127.0.0.1", port=self.port)
+        client = redis.Redis(host="127.0.0.1", port=self.port, password=self.password)
         deadline = time.monotonic() + 20
         while True:
             try:
