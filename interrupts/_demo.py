@@ -16,7 +16,9 @@ what survives between them is only what the saver stored:
   sweeper applies the default (reject) and the run completes.
 * ``audit``: a fresh process reads the thread back, as the worker does.
 
-Run as ``python -m langgraph_durable.interrupts._demo ROLE --url URL --thread ID``.
+Run as ``python -m langgraph_durable.interrupts._demo ROLE --thread ID`` with the
+address in ``LANGGRAPH_DURABLE_URL`` (or ``--url``): ``langgraph-durable demo``
+passes one with a schema or prefix of the demo's own.
 """
 
 from __future__ import annotations
@@ -227,22 +229,35 @@ def run_audit(url: str, thread: str, *, header: bool = True) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one role of the demo story in this process."""
+    """Run one role of the demo story in this process (errors: one line, exit code 1)."""
+    from langgraph_durable.interrupts._cli_common import URL_ENV, CliError, address_of
+
     parser = argparse.ArgumentParser(prog="python -m langgraph_durable.interrupts._demo")
     parser.add_argument("role", choices=["agent", "operator", "worker", "sweeper", "audit"])
-    parser.add_argument("--url", required=True)
+    parser.add_argument("--url", default=os.environ.get(URL_ENV))
     parser.add_argument("--thread", required=True)
     parser.add_argument("--minutes-later", type=float, default=20.0)
     args = parser.parse_args(argv)
-    if args.role == "agent":
-        return run_agent(args.url, args.thread)
-    if args.role == "operator":
-        return run_operator(args.url, args.thread, args.minutes_later)
-    if args.role == "worker":
-        return run_worker(args.url, args.thread, args.minutes_later)
-    if args.role == "sweeper":
-        return run_sweeper(args.url, args.thread, args.minutes_later)
-    return run_audit(args.url, args.thread)
+    if not args.url:
+        parser.error(f"--url or {URL_ENV} is required")
+    try:
+        address_of(args.url)  # its passwords are masked in what this process prints
+        return _run_role(args.role, args.url, args.thread, args.minutes_later)
+    except CliError as exc:
+        exc.show()
+        return 1
+
+
+def _run_role(role: str, url: str, thread: str, minutes_later: float) -> int:
+    if role == "agent":
+        return run_agent(url, thread)
+    if role == "operator":
+        return run_operator(url, thread, minutes_later)
+    if role == "worker":
+        return run_worker(url, thread, minutes_later)
+    if role == "sweeper":
+        return run_sweeper(url, thread, minutes_later)
+    return run_audit(url, thread)
 
 
 if __name__ == "__main__":
