@@ -5,12 +5,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pytest
 import redis
 from langgraph.checkpoint.base import empty_checkpoint
 
 from langgraph_durable.checkpointers import StorageUnavailableError
 from langgraph_durable.checkpointers.redis import RedisSaver
 from langgraph_durable.checkpointers.redis._keys import Keys
+from tests.redis._cutting_proxy import CuttingProxy
 
 
 def _checkpoint(saver: RedisSaver, size: int) -> Any:
@@ -34,35 +36,49 @@ def _consistent(raw: redis.Redis, prefix: str, tid: str) -> tuple[int, int, int]
     return zc, hc, hr
 
 
+@pytest.mark.parametrize("cut", ["request", "reply"])
 def test_dropped_connection_leaves_no_half_checkpoint(
-    redis_prefix: tuple[str, str], raw: redis.Redis
+    cut: str, redis_prefix: tuple[str, str], raw: redis.Redis
 ) -> None:
+    # every connection the saver opens is cut in the middle of a 2 MB put: before
+    # the server has all of it ("request": it never runs), or after it ran but
+    # before the reply arrives ("reply"). Either way the put is all or nothing.
     url, prefix = redis_prefix
     tid = f"t-{uuid.uuid4()}"
     config: Any = {"configurable": {"thread_id": tid, "checkpoint_ns": ""}}
-    outcomes = set()
-    # a socket timeout far below the time the payload takes: the client gives
-    # up (and drops the connection) while the server has the command
-    client = redis.Redis.from_url(url, socket_timeout=0.0005, retry_on_timeout=False)
-    client.connection_pool.connection_kwargs["retry"] = redis.retry.Retry(
-        redis.backoff.NoBackoff(), 0
-    )
-    saver = RedisSaver(client, prefix=prefix)
-    for attempt in range(60):
-        if attempt >= 10 and "dropped" in outcomes:
-            break  # under load the saver's retries may win several times in a row
+    thread: Any = {"configurable": {"thread_id": tid, "checkpoint_ns": ""}}
+    with RedisSaver.from_conn_string(url, prefix=prefix) as direct:
+        direct.setup()
+        # the first put, straight to the server, also loads the put script there:
+        # a proxied EVALSHA then runs at once (a NOSCRIPT reply would run nothing)
+        first = _checkpoint(direct, 100_000)
+        config = direct.put(config, first, {"step": 0}, first["channel_versions"])
+    before = _consistent(raw, prefix, tid)
+    assert before == (1, 1, 1)
+
+    proxy = CuttingProxy(url, mode=cut, cut_after=1_000_000)
+    client = redis.Redis.from_url(proxy.url())
+    try:
+        saver = RedisSaver(client, prefix=prefix)
         cp = _checkpoint(saver, 100_000)
-        try:
+        with pytest.raises(StorageUnavailableError):
             saver.put(config, cp, {"step": 1}, cp["channel_versions"])
-            outcomes.add("ok")
-        except StorageUnavailableError:
-            outcomes.add("dropped")
-        counts = _consistent(raw, prefix, tid)
-        assert counts[0] == counts[1] == counts[2]  # checkpoint, record, refs: all or none
-    client.close()
-    assert "dropped" in outcomes
+        assert proxy.cuts >= 1
+    finally:
+        client.close()
+        proxy.close()
+
+    after = _consistent(raw, prefix, tid)
+    assert after[0] == after[1] == after[2]  # checkpoint, record, refs: all or none
+    # the server ran it (every retry writes the same checkpoint) or never saw all of it
+    assert after == ((2, 2, 2) if cut == "reply" else before)
     with RedisSaver.from_conn_string(url, prefix=prefix) as reader:
-        for tup in reader.list(config):
+        latest = reader.get_tuple(thread)
+        assert latest is not None
+        expected = cp if cut == "reply" else first
+        assert latest.checkpoint["id"] == expected["id"]
+        assert latest.checkpoint["channel_values"] == expected["channel_values"]
+        for tup in reader.list(thread):
             # every visible checkpoint has every one of its 20 channels
             assert len(tup.checkpoint["channel_values"]) == 20
 
