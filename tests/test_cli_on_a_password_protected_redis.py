@@ -14,6 +14,7 @@ import pytest
 
 from tests._cli_support import COMMANDS, assert_one_error_line, run_cli
 from tests._protected_servers import ACL_USER, REDIS_PASSWORD, ProtectedRedis, enc
+from tests._servers import url_with
 
 
 def _refused(rd: ProtectedRedis) -> dict[str, tuple[str, str]]:
@@ -62,7 +63,7 @@ def test_the_right_password_works(
     capsys: pytest.CaptureFixture[str], protected_redis: ProtectedRedis
 ) -> None:
     for form, url in protected_redis.forms().items():
-        prefixed = f"{url}{'&' if '?' in url else '?'}prefix=pw-{form}"
+        prefixed = url_with(url, "prefix", f"pw-{form}")
         assert run_cli(capsys, "setup", "--url", prefixed).code == 0, form
         outcome = run_cli(capsys, "status", "--url", prefixed)
         assert outcome.code == 0, (form, outcome)

@@ -26,6 +26,7 @@ from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.checkpointers.redis import RedisSaver
 from langgraph_durable.interrupts import audit_log, pending_approvals, request_approval
 from langgraph_durable.interrupts import thread_state as state_of
+from tests._servers import url_with
 
 APP_THREAD = "app-payout-7"
 
@@ -89,9 +90,9 @@ def _area(kind: str, request: pytest.FixtureRequest) -> tuple[str, str, str | No
         return "postgres", url, None, url
     if kind == "postgres-schema":  # the URL names the app's schema
         url, schema = request.getfixturevalue("pg_schema")
-        return "postgres", url, schema, f"{url}{'&' if '?' in url else '?'}schema={schema}"
+        return "postgres", url, schema, url_with(url, "schema", schema)
     url, prefix = request.getfixturevalue("redis_prefix")
-    return "redis", url, prefix, f"{url}{'&' if '?' in url else '?'}prefix={prefix}"
+    return "redis", url, prefix, url_with(url, "prefix", prefix)
 
 
 def _demo_area_is_gone(backend: str, url: str, name: str) -> bool:

@@ -15,17 +15,16 @@ from langgraph_durable.checkpointers import LayoutVersionError
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 from tests._cli_support import assert_one_error_line, run_cli
+from tests._servers import url_with
 
 
 def _area(backend: str, request: pytest.FixtureRequest) -> tuple[str, dict[str, str], str]:
     """``(driver url, saver options, CLI url)`` of a namespace nobody set up."""
     if backend == "postgres":
         url, schema = request.getfixturevalue("pg_schema")  # exists, holds nothing
-        sep = "&" if "?" in url else "?"
-        return url, {"schema": schema}, f"{url}{sep}schema={schema}"
+        return url, {"schema": schema}, url_with(url, "schema", schema)
     url, prefix = request.getfixturevalue("redis_prefix")
-    sep = "&" if "?" in url else "?"
-    return url, {"prefix": prefix}, f"{url}{sep}prefix={prefix}"
+    return url, {"prefix": prefix}, url_with(url, "prefix", prefix)
 
 
 @pytest.mark.parametrize("backend", ["postgres", "redis"])
@@ -71,8 +70,7 @@ def test_status_is_one_line_and_exit_1_until_setup(
 def test_status_of_a_schema_that_does_not_exist(
     pg_server_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sep = "&" if "?" in pg_server_url else "?"
     line = assert_one_error_line(
-        run_cli(capsys, "status", "--url", f"{pg_server_url}{sep}schema=no_such_schema_here")
+        run_cli(capsys, "status", "--url", url_with(pg_server_url, "schema", "no_such_schema_here"))
     )
     assert "(schema 'no_such_schema_here')" in line

@@ -12,6 +12,7 @@ import pytest
 from langgraph_durable.migrations import aupgrade_all, upgrade_all
 from tests._bulk_seed import add_bad_thread, picky, v1
 from tests._migration_backends import BACKENDS, Backend, backend_from_fixture, seed_bulk
+from tests._servers import url_with
 
 THREADS = 20
 
@@ -81,7 +82,7 @@ def _cli(*args: str) -> Any:
 
 def _url(backend: Backend) -> str:
     param = "schema" if backend.name == "postgres" else "prefix"
-    return f"{backend.url}?{param}={backend.area}"
+    return url_with(backend.url, param, backend.area)
 
 
 def test_cli_migrate_exits_non_zero_when_some_failed_and_status_shows_versions(

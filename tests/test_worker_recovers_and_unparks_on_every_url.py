@@ -14,6 +14,7 @@ from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 from langgraph_durable.interrupts import NotParked, aunpark_thread, thread_state, unpark_thread
 from langgraph_durable.interrupts.cli import main
 from tests._lease_support import builder, expected_final, leasing_saver, settings
+from tests._servers import url_with
 
 DEAD = "elsewhere:1:run:dead"
 
@@ -26,7 +27,7 @@ def _area(kind: str, request: pytest.FixtureRequest) -> tuple[str, dict[str, str
         return "pg", {"url": url, "schema": schema}, f"{url}{sep}schema={schema}"
     fixture = "cluster_prefix" if kind == "cluster" else "redis_prefix"
     url, prefix = request.getfixturevalue(fixture)
-    return "redis", {"url": url, "prefix": prefix}, f"{url}?prefix={prefix}"
+    return "redis", {"url": url, "prefix": prefix}, url_with(url, "prefix", prefix)
 
 
 def _half_run(saver: Any, thread_id: str) -> None:
