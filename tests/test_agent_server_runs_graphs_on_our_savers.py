@@ -32,7 +32,7 @@ from psycopg import sql
 
 from langgraph_durable.checkpointers import InvalidConfigError, LayoutVersionError, agent_server
 from langgraph_durable.checkpointers.redis import RedisSaver
-from tests._servers import free_port
+from tests._servers import free_port, url_with
 
 AGENT = """
 import operator
@@ -162,7 +162,7 @@ async def test_agent_server_runs_and_resumes_on_the_postgres_saver(pg_schema, tm
             row = conn.execute(query.format(sql.Identifier(schema)), (thread_id,)).fetchone()
         return int(row[0]) if row else 0
 
-    env = {"LANGGRAPH_DURABLE_POSTGRES_URL": f"{url}?schema={schema}"}
+    env = {"LANGGRAPH_DURABLE_POSTGRES_URL": url_with(url, "schema", schema)}
     with _agent_server(tmp_path, "postgres", env) as server:
         await _run_to_interrupt_and_resume(server, stored)
 
@@ -200,7 +200,7 @@ async def test_a_bad_variable_is_named(monkeypatch, pg_schema, env, field) -> No
     for name in ("LANGGRAPH_DURABLE_POSTGRES_URL", "LANGGRAPH_DURABLE_POOL_SIZE"):
         monkeypatch.delenv(name, raising=False)
     if field != "LANGGRAPH_DURABLE_POSTGRES_URL":
-        monkeypatch.setenv("LANGGRAPH_DURABLE_POSTGRES_URL", f"{url}?schema={schema}")
+        monkeypatch.setenv("LANGGRAPH_DURABLE_POSTGRES_URL", url_with(url, "schema", schema))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     with pytest.raises(InvalidConfigError) as raised:
@@ -211,7 +211,7 @@ async def test_a_bad_variable_is_named(monkeypatch, pg_schema, env, field) -> No
 
 async def test_setup_can_be_left_to_a_deploy_step(monkeypatch, pg_schema) -> None:
     url, schema = pg_schema
-    monkeypatch.setenv("LANGGRAPH_DURABLE_POSTGRES_URL", f"{url}?schema={schema}_none")
+    monkeypatch.setenv("LANGGRAPH_DURABLE_POSTGRES_URL", url_with(url, "schema", f"{schema}_none"))
     monkeypatch.setenv("LANGGRAPH_DURABLE_SETUP", "false")
     async with agent_server.postgres() as saver:
         with pytest.raises(LayoutVersionError):

@@ -27,6 +27,7 @@ from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, Postgre
 from langgraph_durable.migrations.postgres import latest_version
 from tests._pause_graph import pause_graph
 from tests._pgbouncer import OwnPgBouncer
+from tests._servers import url_with
 
 
 @pytest.fixture
@@ -146,7 +147,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_cli_takes_prepared_statements_off_the_url(one_server_connection) -> None:
     url, schema = one_server_connection
-    target = f"{url}?schema={schema}&prepared_statements=false"
+    target = url_with(url_with(url, "schema", schema), "prepared_statements", "false")
     assert _cli("setup", "--url", target).returncode == 0
     with PostgresSaver.from_conn_string(url, schema=schema, prepared_statements=False) as saver:
         graph = pause_graph(saver)
@@ -159,7 +160,8 @@ def test_the_cli_takes_prepared_statements_off_the_url(one_server_connection) ->
 
 def test_a_bad_prepared_statements_value_is_one_line(pg_schema) -> None:
     url, schema = pg_schema
-    out = _cli("status", "--url", f"{url}?schema={schema}&prepared_statements=maybe")
+    bad = url_with(url_with(url, "schema", schema), "prepared_statements", "maybe")
+    out = _cli("status", "--url", bad)
     assert out.returncode == 1
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1, out.stderr
