@@ -114,6 +114,11 @@ class OwnPgBouncer:
         with open(ini, "w") as f:
             f.write(self._config())
         user = _unprivileged()
+        host = conninfo_to_dict(self.server_url).get("host") or ""
+        if user is not None and host.startswith("/"):
+            # a server on a unix socket (the embedded one) keeps its folder to its own
+            # user: pgbouncer runs as that user to reach the socket
+            user = pwd.getpwuid(os.stat(host).st_uid).pw_name
         args = [binary, ini] if user is None else [binary, "-u", user, ini]
         if user is not None:
             pw = pwd.getpwnam(user)
