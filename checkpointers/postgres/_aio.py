@@ -47,7 +47,12 @@ from langgraph_durable.checkpointers.postgres._leases import AsyncLeases
 from langgraph_durable.checkpointers.postgres._listing import ListPages, fetch
 from langgraph_durable.checkpointers.postgres._migrate import PostgresMigrationAsync
 from langgraph_durable.checkpointers.postgres._pool import async_pool
-from langgraph_durable.checkpointers.postgres._stmt import advance, connect_kwargs
+from langgraph_durable.checkpointers.postgres._stmt import (
+    CALLERS_TRANSACTION,
+    advance,
+    connect_kwargs,
+    within_callers_transaction,
+)
 from langgraph_durable.checkpointers.postgres._sync import _check_schema
 
 T = TypeVar("T")
@@ -57,25 +62,28 @@ async def adrive(conn: AsyncConnection[Any], op: Op) -> Any:
     """Run one core operation on ``conn``; return its result.
 
     See :func:`langgraph_durable.checkpointers.postgres._sync.drive` (tuple
-    rows whatever the connection's row factory; synced in pipeline mode).
+    rows whatever the connection's row factory; synced in pipeline mode; in
+    a savepoint of the caller's transaction, committing nothing).
     """
+    outer = False
     try:
-        async with _synced_if_pipelined(conn), conn.cursor(row_factory=tuple_row) as cur:
-            done, value = advance(op, None)
-            while not done:
-                await cur.execute(
-                    value.query, value.params, prepare=value.prepare_as, binary=value.fetch
-                )
-                done, value = advance(op, await cur.fetchall() if value.fetch else None)
-        if not conn.autocommit:
+        async with _synced_if_pipelined(conn) as pipeline:
+            outer = await _in_callers_transaction(conn, pipeline)
+            async with conn.transaction() if outer else contextlib.nullcontext():
+                run = within_callers_transaction(op) if outer else op
+                done, value = advance(run, None)
+                while not done:
+                    cur = conn.cursor(row_factory=tuple_row)  # a cursor per statement: see drive
+                    await cur.execute(
+                        value.query, value.params, prepare=value.prepare_as, binary=value.fetch
+                    )
+                    done, value = advance(run, await cur.fetchall() if value.fetch else None)
+        if not outer and not conn.autocommit:
             await conn.commit()
         return value
     except BaseException:
         op.close()
-        if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
-            # if the connection is gone, the pool or the caller replaces it
-            with contextlib.suppress(psycopg.Error):
-                await conn.rollback()
+        await _roll_back_ours(conn, outer)
         raise
 
 
@@ -85,8 +93,40 @@ def _synced_if_pipelined(conn: AsyncConnection[Any]) -> AbstractAsyncContextMana
     return conn.pipeline()
 
 
+async def _in_callers_transaction(conn: AsyncConnection[Any], pipeline: Any) -> bool:
+    """See the sync shell's ``_in_callers_transaction``."""
+    if pipeline is not None and conn.info.transaction_status == TransactionStatus.ACTIVE:
+        await pipeline.sync()
+    return conn.info.transaction_status in CALLERS_TRANSACTION
+
+
+async def _roll_back_ours(conn: AsyncConnection[Any], outer: bool) -> None:
+    """See the sync shell's ``_roll_back_ours``."""
+    if not outer and conn.info.transaction_status in CALLERS_TRANSACTION:
+        with contextlib.suppress(psycopg.Error):
+            await conn.rollback()
+
+
 async def adrive_together(conn: AsyncConnection[Any], ops: list[Op]) -> list[Any]:
     """The async twin of :func:`langgraph_durable.checkpointers.postgres._sync.drive_together`."""
+    outer = False
+    try:
+        async with conn.pipeline() as pipeline:
+            outer = await _in_callers_transaction(conn, pipeline)
+            async with conn.transaction() if outer else contextlib.nullcontext():
+                runs = [within_callers_transaction(op) if outer else op for op in ops]
+                results = await _drive_rounds(conn, runs)
+        if not outer and not conn.autocommit:
+            await conn.commit()
+        return results
+    except BaseException:
+        for op in ops:
+            op.close()
+        await _roll_back_ours(conn, outer)
+        raise
+
+
+async def _drive_rounds(conn: AsyncConnection[Any], ops: list[Op]) -> list[Any]:
     results: list[Any] = [None] * len(ops)
     pending: dict[int, Any] = {}
     for i, op in enumerate(ops):
@@ -95,35 +135,22 @@ async def adrive_together(conn: AsyncConnection[Any], ops: list[Op]) -> list[Any
             results[i] = value
         else:
             pending[i] = value
-    try:
-        async with conn.pipeline():
-            while pending:
-                cursors = {}
-                for i, stmt in pending.items():
-                    cur = conn.cursor(row_factory=tuple_row)
-                    await cur.execute(
-                        stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch
-                    )
-                    cursors[i] = cur
-                following: dict[int, Any] = {}
-                for i, cur in cursors.items():
-                    rows = await cur.fetchall() if pending[i].fetch else None
-                    done, value = advance(ops[i], rows)
-                    if done:
-                        results[i] = value
-                    else:
-                        following[i] = value
-                pending = following
-        if not conn.autocommit:
-            await conn.commit()
-        return results
-    except BaseException:
-        for op in ops:
-            op.close()
-        if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
-            with contextlib.suppress(psycopg.Error):
-                await conn.rollback()
-        raise
+    while pending:
+        cursors = {}
+        for i, stmt in pending.items():
+            cur = conn.cursor(row_factory=tuple_row)
+            await cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch)
+            cursors[i] = cur
+        following: dict[int, Any] = {}
+        for i, cur in cursors.items():
+            rows = await cur.fetchall() if pending[i].fetch else None
+            done, value = advance(ops[i], rows)
+            if done:
+                results[i] = value
+            else:
+                following[i] = value
+        pending = following
+    return results
 
 
 @async_run_leases

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from psycopg.pq import TransactionStatus
 
 from langgraph_durable.checkpointers._errors import InvalidConfigError
 from langgraph_durable.checkpointers._ids import check_id
@@ -85,6 +86,29 @@ def advance(op: Op, rows: Rows | None) -> tuple[bool, Any]:
         return False, op.send(rows)
     except StopIteration as done:
         return True, done.value
+
+
+CALLERS_TRANSACTION = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
+"""Where a connection is when an operation starts inside the caller's transaction."""
+_TRANSACTION_CONTROL = frozenset((_sql.BEGIN, _sql.BEGIN_SNAPSHOT, _sql.COMMIT))
+
+
+def within_callers_transaction(op: Op) -> Op:
+    """``op`` in a transaction the caller opened: its own ``BEGIN`` and ``COMMIT`` left out.
+
+    The caller commits or rolls back everything, this operation's writes
+    included; a ``COMMIT`` of ours would commit the caller's own work. The
+    shells run the operation in a savepoint, so one that fails leaves the
+    caller's transaction as it was, and usable.
+    """
+    try:
+        done, stmt = advance(op, None)
+        while not done:
+            rows = None if stmt.query in _TRANSACTION_CONTROL else (yield stmt)
+            done, stmt = advance(op, rows)
+        return stmt
+    finally:
+        op.close()
 
 
 class _Queries:

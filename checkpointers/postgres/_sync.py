@@ -43,7 +43,12 @@ from langgraph_durable.checkpointers.postgres._leases import SyncLeases
 from langgraph_durable.checkpointers.postgres._listing import ListPages, fetch
 from langgraph_durable.checkpointers.postgres._migrate import PostgresMigrationSync
 from langgraph_durable.checkpointers.postgres._pool import sync_pool
-from langgraph_durable.checkpointers.postgres._stmt import advance, connect_kwargs
+from langgraph_durable.checkpointers.postgres._stmt import (
+    CALLERS_TRANSACTION,
+    advance,
+    connect_kwargs,
+    within_callers_transaction,
+)
 
 
 def drive(conn: Connection[Any], op: Op) -> Any:
@@ -52,23 +57,31 @@ def drive(conn: Connection[Any], op: Op) -> Any:
     Rows are read as tuples whatever row factory the caller's connection has;
     on a connection the caller put in pipeline mode, the operation runs in a
     nested pipeline block, whose exit syncs: every statement was applied (or
-    raised) before this returns.
+    raised) before this returns. In a transaction the caller opened, the
+    operation runs in a savepoint of it and commits nothing (the caller does).
     """
+    outer = False
     try:
-        with _synced_if_pipelined(conn), conn.cursor(row_factory=tuple_row) as cur:
-            done, value = advance(op, None)
-            while not done:
-                cur.execute(value.query, value.params, prepare=value.prepare_as, binary=value.fetch)
-                done, value = advance(op, cur.fetchall() if value.fetch else None)
-        if not conn.autocommit:
+        with _synced_if_pipelined(conn) as pipeline:
+            outer = _in_callers_transaction(conn, pipeline)
+            with conn.transaction() if outer else contextlib.nullcontext():
+                run = within_callers_transaction(op) if outer else op
+                done, value = advance(run, None)
+                while not done:
+                    # a cursor per statement: in pipeline mode a result that
+                    # arrives late is set on the cursor of its own statement,
+                    # never read as the result of a later one
+                    cur = conn.cursor(row_factory=tuple_row)
+                    cur.execute(
+                        value.query, value.params, prepare=value.prepare_as, binary=value.fetch
+                    )
+                    done, value = advance(run, cur.fetchall() if value.fetch else None)
+        if not outer and not conn.autocommit:
             conn.commit()
         return value
     except BaseException:
         op.close()
-        if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
-            # if the connection is gone, the pool or the caller replaces it
-            with contextlib.suppress(psycopg.Error):
-                conn.rollback()
+        _roll_back_ours(conn, outer)
         raise
 
 
@@ -78,14 +91,48 @@ def _synced_if_pipelined(conn: Connection[Any]) -> AbstractContextManager[Any]:
     return conn.pipeline()
 
 
+def _in_callers_transaction(conn: Connection[Any], pipeline: Any) -> bool:
+    """Whether ``conn`` is in a transaction the caller opened (explicitly or implicitly)."""
+    if pipeline is not None and conn.info.transaction_status == TransactionStatus.ACTIVE:
+        pipeline.sync()  # the caller's own statements are queued: learn where they left it
+    return conn.info.transaction_status in CALLERS_TRANSACTION
+
+
+def _roll_back_ours(conn: Connection[Any], outer: bool) -> None:
+    """After a failure: roll back the transaction the operation opened (not the caller's)."""
+    if not outer and conn.info.transaction_status in CALLERS_TRANSACTION:
+        # if the connection is gone, the pool or the caller replaces it
+        with contextlib.suppress(psycopg.Error):
+            conn.rollback()
+
+
 def drive_together(conn: Connection[Any], ops: list[Op]) -> list[Any]:
     """Run several core operations on ``conn`` in one pipeline; return their results.
 
     Each round sends the next statement of every unfinished operation before
     reading any reply, so independent operations (a run's lease and its
     checkpoint) cost one round trip together. Statements up to a sync form
-    one implicit transaction: if one fails, none of them is applied.
+    one implicit transaction: if one fails, none of them is applied. In a
+    transaction the caller opened, as :func:`drive`.
     """
+    outer = False
+    try:
+        with conn.pipeline() as pipeline:
+            outer = _in_callers_transaction(conn, pipeline)
+            with conn.transaction() if outer else contextlib.nullcontext():
+                runs = [within_callers_transaction(op) if outer else op for op in ops]
+                results = _drive_rounds(conn, runs)
+        if not outer and not conn.autocommit:
+            conn.commit()
+        return results
+    except BaseException:
+        for op in ops:
+            op.close()
+        _roll_back_ours(conn, outer)
+        raise
+
+
+def _drive_rounds(conn: Connection[Any], ops: list[Op]) -> list[Any]:
     results: list[Any] = [None] * len(ops)
     pending: dict[int, Any] = {}
     for i, op in enumerate(ops):
@@ -94,32 +141,21 @@ def drive_together(conn: Connection[Any], ops: list[Op]) -> list[Any]:
             results[i] = value
         else:
             pending[i] = value
-    try:
-        with conn.pipeline():
-            while pending:
-                cursors = {}
-                for i, stmt in pending.items():
-                    cur = conn.cursor(row_factory=tuple_row)
-                    cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch)
-                    cursors[i] = cur
-                following: dict[int, Any] = {}
-                for i, cur in cursors.items():
-                    done, value = advance(ops[i], cur.fetchall() if pending[i].fetch else None)
-                    if done:
-                        results[i] = value
-                    else:
-                        following[i] = value
-                pending = following
-        if not conn.autocommit:
-            conn.commit()
-        return results
-    except BaseException:
-        for op in ops:
-            op.close()
-        if conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
-            with contextlib.suppress(psycopg.Error):
-                conn.rollback()
-        raise
+    while pending:
+        cursors = {}
+        for i, stmt in pending.items():
+            cur = conn.cursor(row_factory=tuple_row)
+            cur.execute(stmt.query, stmt.params, prepare=stmt.prepare_as, binary=stmt.fetch)
+            cursors[i] = cur
+        following: dict[int, Any] = {}
+        for i, cur in cursors.items():
+            done, value = advance(ops[i], cur.fetchall() if pending[i].fetch else None)
+            if done:
+                results[i] = value
+            else:
+                following[i] = value
+        pending = following
+    return results
 
 
 @sync_run_leases
