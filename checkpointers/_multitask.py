@@ -57,6 +57,7 @@ from langgraph_durable.checkpointers._lease_flows import (
     ReleaseLease,
     Sleep,
 )
+from langgraph_durable.checkpointers._leases import RUNNING
 from langgraph_durable.checkpointers._run_book import RUNTIME_KEY, Held, Plan, RunBook
 
 log = logging.getLogger("langgraph_durable.checkpointers.leases")
@@ -164,8 +165,25 @@ def run_start(
             timeout, or a strategy on a saver without run leases.
     """
     conf = config.get("configurable") or {}
-    runtime = conf.get(RUNTIME_KEY)
-    if runtime is None or conf.get("checkpoint_ns") or conf.get("thread_id") is None:
+    if conf.get(RUNTIME_KEY) is None:
+        return None
+    found = run_policy(config, saver, leases=leases)
+    return None if found is None else (found[0], conf[RUNTIME_KEY], found[1])
+
+
+def run_policy(
+    config: Mapping[str, Any], saver: Multitask | None, *, leases: bool
+) -> tuple[str, Multitask] | None:
+    """``(thread_id, policy)``: the strategy a run started with ``config`` follows, if any.
+
+    The run's own ``configurable`` keys override the saver's; a subgraph's
+    config (a namespace) follows its parent's run, not a strategy of its own.
+
+    Raises:
+        InvalidConfigError: as :func:`run_start`.
+    """
+    conf = config.get("configurable") or {}
+    if conf.get("checkpoint_ns") or conf.get("thread_id") is None:
         return None
     policy = saver
     if conf.get(MULTITASK_KEY) is not None:
@@ -183,7 +201,16 @@ def run_start(
     if conf.get(MULTITASK_TIMEOUT_KEY) is not None:
         limit = _timeout(conf[MULTITASK_TIMEOUT_KEY], f"configurable.{MULTITASK_TIMEOUT_KEY}")
         policy = Multitask(policy.strategy, limit)
-    return str(conf["thread_id"]), runtime, policy
+    return str(conf["thread_id"]), policy
+
+
+def held_by_a_live_run(record: Any, now: datetime) -> bool:
+    """Whether a lease record shows a run that would turn a ``reject`` run away now.
+
+    A holder that is gone (its process exited, it missed its heartbeat, its
+    lease expired) does not count: a new run takes its lease over.
+    """
+    return record is not None and record.state == RUNNING and not flows.rival_is_gone(record, now)
 
 
 def loop_stack(config: Mapping[str, Any]) -> ExitStack | AsyncExitStack | None:

@@ -8,6 +8,7 @@ lease later and finishes the resume.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Interrupt
 
-from langgraph_durable.checkpointers import audit_entry, extract_wait
+from langgraph_durable.checkpointers import ThreadBusy, audit_entry, extract_wait
 from langgraph_durable.interrupts._authz import (
     REQUESTED_BY_KEY,
     Authorize,
@@ -34,6 +35,8 @@ from langgraph_durable.interrupts._inputs import decider_args
 from langgraph_durable.interrupts._models import Decision
 from langgraph_durable.interrupts._records import new_record, section, won
 from langgraph_durable.interrupts._store import Backend
+
+log = logging.getLogger("langgraph_durable.interrupts.approvals")
 
 
 def thread_of(config: dict[str, Any]) -> str:
@@ -289,6 +292,10 @@ def decide_approval_flow(
         yield op("append_audit", entries=[entry])
         raise
     info = extract_wait(intr)
+    config_of_resume = resume_config(config, clock, intr.value)
+    # a run holds the thread and the resume would be turned away: record the
+    # decision as deferred (the next sweep resumes the run at once) and return it
+    busy = resume and bool((yield op("thread_busy", config=config_of_resume)))
     record = new_record(
         type="decision",
         approval_id=intr.id,
@@ -299,29 +306,59 @@ def decide_approval_flow(
         level=info.escalation_level if info else 0,
         fingerprint=fp,
         roles=list(roles),
-        **({} if resume else {"deferred": True}),  # type: ignore[arg-type]
+        **({} if resume and not busy else {"deferred": True}),  # type: ignore[arg-type]
     )
     audit = decided_entry(thread_id, record, action=action, reason=roles_reason(roles))
     stored = yield op(
         "record_decision", thread_id=thread_id, key=intr.id, decision=record, audit=audit
     )
     if not won(stored, record):
-        entry = refusal_entry(
-            thread_id,
-            intr.id,
-            by=by,
-            action=action,
-            at=record_time(record),
-            fingerprint=fp,
-            outcome="already_decided",
-            reason=already_reason(stored),
-        )
-        yield op("append_audit", entries=[entry])
-        raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=stored)
-    if not resume:
+        yield from lost_race_flow(thread_id, intr.id, stored, by=by, action=action, record=record)
+    if busy:
+        log_left_to_sweep(thread_id, intr.id, "a run holds the thread")
+    if not resume or busy:
         return decision_of(record)
     command: Command[Any] = Command(resume={intr.id: resume_value(record, intr.value)})
-    return (yield op("invoke", input=command, config=resume_config(config, clock, intr.value)))
+    try:
+        return (yield op("invoke", input=command, config=config_of_resume))
+    except ThreadBusy as turned_away:
+        # a run took the thread after the check: the decision stands, never raise
+        log_left_to_sweep(thread_id, intr.id, str(turned_away))
+        return decision_of(record)
+
+
+def lost_race_flow(
+    thread_id: str,
+    approval_id: str,
+    stored: dict[str, Any],
+    *,
+    by: str,
+    action: str,
+    record: dict[str, Any],
+) -> Flow[None]:
+    """Audit an attempt that lost the compare-and-set, and raise :class:`AlreadyDecided`."""
+    entry = refusal_entry(
+        thread_id,
+        approval_id,
+        by=by,
+        action=action,
+        at=record_time(record),
+        fingerprint=record.get("fingerprint"),
+        outcome="already_decided",
+        reason=already_reason(stored),
+    )
+    yield op("append_audit", entries=[entry])
+    raise AlreadyDecided(thread_id=thread_id, approval_id=approval_id, decision=stored)
+
+
+def log_left_to_sweep(thread_id: str, approval_id: str, why: str) -> None:
+    """Log a recorded decision whose resume is left to the sweeper."""
+    log.warning(
+        "decision on %r of thread %r recorded; not resumed now (%s): a sweep resumes the run",
+        approval_id,
+        thread_id,
+        why,
+    )
 
 
 def record_time(record: dict[str, Any]) -> datetime:
@@ -397,7 +434,9 @@ def approve(
 
     Returns:
         What ``graph.invoke`` returns for the resumed run; with ``resume=False``,
-        the recorded :class:`~langgraph_durable.interrupts.Decision`.
+        the recorded :class:`~langgraph_durable.interrupts.Decision`, and also when
+        the saver's multitask strategy turns the resume away because another run
+        holds the thread (logged; a sweep resumes the run with the decision).
 
     Raises:
         InvalidInput: ``by``, ``comment``, ``roles`` or ``approval_id`` is not text

@@ -19,12 +19,13 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from langgraph_durable.checkpointers import WAIT_KEY, WaitEntry, wait_marker
+from langgraph_durable.checkpointers import WAIT_KEY, ThreadBusy, WaitEntry, wait_marker
 from langgraph_durable.interrupts._approve import (
     already_reason,
     decide_env,
     decided_entry,
     find_pending_flow,
+    log_left_to_sweep,
     refusal_entry,
     resume_config,
     roles_reason,
@@ -116,8 +117,9 @@ class DecideResult(BaseModel):
         already_decided: Keys somebody else decided first, with who and when.
         completed: Whether this call resumed the run (every item decided).
         result: The resumed run's result, when ``completed``.
-        deferred: With ``resume=False``: this call decided the last open item and
-            recorded the batch's completion; the next sweep resumes the run.
+        deferred: This call decided the last open item and recorded the batch's
+            completion without resuming the run (``resume=False``, or a run holds
+            the thread on a ``multitask="reject"`` saver); a sweep resumes it.
     """
 
     batch_id: str
@@ -471,24 +473,54 @@ def decide_flow(
             )
     if lost:
         yield op("append_audit", entries=lost)
-    completion = yield from complete_flow(
-        thread_id, intr.id, items, by, now, False, deferred=not resume
-    )
-    if completion is not None and not resume:
-        out.deferred = True
-    elif completion is not None:
-        answer = yield from batch_resume_value(intr.value, completion)
-        command: Command[Any] = Command(resume={intr.id: answer})
-        out.result = yield op(
-            "invoke", input=command, config=resume_config(config, clock, intr.value)
-        )
-        out.completed = True
+    yield from _complete(out, config, thread_id, intr, items, by, now, clock, resume)
     # a call that won no item but found the batch complete and resumed it reports
     # that (its result), not AlreadyDecided: the run's result must reach someone
     if not out.applied and out.already_decided and not (out.completed or out.deferred):
         k, rec = next(iter(out.already_decided.items()))
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=rec, item=k)
     return out
+
+
+def _complete(
+    out: DecideResult,
+    config: dict[str, Any],
+    thread_id: str,
+    intr: Any,
+    items: Mapping[str, Any],
+    by: str,
+    now: datetime,
+    clock: Clock | None,
+    resume: bool,
+) -> Flow[None]:
+    """Complete the batch if every item is decided, and resume the run (or leave it to a sweep).
+
+    A run holding the thread would turn the resume away (``multitask="reject"``):
+    the completion is recorded as deferred, for the next sweep. One that takes
+    the thread after that check turns the resume away after the completion is
+    recorded: it stands, and a sweep resumes the run a sweeper's lease later.
+    """
+    config_of_resume = resume_config(config, clock, intr.value)
+    busy = resume and bool((yield op("thread_busy", config=config_of_resume)))
+    completion = yield from complete_flow(
+        thread_id, intr.id, items, by, now, False, deferred=not resume or busy
+    )
+    if completion is None:
+        return
+    if not resume or busy:
+        out.deferred = True
+        if busy:
+            log_left_to_sweep(thread_id, intr.id, "a run holds the thread")
+        return
+    answer = yield from batch_resume_value(intr.value, completion)
+    command: Command[Any] = Command(resume={intr.id: answer})
+    try:
+        out.result = yield op("invoke", input=command, config=config_of_resume)
+    except ThreadBusy as turned_away:
+        out.deferred = True
+        log_left_to_sweep(thread_id, intr.id, str(turned_away))
+        return
+    out.completed = True
 
 
 def batch_timeout_flow(

@@ -13,6 +13,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from langgraph_durable.checkpointers._multitask import REJECT, held_by_a_live_run, run_policy
 from langgraph_durable.interrupts._saver_state import SaverView
 from langgraph_durable.interrupts._store import Backend
 
@@ -67,6 +68,30 @@ class Env:
         if durability is None:
             return await self.graph.ainvoke(input, config)
         return await self.graph.ainvoke(input, config, durability=durability)
+
+    # whether a resume would be turned away now (a saver or run with multitask="reject")
+    def thread_busy(self, config: dict[str, Any]) -> bool:
+        leases, thread_id = self._rejecting(config, "run_leases")
+        if thread_id is None:
+            return False
+        return held_by_a_live_run(leases.store.get_lease(thread_id=thread_id), leases.clock())
+
+    async def athread_busy(self, config: dict[str, Any]) -> bool:
+        leases, thread_id = self._rejecting(config, "arun_leases")
+        if thread_id is None:
+            return False
+        record = await leases.store.aget_lease(thread_id=thread_id)
+        return held_by_a_live_run(record, leases.clock())
+
+    def _rejecting(self, config: dict[str, Any], name: str) -> tuple[Any, str | None]:
+        """The graph's run leases, and the thread if a run of ``config`` rejects when busy."""
+        leases = getattr(getattr(self.graph, "checkpointer", None), name, None)
+        if leases is None:
+            return None, None
+        found = run_policy(config, leases.multitask, leases=True)
+        if found is None or found[1].strategy != REJECT:
+            return leases, None
+        return leases, found[0]
 
     # several flows at once (the sweeper's resumes of one page)
     def run_all(self, flows: list[Flow[Any]], concurrency: int) -> list[Any]:
