@@ -38,8 +38,12 @@ def _kill_mid_run(
     store = graph.checkpointer.run_leases.store
 
     def far_enough() -> bool:
-        # cheap check first: every run has taken its lease
-        if store.lease_counts(now=datetime.now(timezone.utc)).running < len(threads):
+        # cheap check first: every run has taken its lease. Live or already
+        # expired: under load a heartbeat renewing 100 leases can come later
+        # than a 1 s lease lasts, and a run whose lease lapsed is mid-run all
+        # the same (the kill makes it an orphan either way)
+        counts = store.lease_counts(now=datetime.now(timezone.utc))
+        if counts.running + counts.orphaned < len(threads):
             time.sleep(0.2)
             return False
         for t in threads:
@@ -49,14 +53,15 @@ def _kill_mid_run(
         return True
 
     try:
-        _wait_until(far_enough, 60, "the runs to get going")
+        # a bound, not a pause: at load 8 on two cores 100 runs take a while to start
+        _wait_until(far_enough, 150, "the runs to get going")
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
 
 
 def _collect(proc: Any) -> tuple[list[str], list[str], int]:
-    out, _ = proc.communicate(timeout=120)
+    out, _ = proc.communicate(timeout=180)
     recovered: list[str] = []
     parked: list[str] = []
     for line in out.splitlines():
@@ -96,6 +101,7 @@ def test_sigkilled_run_is_resumed_by_another_process_with_the_same_final_state(
         assert clean == state.values
 
 
+@pytest.mark.timeout(600)  # 100 runs killed and recovered by 4 processes, at any load
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_four_workers_recover_each_of_100_orphans_exactly_once(
     backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
@@ -108,7 +114,7 @@ def test_four_workers_recover_each_of_100_orphans_exactly_once(
         store = saver.run_leases.store
         _kill_mid_run(backend, where, graph, threads, at_least=1, LEASE_TEST_HANG_AT="2")
 
-        workers = [spawn("recover", _args(backend, where, until=90, batch=10)) for _ in range(4)]
+        workers = [spawn("recover", _args(backend, where, until=150, batch=10)) for _ in range(4)]
         results = [_collect(w) for w in workers]
         assert [rc for _, _, rc in results] == [0, 0, 0, 0]
         recovered = [t for r, _, _ in results for t in r]
