@@ -238,6 +238,17 @@ def close_if_ended(
     end = end_shown_by(latest)
     if end is None:
         return None, False
+    return end, (yield from close_as(record, owner, now, ttl, end))
+
+
+def close_as(
+    record: LeaseRecord, owner: str, now: datetime, ttl: timedelta, end: str
+) -> Flow[bool]:
+    """Release an expired lease (at ``record``'s token) as ended with ``end``.
+
+    Returns:
+        Whether this call released it (``False``: another worker or run moved it on).
+    """
     taken = yield TakeOverLease(
         thread_id=record.thread_id,
         token=record.token,
@@ -247,9 +258,9 @@ def close_if_ended(
         ttl=ttl,
     )
     if taken is None:
-        return end, False
+        return False
     yield ReleaseLease(thread_id=record.thread_id, owner=owner, now=now, reason=end)
-    return end, True
+    return True
 
 
 def unpark(thread_id: str, now: datetime) -> Flow[tuple[str | None, LeaseRecord | None]]:

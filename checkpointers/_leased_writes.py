@@ -12,9 +12,10 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 
 from langgraph_durable.checkpointers._multitask import (
     arun_returned,
-    loop_stack,
+    root_run,
     run_returned,
     run_start,
+    running_loop,
 )
 from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
@@ -71,11 +72,14 @@ def sync_run_leases(cls: S) -> S:
     def admitting_get_tuple(self: Any, config: RunnableConfig) -> Any:
         leases: RunLeases | None = self.run_leases
         start = run_start(config, leases.multitask if leases else None, leases=leases is not None)
-        if start is not None and leases is not None:
-            leases.admit(*start)
-            stack = loop_stack(config)
-            if isinstance(stack, ExitStack):
-                stack.push(run_returned(leases, start[0], start[1]))
+        run = root_run(config) if leases is not None else None
+        if run is not None and leases is not None:
+            if start is not None:
+                leases.admit(*start)
+            # the loop's exit tells a pause at a breakpoint, and ends an admitted run
+            loop = running_loop(config)
+            if loop is not None and isinstance(loop.stack, ExitStack):
+                loop.stack.push(run_returned(leases, *run, loop))
         return get_tuple(self, config)
 
     @functools.wraps(put)
@@ -171,11 +175,13 @@ def async_run_leases(cls: S) -> S:
     async def admitting_aget_tuple(self: Any, config: RunnableConfig) -> Any:
         leases: AsyncRunLeases | None = self.arun_leases
         start = run_start(config, leases.multitask if leases else None, leases=leases is not None)
-        if start is not None and leases is not None:
-            await leases.admit(*start)
-            stack = loop_stack(config)
-            if isinstance(stack, AsyncExitStack):
-                stack.push_async_exit(arun_returned(leases, start[0], start[1]))
+        run = root_run(config) if leases is not None else None
+        if run is not None and leases is not None:
+            if start is not None:
+                await leases.admit(*start)
+            loop = running_loop(config)  # see admitting_get_tuple
+            if loop is not None and isinstance(loop.stack, AsyncExitStack):
+                loop.stack.push_async_exit(arun_returned(leases, *run, loop))
         return await aget_tuple(self, config)
 
     @functools.wraps(aput)

@@ -83,7 +83,7 @@ _WATCH = 0.02
 _FULL_AFTER = 0.2
 _COLLECT_EVERY = 1.0
 _COLLECT_FOR = 30.0
-# how far up the caller's frames loop_stack looks for LangGraph's loop
+# how far up the caller's frames running_loop looks for LangGraph's loop
 _FRAMES = 4
 
 Busy = tuple[str | None, datetime | None]
@@ -213,16 +213,30 @@ def held_by_a_live_run(record: Any, now: datetime) -> bool:
     return record is not None and record.state == RUNNING and not flows.rival_is_gone(record, now)
 
 
-def loop_stack(config: Mapping[str, Any]) -> ExitStack | AsyncExitStack | None:
-    """The exit stack of the LangGraph loop whose start reads ``config``, if found.
+BREAKPOINT_PAUSES = ("interrupt_before", "interrupt_after")
+"""The ``status`` of a LangGraph loop that stopped at a static breakpoint."""
+
+
+def root_run(config: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """``(thread_id, runtime)`` when ``config`` is a run's read of its thread's root namespace."""
+    conf = config.get("configurable") or {}
+    runtime = conf.get(RUNTIME_KEY)
+    if runtime is None or conf.get("checkpoint_ns") or conf.get("thread_id") is None:
+        return None
+    return str(conf["thread_id"]), runtime
+
+
+def running_loop(config: Mapping[str, Any]) -> Any:
+    """The LangGraph loop whose start reads ``config``, if found (with its exit stack).
 
     LangGraph's loop reads the thread with its own ``checkpoint_config`` (this
     very object) while it enters; a callback pushed on its exit stack then
     runs when the loop exits, after its background writes are done: the
-    precise end of the run. Looked up on the caller's frames (the saver's
-    read, called from the loop's ``__enter__``/``__aenter__``); ``None`` when
-    the read comes from elsewhere (another thread, a bridge), and then the
-    run's end is found by :func:`watching` instead.
+    precise end of the run, and the loop's ``status`` says how it ended.
+    Looked up on the caller's frames (the saver's read, called from the loop's
+    ``__enter__``/``__aenter__``); ``None`` when the read comes from elsewhere
+    (another thread, a bridge), and then the run's end is found by
+    :func:`watching` and the heartbeat instead.
     """
     frame: FrameType | None = sys._getframe(2)
     for _ in range(_FRAMES):
@@ -231,9 +245,26 @@ def loop_stack(config: Mapping[str, Any]) -> ExitStack | AsyncExitStack | None:
         loop = frame.f_locals.get("self")
         if getattr(loop, "checkpoint_config", None) is config:
             stack = getattr(loop, "stack", None)
-            return stack if isinstance(stack, (ExitStack, AsyncExitStack)) else None
+            return loop if isinstance(stack, (ExitStack, AsyncExitStack)) else None
         frame = frame.f_back
     return None
+
+
+def paused_at_exit(loop: Any) -> bool:
+    """Whether LangGraph's ``loop``, exiting, stopped at a pause.
+
+    A static breakpoint of the graph sets the loop's ``status``; one of a
+    subgraph (compiled with its own ``interrupt_before``) shows only in the
+    interrupt event the loop queued for graph lifecycle callbacks as it
+    suppressed the pause (an event with ``interrupts``; a resume event has
+    none). Neither is written to the saver. An ``interrupt()`` queues that
+    event too: its run is released already (with its ``__interrupt__`` write),
+    or it has a strategy and is released here as paused all the same.
+    """
+    if getattr(loop, "status", None) in BREAKPOINT_PAUSES:
+        return True
+    events = getattr(loop, "_graph_lifecycle_events", None) or ()
+    return any(hasattr(event, "interrupts") for event in events)
 
 
 def admission(thread_id: str, runtime: Any, policy: Multitask) -> flows.Flow[None]:
@@ -267,17 +298,19 @@ def admission(thread_id: str, runtime: Any, policy: Multitask) -> flows.Flow[Non
         pause = min(pause * 2, _MAX_PAUSE)
 
 
-def run_returned(leases: Any, thread_id: str, runtime: Any) -> Callable[..., None]:
-    """An exit callback for a sync run's LangGraph loop: release its lease as it returns.
+def run_returned(leases: Any, thread_id: str, runtime: Any, loop: Any) -> Callable[..., None]:
+    """An exit callback for a sync run's LangGraph ``loop``: release its lease as it returns.
 
-    A run that finished released it with its last checkpoint already; one
-    that paused or failed releases it here, after its last write. A failed
+    A run that finished released it with its last checkpoint already. A run
+    with a strategy that paused or failed, and any run that paused at a
+    static breakpoint, releases it here, after its last write. A failed
     release is left to the watcher and the heartbeat (the run is over).
     """
 
     def on_exit(*_exc: Any) -> None:
+        paused = paused_at_exit(loop)
         with leases._io_lock(thread_id):
-            ended = leases.book.end_run(thread_id, runtime)
+            ended = leases.book.end_run(thread_id, runtime, paused=paused)
             if ended is None:
                 return
             try:
@@ -289,12 +322,15 @@ def run_returned(leases: Any, thread_id: str, runtime: Any) -> Callable[..., Non
     return on_exit
 
 
-def arun_returned(leases: Any, thread_id: str, runtime: Any) -> Callable[..., Awaitable[None]]:
+def arun_returned(
+    leases: Any, thread_id: str, runtime: Any, loop: Any
+) -> Callable[..., Awaitable[None]]:
     """See :func:`run_returned` (an async exit callback)."""
 
     async def on_exit(*_exc: Any) -> None:
+        paused = paused_at_exit(loop)
         async with leases._io_lock(thread_id):
-            ended = leases.book.end_run(thread_id, runtime)
+            ended = leases.book.end_run(thread_id, runtime, paused=paused)
             if ended is None:
                 return
             try:

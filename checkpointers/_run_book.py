@@ -19,8 +19,12 @@ What a saver sees (checked on langgraph 1.2):
   the checkpoint (which channels the last step updated).
 * A run that raises writes ``__error__`` (unless a node error handler takes
   over, and then it goes on).
-* Any other end (static breakpoints, recursion limit, cancellation, an
-  exception outside a task) is silent. It is caught by liveness: once nothing
+* A run that pauses at a static breakpoint writes nothing that says so:
+  LangGraph's loop knows (its ``status``, or for a subgraph's breakpoint the
+  interrupt event it queues), and the saver reads it as the loop exits
+  (:func:`~langgraph_durable.checkpointers._multitask.run_returned`).
+* Any other end (recursion limit, cancellation, an exception outside a task,
+  a breakpoint of a loop the saver could not find) is silent. It is caught by liveness: once nothing
   but the lease book references the run's ``Runtime`` object, the run is over
   (CPython frees it when ``invoke`` returns; a traceback keeps it until the
   exception is dropped or the cycle collector runs).
@@ -229,14 +233,29 @@ class RunBook:
                     lingering = since if lingering is None else max(lingering, since)
         return ended, lingering, going
 
-    def end_run(self, thread_id: str, runtime: Any) -> tuple[Held, str] | None:
-        """``runtime``'s admitted run returned: forget its lease, with the reason to release."""
+    def end_run(
+        self, thread_id: str, runtime: Any, *, paused: bool = False
+    ) -> tuple[Held, str] | None:
+        """``runtime``'s run returned: forget its lease, with the reason to release.
+
+        For an admitted run (a multitask strategy) and for one that ``paused``
+        (a static breakpoint, ``interrupt_before``/``interrupt_after``, writes
+        nothing that says so): a pause is released as ``interrupted``, so
+        recovery never takes it for an orphan. A contested run that paused keeps its
+        entry, closing, for the heartbeat to clear the rival's lease.
+        """
         with self._lock:
             held = self._held.get(thread_id)
-            if held is None or held.runtime is not runtime or not held.admitted or held.pending:
+            if held is None or held.runtime is not runtime or held.pending:
                 return None  # released with its last checkpoint, or not ours
+            if not (held.admitted or paused):
+                return None  # its writes or liveness end it
+            if held.rival is not None:
+                if held.closing is None:
+                    self._close(held, runtime, ENDED_INTERRUPTED)
+                return None
             self._drop(thread_id, None)
-            return held, _end_reason(held)
+            return held, ENDED_INTERRUPTED if paused and not held.ending else _end_reason(held)
 
     def drop_over(self, thread_id: str) -> Held | None:
         """Forget ``thread_id``'s lease if its run is over (not if a new run took its place)."""
@@ -299,12 +318,14 @@ class RunBook:
         """A contested run ended cleanly: keep the entry to clear the rival's lease."""
         with self._lock:
             held = self._held.get(thread_id)
-            if held is None or held.rival is None:
-                return
-            held.closing = reason
-            self._ended[thread_id] = runtime
-            self._ended.move_to_end(thread_id)
-            held.runtime = None
+            if held is not None and held.rival is not None:
+                self._close(held, runtime, reason)
+
+    def _close(self, held: Held, runtime: Any, reason: str) -> None:
+        held.closing = reason
+        self._ended[held.thread_id] = runtime
+        self._ended.move_to_end(held.thread_id)
+        held.runtime = None
 
     def forget(self, thread_id: str, closing: str) -> None:
         """Drop a closing entry once its rival's lease is settled."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from langgraph_durable.checkpointers._lease_driver import drive
 from langgraph_durable.checkpointers._lease_driver_async import adrive
-from langgraph_durable.checkpointers._lease_flows import close_if_ended, unpark
+from langgraph_durable.checkpointers._lease_flows import close_as, close_if_ended, unpark
 from langgraph_durable.checkpointers._leases import (
     ENDED_ERROR,
     ENDED_FINISHED,
@@ -69,8 +69,9 @@ class RecoveryPass:
         parked: Threads parked in this pass.
         lost: Threads another worker claimed first.
         closed: Threads whose lease expired but whose latest checkpoint shows
-            them finished or waiting at an interrupt (the run died after its
-            end, or another run finished the thread): released, not resumed.
+            them finished or waiting at an interrupt or at one of the graph's
+            static breakpoints (the run died after its end, or another run
+            finished the thread): released, not resumed.
     """
 
     found: int = 0
@@ -145,7 +146,8 @@ class RecoveryWorker:
         """One pass: park poison threads, claim and resume the other orphans.
 
         A thread whose latest checkpoint shows it finished or waiting at an
-        interrupt is never resumed: its lease is released (``closed``).
+        interrupt, or waiting at one of the graph's static breakpoints, is never
+        resumed: its lease is released (``closed``).
         """
         leases: RunLeases = _leases_of(self.graph, asynchronous=False)
         store = leases.store
@@ -155,6 +157,11 @@ class RecoveryWorker:
             end, closed = drive(
                 store, close_if_ended(record, leases.owner, self.clock(), leases.settings.lease)
             )
+            if end is None and self._waits_at_breakpoint(record.thread_id):
+                end = ENDED_INTERRUPTED
+                closed = drive(
+                    store, close_as(record, leases.owner, self.clock(), leases.settings.lease, end)
+                )
             if end is not None:
                 _note_closed(report, record.thread_id, end, closed)
                 continue
@@ -201,7 +208,29 @@ class RecoveryWorker:
         self.recovered_total += 1
         report.recovered.append(thread_id)
 
+    def _waits_at_breakpoint(self, thread_id: str) -> bool:
+        """Whether the thread waits at one of the graph's static breakpoints (see
+        :func:`waits_at_breakpoint`): its run's process died after the pause,
+        before the lease was released."""
+        if not has_breakpoints(self.graph):
+            return False
+        state = self.graph.get_state({"configurable": {"thread_id": thread_id}})
+        parent = None
+        if self.graph.interrupt_after_nodes and state.next and state.parent_config:
+            parent = self.graph.get_state(state.parent_config)
+        return waits_at_breakpoint(self.graph, state, parent)
+
     # -- async --
+
+    async def _await_at_breakpoint(self, thread_id: str) -> bool:
+        """The async twin of :meth:`_waits_at_breakpoint`."""
+        if not has_breakpoints(self.graph):
+            return False
+        state = await self.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        parent = None
+        if self.graph.interrupt_after_nodes and state.next and state.parent_config:
+            parent = await self.graph.aget_state(state.parent_config)
+        return waits_at_breakpoint(self.graph, state, parent)
 
     async def arun_once(self) -> RecoveryPass:
         """The async twin of :meth:`run_once` (for graphs with an async saver)."""
@@ -213,6 +242,11 @@ class RecoveryWorker:
             end, closed = await adrive(
                 store, close_if_ended(record, leases.owner, self.clock(), leases.settings.lease)
             )
+            if end is None and await self._await_at_breakpoint(record.thread_id):
+                end = ENDED_INTERRUPTED
+                closed = await adrive(
+                    store, close_as(record, leases.owner, self.clock(), leases.settings.lease, end)
+                )
             if end is not None:
                 _note_closed(report, record.thread_id, end, closed)
                 continue
@@ -270,6 +304,37 @@ class RecoveryWorker:
             parked.attempts,
             parked.last_error,
         )
+
+
+def has_breakpoints(graph: Any) -> bool:
+    """Whether ``graph`` was compiled with static breakpoints."""
+    return bool(getattr(graph, "interrupt_before_nodes", None)) or bool(
+        getattr(graph, "interrupt_after_nodes", None)
+    )
+
+
+def waits_at_breakpoint(graph: Any, state: Any, parent: Any = None) -> bool:
+    """Whether a thread whose latest state is ``state`` waits at a static breakpoint of ``graph``.
+
+    ``interrupt_before``: a node next to run is one of them; ``interrupt_after``:
+    a node of the step that wrote the checkpoint (the next nodes of ``parent``,
+    the state before it) is one, and a step is left to run. A checkpoint that
+    tasks already ran from (their writes are stored) was resumed past its
+    breakpoint, by someone who said go: not waiting. A breakpoint passed per
+    call (``invoke(..., interrupt_before=...)``) is not the graph's, and only
+    the lease, released as the run paused, tells of it.
+    """
+    if not state.next or any(t.result is not None or t.error for t in state.tasks):
+        return False
+    if _among(state.next, graph.interrupt_before_nodes):
+        return True
+    return parent is not None and _among(parent.next, graph.interrupt_after_nodes)
+
+
+def _among(nodes: Any, breakpoints: Any) -> bool:
+    if breakpoints == "*":
+        return bool(nodes)
+    return any(node in (breakpoints or ()) for node in nodes)
 
 
 def _note_closed(report: RecoveryPass, thread_id: str, end: str, closed: bool) -> None:
