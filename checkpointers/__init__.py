@@ -51,6 +51,7 @@ from langgraph_durable.checkpointers._waits import (
     WaitInfo,
     decision_claim_time,
     extract_wait,
+    wait_dict,
     wait_marker,
 )
 
@@ -97,5 +98,6 @@ __all__ = [
     "decision_claim_time",
     "default_serde",
     "extract_wait",
+    "wait_dict",
     "wait_marker",
 ]

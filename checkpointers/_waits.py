@@ -16,6 +16,10 @@ what the thread is waiting for::
         ...                                # the helper's own fields
     }
 
+The value may also be a list whose first element is such a dict: the legacy
+Agent Inbox shape (a list of ``HumanInterrupt``), where the first element
+carries the key beside its own fields.
+
 A node's ``interrupt(value)`` reaches ``put_writes`` as a write to channel
 ``__interrupt__`` holding ``Interrupt(value=..., id=...)``. Our savers index
 every such interrupt whose value carries :data:`WAIT_KEY` when ``put_writes``
@@ -79,6 +83,20 @@ def wait_marker(
     }
 
 
+def wait_dict(value: Any) -> dict[str, Any] | None:
+    """The dict of an interrupt value that carries :data:`WAIT_KEY`, or ``None``.
+
+    ``value`` may be an ``Interrupt`` (its ``.value`` is read), the raw value, or
+    a list whose first element is that dict (the legacy Agent Inbox shape).
+    """
+    value = getattr(value, "value", value)
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        value = value[0]
+    if isinstance(value, dict) and WAIT_KEY in value:
+        return value
+    return None
+
+
 def extract_wait(value: Any) -> WaitInfo | None:
     """Return the :class:`WaitInfo` an interrupt value carries, or ``None``.
 
@@ -86,8 +104,8 @@ def extract_wait(value: Any) -> WaitInfo | None:
     A value without the key, or with a malformed marker, is not a wait: the
     savers never fail a write because of a user's interrupt value.
     """
-    value = getattr(value, "value", value)
-    if not isinstance(value, dict):
+    value = wait_dict(value)
+    if value is None:
         return None
     marker = value.get(WAIT_KEY)
     if not isinstance(marker, dict):

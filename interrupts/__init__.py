@@ -64,14 +64,17 @@ from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
     AmbiguousApproval,
     AuditNotVerifiable,
+    DecisionNotAllowed,
     InterruptsError,
     InvalidInput,
     NoPendingApproval,
     NotParked,
+    ResumeNotUnderstood,
     StaleApproval,
     UnknownBatchItem,
 )
 from langgraph_durable.interrupts._heartbeat import heartbeat
+from langgraph_durable.interrupts._identity import DECIDER_KEY
 from langgraph_durable.interrupts._inbox import (
     aapproval_health,
     apending_approvals,
@@ -103,7 +106,7 @@ from langgraph_durable.interrupts._report import (
     is_recovery_value,
     resume_recovery,
 )
-from langgraph_durable.interrupts._request import request_approval
+from langgraph_durable.interrupts._request import arequest_approval, request_approval
 from langgraph_durable.interrupts._saga_state import (
     COMPENSATE_NODE,
     SAGA_KEY,
@@ -129,6 +132,7 @@ from langgraph_durable.interrupts._timeline import (
 __all__ = [
     "CLOCK_CONFIG_KEY",
     "COMPENSATE_NODE",
+    "DECIDER_KEY",
     "REQUESTER",
     "SAGA_KEY",
     "Activity",
@@ -151,6 +155,7 @@ __all__ = [
     "DecideResult",
     "Decider",
     "Decision",
+    "DecisionNotAllowed",
     "ErrorInfo",
     "Escalate",
     "Escalation",
@@ -166,6 +171,7 @@ __all__ = [
     "RecoveryPass",
     "RecoveryReport",
     "RecoveryWorker",
+    "ResumeNotUnderstood",
     "RunHealth",
     "SagaState",
     "StaleApproval",
@@ -185,6 +191,7 @@ __all__ = [
     "approve",
     "apurge_audit",
     "areject",
+    "arequest_approval",
     "audit_log",
     "aunpark_thread",
     "averify_audit",

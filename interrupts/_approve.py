@@ -379,6 +379,10 @@ def decision_of(record: dict[str, Any]) -> Decision:
         roles=list(record.get("roles") or []),
         rule=record.get("rule"),
         extra=dict(record.get("extra") or {}),
+        type=str(record.get("action") or ""),
+        edited=record.get("edited"),
+        response=record.get("response"),
+        via=str(record.get("via") or ("sweeper" if record.get("timed_out") else "api")),
     )
 
 

@@ -14,6 +14,7 @@ whatever the policy.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -116,14 +117,31 @@ def default_authorize(decider: Decider, request: AuthRequest) -> bool:
 _GRAPH_POLICIES: weakref.WeakKeyDictionary[Any, Authorize] = weakref.WeakKeyDictionary()
 
 
+_SAVER_POLICIES: weakref.WeakKeyDictionary[Any, Authorize] = weakref.WeakKeyDictionary()
+
+
 def set_authorization(graph: Any, authorize: Authorize) -> Any:
     """Set the policy for every decision on ``graph``'s threads; returns ``graph``.
 
     ``approve``/``reject``/``decide`` (and their async twins) on this graph use it
-    unless a call passes its own ``authorize=``.
+    unless a call passes its own ``authorize=``. A ``Command(resume=...)`` is checked
+    inside the node, which knows the run's saver but not the graph: it uses the
+    policy set last for a graph compiled with that saver.
     """
     _GRAPH_POLICIES[graph] = authorize
+    saver = getattr(graph, "checkpointer", None)
+    if saver is not None and not isinstance(saver, bool):
+        with contextlib.suppress(TypeError):  # a saver that cannot be weakly referenced
+            _SAVER_POLICIES[saver] = authorize
     return graph
+
+
+def policy_for_saver(saver: Any) -> Authorize:
+    """The policy in force for a resume checked inside a node running on ``saver``."""
+    try:
+        return _SAVER_POLICIES.get(saver) or default_authorize
+    except TypeError:
+        return default_authorize
 
 
 def policy_of(graph: Any, authorize: Authorize | None) -> Authorize:

@@ -192,3 +192,70 @@ class AuditNotVerifiable(InterruptsError, TypeError):
             f"cannot verify the audit trail of {saver_type}: it keeps no hash chain "
             "(the savers of langgraph_durable.checkpointers.postgres and .redis do)"
         )
+
+
+class ResumeNotUnderstood(InterruptsError, ValueError):
+    """A ``Command(resume=...)`` reached an approval in a shape it does not read.
+
+    Nothing was recorded (the attempt is audited) and the approval still waits.
+
+    Attributes:
+        value: The resume value as given.
+        reason: What is wrong with it.
+        accepted: The shapes an approval reads.
+        thread_id: The thread, once known.
+        approval_id: The approval (interrupt id), once known.
+    """
+
+    def __init__(
+        self,
+        *,
+        value: Any,
+        reason: str,
+        accepted: list[str],
+        thread_id: str | None = None,
+        approval_id: str | None = None,
+    ) -> None:
+        self.value = value
+        self.reason = reason
+        self.accepted = accepted
+        self.thread_id = thread_id
+        self.approval_id = approval_id
+        shapes = "; ".join(accepted)
+        where = f" of thread {thread_id!r}" if thread_id is not None else ""
+        what = f"approval {approval_id!r}{where}" if approval_id is not None else "an approval"
+        super().__init__(
+            f"Command(resume={value!r}) cannot answer {what}: {reason}. Accepted: {shapes}"
+        )
+
+
+class DecisionNotAllowed(InterruptsError, ValueError):
+    """The request does not allow this decision (its ``allowed_decisions``); nothing recorded.
+
+    Attributes:
+        decision: The decision refused (``edit``, ``respond``...).
+        allowed: What the request allows.
+        thread_id: The thread.
+        approval_id: The approval (interrupt id; a batch's id).
+        item: The batch item key, for a batch item.
+    """
+
+    def __init__(
+        self,
+        *,
+        decision: str,
+        allowed: list[str],
+        thread_id: str,
+        approval_id: str,
+        item: str | None = None,
+    ) -> None:
+        self.decision = decision
+        self.allowed = allowed
+        self.thread_id = thread_id
+        self.approval_id = approval_id
+        self.item = item
+        what = f"item {item!r} of batch" if item is not None else "approval"
+        super().__init__(
+            f"{what} {approval_id!r} of thread {thread_id!r} does not allow {decision!r}; "
+            f"allowed: {', '.join(allowed)}"
+        )

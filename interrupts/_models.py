@@ -94,6 +94,15 @@ class Decision(BaseModel):
         rule: For timeouts, the rule that applied (``"on_timeout=reject"``).
         history: Earlier decisions that went stale (the request changed).
         extra: Extension data carried with the decision (e.g. ``on_reject``).
+        type: What was decided: ``approve``, ``reject``, ``edit`` (approved with
+            changed arguments), ``respond`` (a text answer instead of a yes/no; not
+            approved) or ``cancel`` (an operator cancelled the run; not approved).
+        edited: For ``edit``: the arguments to run instead of the request's (what
+            was approved is what runs); else ``None``.
+        response: For ``respond``: the answer for the agent; else ``None``.
+        via: How it arrived: ``"api"`` (approve/reject/decide and the CLI),
+            ``"resume"`` (a ``Command(resume=...)``: Studio, Agent Inbox, the SDK) or
+            ``"sweeper"`` (a timeout rule).
     """
 
     approved: bool
@@ -108,6 +117,15 @@ class Decision(BaseModel):
     rule: str | None = None
     history: list[dict[str, Any]] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
+    type: str = ""
+    edited: Any = None
+    response: str | None = None
+    via: str = "api"
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Default ``type`` from ``approved`` (records made before edit/respond existed)."""
+        if not self.type:
+            self.type = "approve" if self.approved else "reject"
 
 
 class BatchItemState(BaseModel):

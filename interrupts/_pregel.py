@@ -14,9 +14,11 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
+    CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_CHECKPOINTER,
     CONFIG_KEY_READ,
     CONFIG_KEY_SCRATCHPAD,
+    CONFIG_KEY_SEND,
     CONFIG_KEY_TASK_ID,
     ERROR,
     ERROR_SOURCE_NODE,
@@ -26,15 +28,18 @@ from langgraph._internal._constants import (
     RESUME,
 )
 from langgraph.config import get_config
+from langgraph.types import _interrupt_id
 
 __all__ = [
     "CONFIG_KEY_CHECKPOINTER",
     "CONTROL_WRITES",
     "INTERRUPT",
     "NULL_TASK_ID",
+    "ResumeSlot",
     "TaskContext",
     "current_task",
     "read_channel",
+    "resume_slot",
 ]
 
 CONTROL_WRITES = frozenset((ERROR, ERROR_SOURCE_NODE, INTERRUPT, RESUME))
@@ -107,3 +112,72 @@ def read_channel(config: RunnableConfig, channel: str, *, fresh: bool) -> Any:
         return read(channel, fresh)
     except KeyError:
         return None
+
+
+@dataclass(frozen=True)
+class ResumeSlot:
+    """Where a resume value sits among the calling task's answers.
+
+    LangGraph keeps a task's answers in a list, one per ``interrupt()`` call in
+    call order, and stores that list with the task's writes: so an answer left
+    in place is replayed to the node every time it re-runs, and an answer the
+    node refuses must be taken out, or the refused value would answer the
+    interrupt for good.
+
+    Attributes:
+        index: The answer's position in the task's list.
+        interrupt_id: The id of the interrupt it answers.
+    """
+
+    index: int
+    interrupt_id: str
+    _config: Any = None
+
+    def replace(self, value: Any) -> None:
+        """Keep ``value`` as this answer from now on (what a re-run node gets back)."""
+        conf = self._config["configurable"]
+        answers = conf[CONFIG_KEY_SCRATCHPAD].resume
+        answers[self.index] = value
+        conf[CONFIG_KEY_SEND]([(RESUME, list(answers))])
+
+    def withdraw(self) -> None:
+        """Drop this answer (and any after it): the interrupt waits for the next resume."""
+        conf = self._config["configurable"]
+        answers = conf[CONFIG_KEY_SCRATCHPAD].resume
+        del answers[self.index :]
+        conf[CONFIG_KEY_SEND]([(RESUME, list(answers))])
+
+
+def resume_slot(config: RunnableConfig, value: Any) -> ResumeSlot | None:
+    """The slot of ``value``, which ``interrupt()`` just returned to the calling node."""
+    conf = config.get("configurable") or {}
+    scratchpad = conf.get(CONFIG_KEY_SCRATCHPAD)
+    answers = getattr(scratchpad, "resume", None)
+    if not isinstance(answers, list):
+        return None
+    for index in range(len(answers) - 1, -1, -1):
+        if answers[index] is value:
+            ns = str(conf.get(CONFIG_KEY_CHECKPOINT_NS) or "")
+            return ResumeSlot(index, _interrupt_id(ns, index), config)
+    return None
+
+
+def saga_wired(config: RunnableConfig | None = None) -> bool:
+    """Inside a node: whether the graph keeps a saga log (``add_compensation``)."""
+    from langgraph_durable.interrupts._saga_state import SAGA_KEY
+
+    if config is None:
+        try:
+            config = get_config()
+        except RuntimeError:
+            return False
+    read = (config.get("configurable") or {}).get(CONFIG_KEY_READ)
+    if read is None:
+        return False
+    try:
+        read(SAGA_KEY, False)
+    except KeyError:
+        return False
+    except Exception:  # an empty channel: the saga log exists, nothing folded yet
+        return True
+    return True

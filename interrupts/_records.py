@@ -30,7 +30,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
-from langgraph_durable.checkpointers import WAIT_KEY, WaitEntry
+from langgraph_durable.checkpointers import WAIT_KEY, WaitEntry, wait_dict
 
 RECORD_VERSION = 1
 SYSTEM = "system"
@@ -101,7 +101,8 @@ def age_at_least(record: dict[str, Any], now: datetime, lease: timedelta) -> boo
 
 def section(value: Any) -> dict[str, Any]:
     """The helper's own part of an interrupt value (``approval`` or ``batch``)."""
-    if not isinstance(value, dict):
+    value = wait_dict(value)
+    if value is None:
         return {}
     marker = value.get(WAIT_KEY) or {}
     kind = marker.get("kind", "approval")
@@ -114,11 +115,11 @@ def entry_kind(entry: WaitEntry) -> str:
     return entry.info.kind
 
 
-def timeout_record(value: dict[str, Any], approval_id: str, now: datetime) -> dict[str, Any]:
+def timeout_record(value: Any, approval_id: str, now: datetime) -> dict[str, Any]:
     """What the sweeper records when an approval's deadline passed."""
     sec = section(value)
     policy = sec.get("on_timeout") or {"action": "reject"}
-    level = int((value.get(WAIT_KEY) or {}).get("escalation_level", 0))
+    level = int(((wait_dict(value) or {}).get(WAIT_KEY) or {}).get("escalation_level", 0))
     action = policy.get("action", "reject")
     if action == "escalate":
         timeout = timedelta(seconds=float(policy["timeout_s"]))

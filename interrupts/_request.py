@@ -9,16 +9,18 @@ has since changed is stale and re-asks (or raises); any other decision returns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from langgraph.config import get_config
 
-from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
-from langgraph_durable.interrupts._audit import ask, node_audit
+from langgraph_durable.checkpointers import wait_marker
+from langgraph_durable.interrupts._audit import node_audit
 from langgraph_durable.interrupts._authz import requested_by_of_run, thread_of_run
 from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
+from langgraph_durable.interrupts._driver import Flow, adrive, drive, op
 from langgraph_durable.interrupts._errors import InvalidInput, StaleApproval
 from langgraph_durable.interrupts._inputs import (
     check_forbid,
@@ -28,8 +30,19 @@ from langgraph_durable.interrupts._inputs import (
     requester_check,
 )
 from langgraph_durable.interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
+from langgraph_durable.interrupts._pregel import saga_wired
 from langgraph_durable.interrupts._records import SYSTEM, fingerprint
+from langgraph_durable.interrupts._resume import NodeEnv, node_env
 from langgraph_durable.interrupts._saga_state import Compensate
+from langgraph_durable.interrupts._shapes import (
+    DEFAULT_ALLOWED,
+    UiShape,
+    action_args,
+    action_name,
+    check_allowed,
+    check_ui,
+    shaped_value,
+)
 
 OnStale = Literal["reask", "raise"]
 OnReject = Literal["return", "compensate"]
@@ -39,13 +52,228 @@ def _parse(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
 
 
-def _check_answer(answer: Any) -> dict[str, Any]:
-    if not isinstance(answer, dict) or "type" not in answer or "decision_id" not in answer:
-        raise TypeError(
-            "an approval must be resumed through langgraph_durable.approve()/reject() or the "
-            f"sweeper, not Command(resume={answer!r})"
+def _decision(
+    answer: dict[str, Any], escalations: list[Escalation], history: list[dict[str, Any]], level: int
+) -> Decision:
+    return Decision(
+        approved=bool(answer.get("approved")),
+        by=str(answer.get("by", "")),
+        at=datetime.fromisoformat(answer["at"]),
+        comment=answer.get("comment"),
+        timed_out=bool(answer.get("timed_out", False)),
+        escalations=escalations,
+        approval_id=answer.get("approval_id"),
+        level=int(answer.get("level", level)),
+        roles=list(answer.get("roles") or []),
+        rule=answer.get("rule"),
+        history=history,
+        extra=dict(answer.get("extra") or {}),
+        type=str(answer.get("action") or ""),
+        edited=answer.get("edited"),
+        response=answer.get("response"),
+        via=str(answer.get("via") or ("sweeper" if answer.get("timed_out") else "api")),
+    )
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """A checked request: everything the node-side flow needs, no I/O done."""
+
+    request: Any
+    wait: timedelta | None
+    policy: dict[str, Any]
+    forbidden: list[str]
+    asked: list[str]
+    on_stale: str
+    on_reject: str
+    allowed: list[str]
+    action: str
+    description: str | None
+    ui: UiShape
+    requested_by: str | None
+    now: datetime
+
+
+def _value(ask: _Ask, state: dict[str, Any]) -> Any:
+    fp = fingerprint(ask.request)
+    sec = {
+        "request": ask.request,
+        "fingerprint": fp,
+        "requested_at": state["requested_at"].isoformat(),
+        "on_timeout": state["policy"],
+        "timeout_s": state["timeout_s"],
+        "round": state["round"],
+        "escalations": [e.model_dump(mode="json") for e in state["escalations"]],
+        "forbid": ask.forbidden,
+        "requested_by": ask.requested_by,
+        "allowed_decisions": ask.allowed,
+        "action": ask.action,
+        "description": ask.description,
+    }
+    marker = wait_marker("approval", state["deadline"], state["asked"], state["level"])
+    actions = [(ask.action, action_args(ask.request), ask.description, ask.allowed)]
+    return shaped_value(marker, "approval", sec, actions, ask.ui)
+
+
+def approval_flow(ask: _Ask, thread_id: str | None, helper: str) -> Flow[Decision]:
+    """The node side of an approval, written once: ask, read the answer, re-ask or return."""
+    from langgraph_durable.interrupts._resume import (
+        approval_answer_flow,
+        is_record,
+        verify_record_flow,
+    )
+
+    fp = fingerprint(ask.request)
+    timeout_s = None if ask.wait is None else ask.wait.total_seconds()
+    state: dict[str, Any] = {
+        "level": 0,
+        "asked": ask.asked,
+        "policy": ask.policy,
+        "timeout_s": timeout_s,
+        "requested_at": ask.now,
+        "deadline": None if ask.wait is None else ask.now + ask.wait,
+        "escalations": [],
+        "round": 0,
+    }
+    history: list[dict[str, Any]] = []
+    while True:
+        value = _value(ask, state)
+        audit = {
+            "at": state["requested_at"],
+            "actor": ask.requested_by,
+            "fingerprint": fp,
+            "approvers": state["asked"],
+            "deadline": state["deadline"],
+            "level": state["level"],
+            "refuse": requester_check(ask.forbidden, ask.requested_by),
+        }
+        answer = yield op("ask", value=value, audit=audit)
+        if is_record(answer):
+            yield from verify_record_flow(answer, thread_id)
+        else:
+            answer = yield from approval_answer_flow(answer, value, at=now_of(None), helper=helper)
+        if answer["type"] == "escalate":
+            _escalated(state, answer)
+            continue
+        if answer["type"] == "amend":
+            _amended(state, answer)
+            continue
+        if answer.get("fingerprint") not in (None, fp):
+            _stale(ask, answer, fp)
+            history.append(answer)
+            state["round"] += 1
+            state["requested_at"] = datetime.fromisoformat(answer["at"])
+            ts = state["timeout_s"]
+            state["deadline"] = (
+                None if ts is None else state["requested_at"] + timedelta(seconds=ts)
+            )
+            continue
+        decision = _decision(answer, state["escalations"], history, state["level"])
+        if decision.type == "cancel" and saga_wired():
+            raise Compensate(_rejection_reason(decision))
+        if ask.on_reject == "compensate" and decision.type in ("reject", "cancel"):
+            raise Compensate(_rejection_reason(decision))
+        return decision
+
+
+def _escalated(state: dict[str, Any], answer: dict[str, Any]) -> None:
+    at = datetime.fromisoformat(answer["at"])
+    deadline = _parse(answer.get("deadline"))
+    state["escalations"].append(
+        Escalation(
+            level=int(answer["level"]),
+            at=at,
+            from_approvers=state["asked"],
+            to=list(answer.get("to") or []),
+            deadline=deadline,
         )
-    return answer
+    )
+    state["deadline"] = deadline
+    state["level"] = int(answer["level"])
+    state["asked"] = list(answer.get("to") or [])
+    state["policy"] = answer.get("then") or {"action": "reject"}
+    state["timeout_s"] = answer.get("timeout_s")
+    state["requested_at"] = at
+
+
+def _amended(state: dict[str, Any], answer: dict[str, Any]) -> None:
+    """An operator moved the deadline or reassigned the approvers: ask again, same level."""
+    if "deadline" in answer:
+        state["deadline"] = _parse(answer.get("deadline"))
+    if answer.get("to") is not None:
+        state["asked"] = list(answer["to"])
+    state["round"] += 1
+
+
+def _stale(ask: _Ask, answer: dict[str, Any], fp: str) -> None:
+    then = "asked again" if ask.on_stale == "reask" else "StaleApproval raised"
+    node_audit(
+        at=datetime.fromisoformat(answer["at"]),
+        approval_id=str(answer.get("approval_id")),
+        actor=SYSTEM,
+        action="reask",
+        fingerprint=answer.get("fingerprint"),
+        outcome="stale",
+        reason=f"payload changed since it was decided (now {fp}); {then}",
+        dedupe_key=f"stale:{answer.get('decision_id')}",
+    )
+    if ask.on_stale == "raise":
+        raise StaleApproval(
+            approval_id=str(answer.get("approval_id")),
+            decided_request=answer.get("request"),
+            current_request=ask.request,
+            decision=answer,
+            thread_id=thread_of_run(),
+        )
+
+
+def _checked(
+    request: Any,
+    *,
+    timeout: timedelta | float | None,
+    on_timeout: OnTimeout,
+    approvers: str | Iterable[str],
+    on_stale: OnStale,
+    clock: Clock | None,
+    forbid: str | Iterable[str],
+    on_reject: OnReject,
+    allowed_decisions: Sequence[str],
+    action: str | None,
+    description: str | None,
+    ui: UiShape,
+) -> _Ask:
+    if on_reject not in ("return", "compensate"):
+        raise InvalidInput(
+            parameter="on_reject", reason=f'expected "return" or "compensate", got {on_reject!r}'
+        )
+    if on_stale not in ("reask", "raise"):
+        raise InvalidInput(
+            parameter="on_stale", reason=f'expected "reask" or "raise", got {on_stale!r}'
+        )
+    return _Ask(
+        request=request,
+        wait=check_timeout(timeout),
+        policy=policy_to_json(on_timeout),
+        forbidden=check_forbid(forbid),
+        asked=check_names(approvers, "approvers"),
+        on_stale=on_stale,
+        on_reject=on_reject,
+        allowed=check_allowed(allowed_decisions),
+        action=action_name(request, check_optional_text(action, "action")),
+        description=check_optional_text(description, "description"),
+        ui=check_ui(ui),
+        requested_by=check_optional_text(requested_by_of_run(), "requested_by"),
+        now=now_of(clock or clock_from_config(get_config())),
+    )
+
+
+def _env(helper: str) -> NodeEnv:
+    env = node_env()
+    if env is None:
+        raise InvalidInput(
+            parameter=helper, reason="call it inside a node of a graph compiled with a saver"
+        )
+    return env
 
 
 def request_approval(
@@ -58,11 +286,25 @@ def request_approval(
     clock: Clock | None = None,
     forbid: str | Iterable[str] = (),
     on_reject: OnReject = "return",
+    allowed_decisions: Sequence[str] = DEFAULT_ALLOWED,
+    action: str | None = None,
+    description: str | None = None,
+    ui: UiShape = "hitl",
 ) -> Decision:
-    """Pause the run until a human approves or rejects ``request``; call inside a node.
+    """Pause the run until a human decides on ``request``; call inside a node.
+
+    The interrupt's value carries LangChain's human-in-the-loop request
+    (``action_requests``, ``review_configs``) beside the deadline key, so Studio,
+    Agent Inbox and the SDK render it, and any ``Command(resume=...)`` answers it:
+    ``True``/``False``, ``"approve"``/``"reject"``, a ``HITLResponse``
+    (``{"decisions": [{"type": "approve"}]}``...) or a legacy ``HumanResponse``
+    list. Such a resume is a decision like ``approve()``'s: authorized, recorded
+    once with compare-and-set and audited inside the node; a refused one raises
+    from the resuming ``invoke`` and the approval keeps waiting.
 
     Args:
-        request: JSON-able payload shown to the approver (and fingerprinted).
+        request: JSON-able payload shown to the approver (and fingerprinted); a dict
+            is the action's ``args``.
         timeout: How long to wait before ``on_timeout`` applies: a ``timedelta`` or a
             number of seconds, positive and at most 100 years; ``None`` waits forever.
         on_timeout: ``"reject"``, ``"approve"`` or ``Escalate``; applied
@@ -81,6 +323,15 @@ def request_approval(
             raises :class:`~langgraph_durable.interrupts.Compensate`, so a graph wired with
             :func:`~langgraph_durable.interrupts.add_compensation` undoes its committed steps (the
             reason names who rejected, or the timeout, and the comment).
+        allowed_decisions: What the decider may answer, among ``"approve"``,
+            ``"reject"``, ``"edit"`` (approve with changed arguments:
+            :attr:`Decision.edited`) and ``"respond"`` (a text answer:
+            :attr:`Decision.response`). The sweeper's timeout rules apply whatever this says.
+        action: The action's name shown (default: the request's ``"action"`` text,
+            else ``"approval"``).
+        description: Text shown to the reviewer with the action.
+        ui: ``"hitl"`` (LangChain v1's ``HITLRequest``) or ``"human_interrupt"``
+            (the legacy Agent Inbox ``HumanInterrupt`` list).
 
     Returns:
         The :class:`~langgraph_durable.interrupts.Decision`.
@@ -89,120 +340,66 @@ def request_approval(
         InvalidInput: an argument is wrong (names it; nothing is asked), or
             ``forbid=["requester"]`` on a run that did not say who requested it.
         StaleApproval: with ``on_stale="raise"``, when the decided payload changed.
-        Compensate: with ``on_reject="compensate"``, when the request was rejected.
+        Compensate: with ``on_reject="compensate"``, when the request was rejected;
+            and when an operator cancelled the run of a graph wired for compensation.
+        ResumeNotUnderstood, DecisionNotAllowed, NotAuthorized, AlreadyDecided: a
+            ``Command(resume=...)`` was refused (audited; nothing recorded; the
+            approval still waits).
     """
-    if on_reject not in ("return", "compensate"):
-        raise InvalidInput(
-            parameter="on_reject", reason=f'expected "return" or "compensate", got {on_reject!r}'
-        )
-    if on_stale not in ("reask", "raise"):
-        raise InvalidInput(
-            parameter="on_stale", reason=f'expected "reask" or "raise", got {on_stale!r}'
-        )
-    wait = check_timeout(timeout)
-    policy = policy_to_json(on_timeout)
-    forbidden = check_forbid(forbid)
-    asked = check_names(approvers, "approvers")
-    requested_by = check_optional_text(requested_by_of_run(), "requested_by")
-    now = now_of(clock or clock_from_config(get_config()))
-    fp = fingerprint(request)
-    level = 0
-    timeout_s = None if wait is None else wait.total_seconds()
-    requested_at = now
-    deadline = None if wait is None else now + wait
-    escalations: list[Escalation] = []
-    history: list[dict[str, Any]] = []
-    round_ = 0
-    while True:
-        value = {
-            WAIT_KEY: wait_marker("approval", deadline, asked, level),
-            "approval": {
-                "request": request,
-                "fingerprint": fp,
-                "requested_at": requested_at.isoformat(),
-                "on_timeout": policy,
-                "timeout_s": timeout_s,
-                "round": round_,
-                "escalations": [e.model_dump(mode="json") for e in escalations],
-                "forbid": forbidden,
-                "requested_by": requested_by,
-            },
-        }
-        answer = _check_answer(
-            ask(
-                value,
-                at=requested_at,
-                actor=requested_by,
-                fingerprint=fp,
-                approvers=asked,
-                deadline=deadline,
-                level=level,
-                refuse=requester_check(forbidden, requested_by),
-            )
-        )
-        if answer["type"] == "escalate":
-            at = datetime.fromisoformat(answer["at"])
-            deadline = _parse(answer.get("deadline"))
-            escalations.append(
-                Escalation(
-                    level=int(answer["level"]),
-                    at=at,
-                    from_approvers=asked,
-                    to=list(answer.get("to") or []),
-                    deadline=deadline,
-                )
-            )
-            level = int(answer["level"])
-            asked = list(answer.get("to") or [])
-            policy = answer.get("then") or {"action": "reject"}
-            timeout_s = answer.get("timeout_s")
-            requested_at = at
-            continue
-        if answer.get("fingerprint") not in (None, fp):
-            then = "asked again" if on_stale == "reask" else "StaleApproval raised"
-            node_audit(
-                at=datetime.fromisoformat(answer["at"]),
-                approval_id=str(answer.get("approval_id")),
-                actor=SYSTEM,
-                action="reask",
-                fingerprint=answer.get("fingerprint"),
-                outcome="stale",
-                reason=f"payload changed since it was decided (now {fp}); {then}",
-                dedupe_key=f"stale:{answer.get('decision_id')}",
-            )
-            if on_stale == "raise":
-                raise StaleApproval(
-                    approval_id=str(answer.get("approval_id")),
-                    decided_request=answer.get("request"),
-                    current_request=request,
-                    decision=answer,
-                    thread_id=thread_of_run(),
-                )
-            history.append(answer)
-            round_ += 1
-            requested_at = datetime.fromisoformat(answer["at"])
-            deadline = None if timeout_s is None else requested_at + timedelta(seconds=timeout_s)
-            continue
-        decision = Decision(
-            approved=bool(answer.get("approved")),
-            by=str(answer.get("by", "")),
-            at=datetime.fromisoformat(answer["at"]),
-            comment=answer.get("comment"),
-            timed_out=bool(answer.get("timed_out", False)),
-            escalations=escalations,
-            approval_id=answer.get("approval_id"),
-            level=int(answer.get("level", level)),
-            roles=list(answer.get("roles") or []),
-            rule=answer.get("rule"),
-            history=history,
-            extra=dict(answer.get("extra") or {}),
-        )
-        if on_reject == "compensate" and not decision.approved:
-            raise Compensate(_rejection_reason(decision))
-        return decision
+    ask = _checked(
+        request,
+        timeout=timeout,
+        on_timeout=on_timeout,
+        approvers=approvers,
+        on_stale=on_stale,
+        clock=clock,
+        forbid=forbid,
+        on_reject=on_reject,
+        allowed_decisions=allowed_decisions,
+        action=action,
+        description=description,
+        ui=ui,
+    )
+    flow = approval_flow(ask, thread_of_run(), "request_approval")
+    return drive(flow, _env("request_approval"))
+
+
+async def arequest_approval(
+    request: Any,
+    *,
+    timeout: timedelta | float | None = None,
+    on_timeout: OnTimeout = "reject",
+    approvers: str | Iterable[str] = (),
+    on_stale: OnStale = "reask",
+    clock: Clock | None = None,
+    forbid: str | Iterable[str] = (),
+    on_reject: OnReject = "return",
+    allowed_decisions: Sequence[str] = DEFAULT_ALLOWED,
+    action: str | None = None,
+    description: str | None = None,
+    ui: UiShape = "hitl",
+) -> Decision:
+    """Async twin of :func:`request_approval`, for ``async def`` nodes on async savers."""
+    ask = _checked(
+        request,
+        timeout=timeout,
+        on_timeout=on_timeout,
+        approvers=approvers,
+        on_stale=on_stale,
+        clock=clock,
+        forbid=forbid,
+        on_reject=on_reject,
+        allowed_decisions=allowed_decisions,
+        action=action,
+        description=description,
+        ui=ui,
+    )
+    flow = approval_flow(ask, thread_of_run(), "request_approval")
+    return await adrive(flow, _env("request_approval"))
 
 
 def _rejection_reason(decision: Decision) -> str:
     who = "timeout" if decision.timed_out else (decision.by or "an approver")
-    reason = f"approval rejected by {who}"
+    verb = "cancelled" if decision.type == "cancel" else "rejected"
+    reason = f"approval {verb} by {who}"
     return f"{reason}: {decision.comment}" if decision.comment else reason
