@@ -59,6 +59,7 @@ from langgraph_durable.interrupts._clock import CLOCK_CONFIG_KEY, Clock
 from langgraph_durable.interrupts._compensable import compensable
 from langgraph_durable.interrupts._compensation import add_compensation, compensate_command
 from langgraph_durable.interrupts._compensator import Backoff
+from langgraph_durable.interrupts._edit import aedit, arespond, edit, respond
 from langgraph_durable.interrupts._embedded import start_embedded_postgres
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
@@ -186,12 +187,14 @@ __all__ = [
     "activity",
     "add_compensation",
     "adecide",
+    "aedit",
     "apending_approvals",
     "approval_health",
     "approve",
     "apurge_audit",
     "areject",
     "arequest_approval",
+    "arespond",
     "audit_log",
     "aunpark_thread",
     "averify_audit",
@@ -199,6 +202,7 @@ __all__ = [
     "compensate_command",
     "decide",
     "default_authorize",
+    "edit",
     "heartbeat",
     "idempotency_key",
     "is_recovery_value",
@@ -210,6 +214,7 @@ __all__ = [
     "reject",
     "request_approval",
     "request_batch_approval",
+    "respond",
     "resume_recovery",
     "run_health",
     "running_threads",

@@ -16,7 +16,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Interrupt
 
-from langgraph_durable.checkpointers import ThreadBusy, audit_entry, extract_wait
+from langgraph_durable.checkpointers import ThreadBusy, extract_wait
 from langgraph_durable.interrupts._authz import (
     REQUESTED_BY_KEY,
     Authorize,
@@ -25,15 +25,24 @@ from langgraph_durable.interrupts._authz import (
     policy_of,
 )
 from langgraph_durable.interrupts._clock import Clock, now_of, with_clock
+from langgraph_durable.interrupts._decision_audit import (
+    already_reason,
+    api_reason,
+    decided_entry,
+    refusal_entry,
+    refusal_reason,
+)
 from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive, op
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
     AmbiguousApproval,
+    DecisionNotAllowed,
     NoPendingApproval,
 )
 from langgraph_durable.interrupts._inputs import decider_args
 from langgraph_durable.interrupts._models import Decision
-from langgraph_durable.interrupts._records import new_record, section, won
+from langgraph_durable.interrupts._records import decision_fields, new_record, section, won
+from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
 from langgraph_durable.interrupts._store import Backend
 
 log = logging.getLogger("langgraph_durable.interrupts.approvals")
@@ -169,82 +178,6 @@ def find_pending_flow(
     return intr
 
 
-def refusal_entry(
-    thread_id: str,
-    approval_id: str,
-    *,
-    by: str,
-    action: str,
-    at: Any,
-    fingerprint: str | None,
-    outcome: str,
-    reason: str,
-    item: str | None = None,
-) -> dict[str, Any]:
-    """The audit entry of a refused decision attempt."""
-    return audit_entry(
-        at=at,
-        thread_id=thread_id,
-        approval_id=approval_id,
-        item=item,
-        actor=by,
-        action=action,
-        fingerprint=fingerprint,
-        outcome=outcome,
-        reason=reason,
-    )
-
-
-def already_reason(decision: dict[str, Any] | None) -> str:
-    """Why an attempt lost: who decided first, and when."""
-    d = decision or {}
-    how = " (timeout rule)" if d.get("timed_out") else ""
-    return f"already decided by {d.get('by')!s} at {d.get('at')!s}{how}"
-
-
-def decided_entry(
-    thread_id: str,
-    record: dict[str, Any],
-    *,
-    action: str,
-    reason: str | None,
-    item: str | None = None,
-) -> dict[str, Any]:
-    """The audit entry stored with a decision record (same atomic unit)."""
-    return audit_entry(
-        at=datetime.fromisoformat(record["at"]),
-        thread_id=thread_id,
-        approval_id=record["approval_id"],
-        item=item,
-        actor=record["by"],
-        action=action,
-        fingerprint=record.get("fingerprint"),
-        outcome="recorded",
-        reason=reason,
-    )
-
-
-def timeout_entry(
-    thread_id: str, record: dict[str, Any], deadline: datetime | None, item: str | None = None
-) -> dict[str, Any]:
-    """The audit entry of a timeout rule the sweeper applied (actor ``system``)."""
-    if record["type"] == "escalate":
-        action = "escalate"
-        to = ", ".join(record.get("to") or []) or "anyone"
-        reason = f"{record['rule']}: asked {to} at level {record['level']}"
-    else:
-        action = "approve" if record.get("approved") else "reject"
-        reason = str(record.get("rule"))
-    if deadline is not None:
-        reason += f"; deadline {deadline.isoformat()} passed"
-    return decided_entry(thread_id, record, action=action, reason=reason, item=item)
-
-
-def roles_reason(roles: Sequence[str]) -> str | None:
-    """The reason of an allowed human decision: the roles the decider used."""
-    return f"roles: {', '.join(roles)}" if roles else None
-
-
 def decide_approval_flow(
     config: dict[str, Any],
     *,
@@ -256,6 +189,7 @@ def decide_approval_flow(
     clock: Clock | None,
     authorize: Authorize | None = None,
     resume: bool = True,
+    answer: dict[str, Any] | None = None,
 ) -> Flow[Any]:
     """Find the pending approval, check the decider, CAS the decision, resume the run.
 
@@ -263,22 +197,32 @@ def decide_approval_flow(
     :class:`~langgraph_durable.interrupts.Decision`; the next sweep (``ApprovalSweeper``, the
     ``worker`` or ``sweep`` command) resumes the run with it.
 
-    Every attempt is audited: a refusal (not authorized, already decided) on its
-    own, a decision with the decision itself. Arguments that cannot be stored
-    are refused first, before anything is read or recorded.
+    ``answer``: an edit or respond decision (``{"type": "edit", "args": ...}``,
+    ``{"type": "respond", "message": ...}``); ``approved`` then follows from it.
+
+    Every attempt is audited: a refusal (not authorized, not allowed, already
+    decided) on its own, a decision with the decision itself. Arguments that
+    cannot be stored are refused first, before anything is read or recorded.
     """
     by, comment, roles, approval_id = decider_args(
         by=by, comment=comment, roles=roles, approval_id=approval_id, id_parameter="approval_id"
     )
     thread_id = thread_of(config)
-    action = "approve" if approved else "reject"
+    answer = {**(answer or {"type": "approve" if approved else "reject"}), "comment": comment}
+    action = answer["type"]
     intr = yield from find_pending_flow(
         config, thread_id, "approval", approval_id, by=by, action=action, clock=clock
     )
-    fp = section(intr.value).get("fingerprint")
+    sec = section(intr.value)
+    fp = sec.get("fingerprint")
     try:
+        allowed = sec.get("allowed_decisions") or DEFAULT_ALLOWED
+        if action not in allowed:
+            raise DecisionNotAllowed(
+                decision=action, allowed=list(allowed), thread_id=thread_id, approval_id=intr.id
+            )
         check_decider(thread_id, intr, "approval", by=by, roles=roles, authorize=authorize)
-    except NotAuthorized as refused:
+    except (NotAuthorized, DecisionNotAllowed) as refused:
         entry = refusal_entry(
             thread_id,
             intr.id,
@@ -286,8 +230,8 @@ def decide_approval_flow(
             action=action,
             at=now_of(clock),
             fingerprint=fp,
-            outcome="not_authorized",
-            reason=f"{refused.reason}; allowed: {', '.join(refused.approvers) or 'anyone'}",
+            outcome="not_authorized" if isinstance(refused, NotAuthorized) else "not_allowed",
+            reason=refusal_reason(refused),
         )
         yield op("append_audit", entries=[entry])
         raise
@@ -301,14 +245,17 @@ def decide_approval_flow(
         approval_id=intr.id,
         by=by,
         at=now_of(clock),
-        approved=approved,
-        comment=comment,
         level=info.escalation_level if info else 0,
         fingerprint=fp,
         roles=list(roles),
-        **({} if resume and not busy else {"deferred": True}),  # type: ignore[arg-type]
+        via="api",
+        **decision_fields(answer, sec.get("request")),
     )
-    audit = decided_entry(thread_id, record, action=action, reason=roles_reason(roles))
+    if not resume or busy:
+        record["deferred"] = True
+    audit = decided_entry(thread_id, record, action=action, reason=api_reason(record))
+    if record.get("edited_fingerprint"):
+        audit["fingerprint"] = record["edited_fingerprint"]
     stored = yield op(
         "record_decision", thread_id=thread_id, key=intr.id, decision=record, audit=audit
     )

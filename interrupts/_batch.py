@@ -21,16 +21,11 @@ from pydantic import BaseModel, Field
 
 from langgraph_durable.checkpointers import WAIT_KEY, ThreadBusy, WaitEntry, wait_marker
 from langgraph_durable.interrupts._approve import (
-    already_reason,
     decide_env,
-    decided_entry,
     find_pending_flow,
     log_left_to_sweep,
-    refusal_entry,
     resume_config,
-    roles_reason,
     thread_of,
-    timeout_entry,
 )
 from langgraph_durable.interrupts._audit import ask, node_audit
 from langgraph_durable.interrupts._authz import (
@@ -42,6 +37,13 @@ from langgraph_durable.interrupts._authz import (
     thread_of_run,
 )
 from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
+from langgraph_durable.interrupts._decision_audit import (
+    already_reason,
+    decided_entry,
+    refusal_entry,
+    roles_reason,
+    timeout_entry,
+)
 from langgraph_durable.interrupts._driver import Flow, adrive, drive, op
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,

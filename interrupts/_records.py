@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from langgraph_durable.checkpointers import WAIT_KEY, WaitEntry, wait_dict
+from langgraph_durable.interrupts._shapes import unwrap_args
 
 RECORD_VERSION = 1
 SYSTEM = "system"
@@ -148,3 +149,28 @@ def timeout_record(value: Any, approval_id: str, now: datetime) -> dict[str, Any
         level=level,
         fingerprint=sec.get("fingerprint"),
     )
+
+
+def decision_fields(answer: dict[str, Any], request: Any) -> dict[str, Any]:
+    """The record fields of a normalized answer (edit: the edited arguments, fingerprinted)."""
+    kind = answer["type"]
+    out: dict[str, Any] = {"action": kind, "approved": kind in ("approve", "edit")}
+    if kind == "edit":
+        edited = unwrap_args(request, answer["args"])
+        out["edited"] = edited
+        out["edited_fingerprint"] = fingerprint(edited)
+    elif kind == "respond":
+        out["response"] = answer["message"]
+    message = answer.get("message") if kind == "reject" else None
+    out["comment"] = message if message is not None else answer.get("comment")
+    return out
+
+
+def decision_reason(record: dict[str, Any], via: str) -> str:
+    """The audit reason of a recorded decision: how it came, roles, an edit's fingerprints."""
+    parts = [f"via {via}"]
+    if record.get("roles"):
+        parts.append(f"roles: {', '.join(record['roles'])}")
+    if record.get("action") == "edit":
+        parts.append(f"edited: {record.get('fingerprint')} -> {record.get('edited_fingerprint')}")
+    return "; ".join(parts)

@@ -35,9 +35,6 @@ from langgraph.types import Interrupt
 
 from langgraph_durable.checkpointers import AsyncDecisionStore, extract_wait
 from langgraph_durable.interrupts._approve import (
-    already_reason,
-    decided_entry,
-    refusal_entry,
     resume_value,
 )
 from langgraph_durable.interrupts._audit import ask
@@ -45,6 +42,11 @@ from langgraph_durable.interrupts._authz import (
     NotAuthorized,
     check_decider,
     policy_for_saver,
+)
+from langgraph_durable.interrupts._decision_audit import (
+    already_reason,
+    decided_entry,
+    refusal_entry,
 )
 from langgraph_durable.interrupts._driver import Env, Flow, op
 from langgraph_durable.interrupts._errors import (
@@ -62,7 +64,13 @@ from langgraph_durable.interrupts._pregel import (
     current_task,
     resume_slot,
 )
-from langgraph_durable.interrupts._records import fingerprint, new_record, section, won
+from langgraph_durable.interrupts._records import (
+    decision_fields,
+    decision_reason,
+    new_record,
+    section,
+    won,
+)
 from langgraph_durable.interrupts._store import Backend
 
 ANONYMOUS = "anonymous"
@@ -204,33 +212,6 @@ def _check_allowed(
                 approval_id=approval_id,
                 item=a.get("item"),
             )
-
-
-def decision_fields(answer: dict[str, Any], request: Any) -> dict[str, Any]:
-    """The record fields of a normalized answer (edit: the edited arguments, fingerprinted)."""
-    from langgraph_durable.interrupts._shapes import unwrap_args
-
-    kind = answer["type"]
-    out: dict[str, Any] = {"action": kind, "approved": kind in ("approve", "edit")}
-    if kind == "edit":
-        edited = unwrap_args(request, answer["args"])
-        out["edited"] = edited
-        out["edited_fingerprint"] = fingerprint(edited)
-    elif kind == "respond":
-        out["response"] = answer["message"]
-    elif kind == "reject":
-        out["comment"] = answer.get("message")
-    return out
-
-
-def decision_reason(record: dict[str, Any], via: str) -> str:
-    """The audit reason of a recorded decision: how it came, roles, an edit's fingerprints."""
-    parts = [f"via {via}"]
-    if record.get("roles"):
-        parts.append(f"roles: {', '.join(record['roles'])}")
-    if record.get("action") == "edit":
-        parts.append(f"edited: {record.get('fingerprint')} -> {record.get('edited_fingerprint')}")
-    return "; ".join(parts)
 
 
 def refuse_flow(

@@ -21,9 +21,11 @@ from langgraph_durable.interrupts._approve import (
     pending_of,
     resume_config,
     resume_value,
-    timeout_entry,
 )
 from langgraph_durable.interrupts._clock import Clock, now_of
+from langgraph_durable.interrupts._decision_audit import (
+    timeout_entry,
+)
 from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive, op
 from langgraph_durable.interrupts._records import age_at_least, timeout_record, won
 from langgraph_durable.interrupts._store import DecisionItem
