@@ -47,12 +47,10 @@ from langgraph_durable.interrupts._authz import (
     default_authorize,
     set_authorization,
 )
-from langgraph_durable.interrupts._batch import (
-    BatchDecision,
-    DecideResult,
-    ItemDecision,
-    adecide,
-    decide,
+from langgraph_durable.interrupts._batch import adecide, decide
+from langgraph_durable.interrupts._batch_models import BatchDecision, DecideResult, ItemDecision
+from langgraph_durable.interrupts._batch_node import (
+    arequest_batch_approval,
     request_batch_approval,
 )
 from langgraph_durable.interrupts._clock import CLOCK_CONFIG_KEY, Clock
@@ -194,6 +192,7 @@ __all__ = [
     "apurge_audit",
     "areject",
     "arequest_approval",
+    "arequest_batch_approval",
     "arespond",
     "audit_log",
     "aunpark_thread",

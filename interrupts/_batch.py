@@ -6,20 +6,19 @@ the thread keeps waiting. When the last open item is decided (or the deadline
 passes and the sweeper decides the rest by ``on_timeout``), one caller wins the
 batch's completion record (key ``batch_id``) and resumes the run with every
 item's decision. The node re-checks each item's fingerprint: items whose
-payload changed since they were shown are asked again (or raise).
+payload changed since they were shown are asked again (or raise). The node
+side lives in :mod:`._batch_node`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
-from langgraph.config import get_config
 from langgraph.types import Command
-from pydantic import BaseModel, Field
 
-from langgraph_durable.checkpointers import WAIT_KEY, ThreadBusy, WaitEntry, wait_marker
+from langgraph_durable.checkpointers import ThreadBusy, WaitEntry
 from langgraph_durable.interrupts._approve import (
     decide_env,
     find_pending_flow,
@@ -27,256 +26,52 @@ from langgraph_durable.interrupts._approve import (
     resume_config,
     thread_of,
 )
-from langgraph_durable.interrupts._audit import ask, node_audit
 from langgraph_durable.interrupts._authz import (
     Authorize,
     NotAuthorized,
     check_decider,
     policy_of,
-    requested_by_of_run,
-    thread_of_run,
 )
-from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
+from langgraph_durable.interrupts._batch_models import BatchDecision, DecideResult, ItemDecision
+from langgraph_durable.interrupts._clock import Clock, now_of
 from langgraph_durable.interrupts._decision_audit import (
     already_reason,
+    api_reason,
     decided_entry,
     refusal_entry,
-    roles_reason,
+    refusal_reason,
     timeout_entry,
 )
 from langgraph_durable.interrupts._driver import Flow, adrive, drive, op
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
-    InvalidInput,
-    StaleApproval,
+    DecisionNotAllowed,
     UnknownBatchItem,
 )
-from langgraph_durable.interrupts._inputs import (
-    check_decisions,
-    check_forbid,
-    check_names,
-    check_optional_text,
-    check_text,
-    check_timeout,
-    decider_args,
-    requester_check,
-)
+from langgraph_durable.interrupts._inputs import check_decisions, decider_args
 from langgraph_durable.interrupts._records import (
     SYSTEM,
     age_at_least,
-    fingerprint,
+    decision_fields,
     item_key,
     new_record,
     section,
     won,
 )
+from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
 
-
-class ItemDecision(BaseModel):
-    """How one batch item was decided.
-
-    Attributes:
-        key: The item key.
-        approved: The decision.
-        by: Who decided (``"system"`` for a timeout).
-        at: When (UTC).
-        comment: The decider's comment.
-        timed_out: Decided by ``on_timeout``.
-        history: Earlier decisions of this item that went stale.
-    """
-
-    key: str
-    approved: bool
-    by: str
-    at: datetime
-    comment: str | None = None
-    timed_out: bool = False
-    history: list[dict[str, Any]] = Field(default_factory=list)
-
-
-class BatchDecision(BaseModel):
-    """The outcome of :func:`request_batch_approval`.
-
-    Attributes:
-        approved: The approved items (the original objects, in request order).
-        rejected: The rejected items.
-        timed_out: Keys of the items decided by the timeout rule.
-        decisions: Each item's :class:`ItemDecision`, by key.
-    """
-
-    approved: list[Any] = Field(default_factory=list)
-    rejected: list[Any] = Field(default_factory=list)
-    timed_out: list[str] = Field(default_factory=list)
-    decisions: dict[str, ItemDecision] = Field(default_factory=dict)
-
-
-class DecideResult(BaseModel):
-    """What one :func:`decide` call did.
-
-    Attributes:
-        batch_id: The batch (interrupt id).
-        applied: Keys whose decision this call recorded.
-        already_decided: Keys somebody else decided first, with who and when.
-        completed: Whether this call resumed the run (every item decided).
-        result: The resumed run's result, when ``completed``.
-        deferred: This call decided the last open item and recorded the batch's
-            completion without resuming the run (``resume=False``, or a run holds
-            the thread on a ``multitask="reject"`` saver); a sweep resumes it.
-    """
-
-    batch_id: str
-    applied: list[str] = Field(default_factory=list)
-    already_decided: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    completed: bool = False
-    result: Any = None
-    deferred: bool = False
-
-
-# -- the node side ---------------------------------------------------------------------
-
-
-def request_batch_approval(
-    items: Sequence[Any],
-    *,
-    key: Callable[[Any], Any],
-    timeout: timedelta | float | None = None,
-    on_timeout: Literal["reject", "approve"] = "reject",
-    approvers: str | Iterable[str] = (),
-    on_stale: Literal["reask", "raise"] = "reask",
-    clock: Clock | None = None,
-    forbid: str | Iterable[str] = (),
-) -> BatchDecision:
-    """Ask for a decision on each item; call inside a node.
-
-    Args:
-        items: JSON-able items shown to the approvers.
-        key: Item -> its unique key (converted to ``str``).
-        timeout: When the open items get ``on_timeout``: a ``timedelta`` or a number
-            of seconds, positive and at most 100 years; ``None`` waits forever.
-        on_timeout: ``"reject"`` or ``"approve"``, applied by the sweeper to open items.
-        approvers: Routing labels or user ids; a string is one approver.
-        on_stale: An item whose payload changed after it was decided is asked again
-            (``"reask"``) or raises ``StaleApproval`` (``"raise"``).
-        clock: Time source (defaults to the run's clock).
-        forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
-            started the run (``config["configurable"]["requested_by"]``, which the run
-            must then set).
-
-    Returns:
-        The :class:`BatchDecision` once every item is decided.
-
-    Raises:
-        InvalidInput: an argument is wrong (names it; nothing is asked), or
-            ``forbid=["requester"]`` on a run that did not say who requested it.
-    """
-    if on_timeout not in ("reject", "approve"):
-        raise InvalidInput(
-            parameter="on_timeout", reason=f'expected "reject" or "approve", got {on_timeout!r}'
-        )
-    if on_stale not in ("reask", "raise"):
-        raise InvalidInput(
-            parameter="on_stale", reason=f'expected "reask" or "raise", got {on_stale!r}'
-        )
-    by_key: dict[str, Any] = {}
-    for item in items:
-        k = check_text(str(key(item)), "key")
-        if k in by_key:
-            raise InvalidInput(parameter="key", reason="two items have the same key", item=k)
-        by_key[k] = item
-    fps = {k: fingerprint(v) for k, v in by_key.items()}
-    wait = check_timeout(timeout)
-    forbidden = check_forbid(forbid)
-    asked = check_names(approvers, "approvers")
-    requested_by = check_optional_text(requested_by_of_run(), "requested_by")
-    now = now_of(clock or clock_from_config(get_config()))
-    timeout_s = None if wait is None else wait.total_seconds()
-    decided: dict[str, dict[str, Any]] = {}
-    history: dict[str, list[dict[str, Any]]] = {}
-    open_keys = list(by_key)
-    requested_at, round_ = now, 0
-    while open_keys:
-        deadline = None if timeout_s is None else requested_at + timedelta(seconds=timeout_s)
-        value = {
-            WAIT_KEY: wait_marker("batch", deadline, asked, 0),
-            "batch": {
-                "items": [{"key": k, "item": by_key[k], "fingerprint": fps[k]} for k in open_keys],
-                "requested_at": requested_at.isoformat(),
-                "on_timeout": {"action": on_timeout},
-                "timeout_s": timeout_s,
-                "round": round_,
-                "forbid": forbidden,
-                "requested_by": requested_by,
-            },
-        }
-        answer = ask(
-            value,
-            at=requested_at,
-            actor=requested_by,
-            fingerprint=fingerprint([i["fingerprint"] for i in value["batch"]["items"]]),
-            approvers=asked,
-            deadline=deadline,
-            level=0,
-            refuse=requester_check(forbidden, requested_by),
-        )
-        if not isinstance(answer, dict) or answer.get("type") != "batch_complete":
-            raise TypeError(
-                "a batch must be resumed through langgraph_durable.decide() or the sweeper"
-            )
-        stale = []
-        for k in open_keys:
-            rec = (answer.get("decisions") or {}).get(k)
-            if rec is None:
-                stale.append(k)
-            elif rec.get("fingerprint") not in (None, fps[k]):
-                node_audit(
-                    at=datetime.fromisoformat(answer["at"]),
-                    approval_id=str(answer.get("approval_id")),
-                    item=k,
-                    actor=SYSTEM,
-                    action="reask",
-                    fingerprint=rec.get("fingerprint"),
-                    outcome="stale",
-                    reason=_stale_reason(on_stale, fps[k]),
-                    dedupe_key=f"stale:{rec.get('decision_id')}",
-                )
-                if on_stale == "raise":
-                    raise StaleApproval(
-                        approval_id=str(answer.get("approval_id")),
-                        decided_request=rec.get("request"),
-                        current_request=by_key[k],
-                        decision=rec,
-                        item=k,
-                        thread_id=thread_of_run(),
-                    )
-                history.setdefault(k, []).append(rec)
-                stale.append(k)
-            else:
-                decided[k] = rec
-        open_keys = stale
-        requested_at = datetime.fromisoformat(answer["at"])
-        round_ += 1
-    result = BatchDecision()
-    for k, item in by_key.items():
-        rec = decided[k]
-        d = ItemDecision(
-            key=k,
-            approved=bool(rec.get("approved")),
-            by=str(rec.get("by", "")),
-            at=datetime.fromisoformat(rec["at"]),
-            comment=rec.get("comment"),
-            timed_out=bool(rec.get("timed_out")),
-            history=history.get(k, []),
-        )
-        result.decisions[k] = d
-        (result.approved if d.approved else result.rejected).append(item)
-        if d.timed_out:
-            result.timed_out.append(k)
-    return result
-
-
-def _stale_reason(on_stale: str, now_fp: str) -> str:
-    then = "asked again" if on_stale == "reask" else "StaleApproval raised"
-    return f"payload changed since it was decided (now {now_fp}); {then}"
+__all__ = [
+    "BatchDecision",
+    "DecideResult",
+    "ItemDecision",
+    "adecide",
+    "batch_resume_value",
+    "batch_timeout_flow",
+    "complete_flow",
+    "decide",
+    "decide_flow",
+    "record_items_flow",
+]
 
 
 # -- flows -------------------------------------------------------------------------------
@@ -372,9 +167,22 @@ def complete_flow(
     return stored if won(stored, mine) else None
 
 
+def _check_allowed(wanted: Mapping[str, dict[str, Any]], intr: Any, thread_id: str) -> None:
+    allowed = section(intr.value).get("allowed_decisions") or DEFAULT_ALLOWED
+    for k, answer in wanted.items():
+        if answer["type"] not in allowed:
+            raise DecisionNotAllowed(
+                decision=answer["type"],
+                allowed=list(allowed),
+                thread_id=thread_id,
+                approval_id=intr.id,
+                item=k,
+            )
+
+
 def decide_flow(
     config: dict[str, Any],
-    decisions: Mapping[Any, bool],
+    decisions: Mapping[Any, Any],
     *,
     by: str,
     comment: str | None,
@@ -401,8 +209,9 @@ def decide_flow(
     )
     now = now_of(clock)
     try:
+        _check_allowed(wanted, intr, thread_id)
         check_decider(thread_id, intr, "batch", by=by, roles=roles, authorize=authorize)
-    except NotAuthorized as refused:
+    except (NotAuthorized, DecisionNotAllowed) as refused:
         entry = refusal_entry(
             thread_id,
             intr.id,
@@ -410,8 +219,9 @@ def decide_flow(
             action="decide",
             at=now,
             fingerprint=None,
-            outcome="not_authorized",
-            reason=f"{refused.reason}; allowed: {', '.join(refused.approvers) or 'anyone'}",
+            outcome="not_authorized" if isinstance(refused, NotAuthorized) else "not_allowed",
+            reason=refusal_reason(refused),
+            item=getattr(refused, "item", None),
         )
         yield op("append_audit", entries=[entry])
         raise
@@ -434,27 +244,25 @@ def decide_flow(
     lost: list[dict[str, Any]] = []
     mines: dict[str, dict[str, Any]] = {}
     audits: dict[str, dict[str, Any]] = {}
-    for k, approved in wanted.items():
+    for k, answer in wanted.items():
         mines[k] = new_record(
             type="decision",
             approval_id=intr.id,
             by=by,
             at=now,
-            approved=approved,
-            comment=comment,
             fingerprint=items[k].get("fingerprint"),
             roles=list(roles),
             item=k,
+            via="api",
+            **decision_fields({**answer, "comment": comment}, items[k].get("item")),
         )
         audits[k] = decided_entry(
-            thread_id,
-            mines[k],
-            action="approve" if approved else "reject",
-            reason=roles_reason(roles),
-            item=k,
+            thread_id, mines[k], action=answer["type"], reason=api_reason(mines[k]), item=k
         )
+        if mines[k].get("edited_fingerprint"):
+            audits[k]["fingerprint"] = mines[k]["edited_fingerprint"]
     stored_all = yield from record_items_flow(thread_id, intr.id, mines, audits)
-    for k, approved in wanted.items():
+    for k, answer in wanted.items():
         mine, stored = mines[k], stored_all[k]
         if won(stored, mine):
             out.applied.append(k)
@@ -465,7 +273,7 @@ def decide_flow(
                     thread_id,
                     intr.id,
                     by=by,
-                    action="approve" if approved else "reject",
+                    action=answer["type"],
                     at=now,
                     fingerprint=items[k].get("fingerprint"),
                     outcome="already_decided",
@@ -574,7 +382,7 @@ def batch_timeout_flow(
 def decide(
     graph: Any,
     config: dict[str, Any],
-    decisions: Mapping[Any, bool],
+    decisions: Mapping[Any, Any],
     *,
     by: str,
     comment: str | None = None,
@@ -584,7 +392,7 @@ def decide(
     authorize: Authorize | None = None,
     resume: bool = True,
 ) -> DecideResult:
-    """Decide any subset of a pending batch's items (``{key: approved}``).
+    """Decide any subset of a pending batch's items (``{key: decision}``).
 
     Each item is recorded once (compare-and-set per item). When this call decides
     the last open item, it resumes the run and returns its result.
@@ -593,8 +401,12 @@ def decide(
         graph: The compiled graph (with its saver). With ``resume=False`` the saver
             alone will do (a process that does not host the graph).
         config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
-        decisions: ``{item key: approved}`` for any subset of the open items; each
-            value ``True`` or ``False`` (anything else is refused, not read as truthy).
+        decisions: ``{item key: decision}`` for any subset of the open items; a
+            decision is ``True``/``False``, ``"approve"``/``"reject"``,
+            ``{"type": "edit", "args": <the item to act on>}`` or
+            ``{"type": "respond", "message": "..."}`` (edit and respond where the
+            batch's ``allowed_decisions`` allow them; anything else is refused, not
+            read as truthy).
         by: Who decides (a non-empty string).
         comment: Free text kept with each item's decision.
         batch_id: Which batch, when the thread has several pending.
@@ -636,7 +448,7 @@ def decide(
 async def adecide(
     graph: Any,
     config: dict[str, Any],
-    decisions: Mapping[Any, bool],
+    decisions: Mapping[Any, Any],
     *,
     by: str,
     comment: str | None = None,

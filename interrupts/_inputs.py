@@ -150,27 +150,51 @@ def requester_check(forbid: list[str], requested_by: str | None) -> Callable[[],
     return check
 
 
-def check_decisions(decisions: Any) -> dict[str, bool]:
-    """``{item key: approved}`` of a batch decision, keys as strings.
+def _item_answer(value: Any, key: str) -> dict[str, Any]:
+    """One item's decision as a normalized answer (see :mod:`._shapes`)."""
+    if value is True or value == "approve":
+        return {"type": "approve", "args": None, "message": None}
+    if value is False or value == "reject":
+        return {"type": "reject", "args": None, "message": None}
+    if isinstance(value, Mapping) and value.get("type") in ("approve", "reject"):
+        message = value.get("message")
+        if message is not None:
+            check_text(message, "decisions", item=key)
+        return {"type": value["type"], "args": None, "message": message}
+    if isinstance(value, Mapping) and value.get("type") == "edit" and "args" in value:
+        return {"type": "edit", "args": value["args"], "message": None}
+    if isinstance(value, Mapping) and value.get("type") == "respond":
+        text = check_text(value.get("message"), "decisions", item=key)
+        if text:
+            return {"type": "respond", "args": None, "message": text}
+    raise _refuse(
+        "decisions",
+        'expected True, False, "approve", "reject", {"type": "edit", "args": ...} or '
+        f'{{"type": "respond", "message": "..."}}, got {value!r}',
+        key,
+    )
+
+
+def check_decisions(decisions: Any) -> dict[str, dict[str, Any]]:
+    """``{item key: answer}`` of a batch decision, keys as strings.
 
     Raises:
-        InvalidInput: not a mapping, a value that is not ``True``/``False``
-            (``"false"`` or ``None`` would be read as a decision), a key that
-            cannot be stored, or one key given twice with different values.
+        InvalidInput: not a mapping, a value that is not a decision (``"false"``
+            or ``None`` would be read as one), a key that cannot be stored, or one
+            key given twice with different values.
     """
     if not isinstance(decisions, Mapping):
         raise _refuse(
             "decisions",
-            f"expected a mapping of item key to True/False, got {type(decisions).__name__}",
+            f"expected a mapping of item key to a decision, got {type(decisions).__name__}",
         )
-    out: dict[str, bool] = {}
-    for key, approved in decisions.items():
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in decisions.items():
         k = check_text(str(key), "decisions", item=str(key))
-        if not isinstance(approved, bool):
-            raise _refuse("decisions", f"expected True or False, got {approved!r}", k)
-        if out.get(k, approved) is not approved:
+        answer = _item_answer(value, k)
+        if out.get(k, answer) != answer:
             raise _refuse("decisions", "given twice, with different decisions", k)
-        out[k] = approved
+        out[k] = answer
     return out
 
 

@@ -1,0 +1,513 @@
+"""``request_batch_approval``: the node side of a batch, and a batch answered by a resume.
+
+The node asks for every open item in one interrupt whose value carries one
+HITL action request per item (so Agent Inbox and Studio list them). A
+``Command(resume=...)`` gives one decision per item, in order (a plain
+``True``/``False`` decides them all alike); it is authorized once for the
+batch, each item compare-and-set like ``decide()``'s, then the batch's
+completion. Items someone else decided first keep their decision; a resume
+that completes nothing (the batch was completed first) raises ``AlreadyDecided``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from langgraph.config import get_config
+from langgraph.types import Interrupt
+
+from langgraph_durable.checkpointers import wait_marker
+from langgraph_durable.interrupts._audit import node_audit
+from langgraph_durable.interrupts._authz import (
+    NotAuthorized,
+    check_decider,
+    policy_for_saver,
+    requested_by_of_run,
+    thread_of_run,
+)
+from langgraph_durable.interrupts._batch import (
+    batch_resume_value,
+    complete_flow,
+    record_items_flow,
+)
+from langgraph_durable.interrupts._batch_models import BatchDecision, ItemDecision
+from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
+from langgraph_durable.interrupts._decision_audit import decided_entry
+from langgraph_durable.interrupts._driver import Flow, adrive, drive, op
+from langgraph_durable.interrupts._errors import (
+    AlreadyDecided,
+    DecisionNotAllowed,
+    InvalidInput,
+    ResumeNotUnderstood,
+    StaleApproval,
+)
+from langgraph_durable.interrupts._identity import decider_of_config
+from langgraph_durable.interrupts._inputs import (
+    check_forbid,
+    check_names,
+    check_optional_text,
+    check_text,
+    check_timeout,
+    requester_check,
+)
+from langgraph_durable.interrupts._pregel import CONFIG_KEY_CHECKPOINTER, current_task, resume_slot
+from langgraph_durable.interrupts._records import (
+    SYSTEM,
+    decision_fields,
+    decision_reason,
+    fingerprint,
+    new_record,
+    section,
+)
+from langgraph_durable.interrupts._resume import (
+    ANONYMOUS,
+    NeedsAsync,
+    NodeEnv,
+    decider_for,
+    is_record,
+    node_env,
+    refuse_flow,
+    shown_interrupt,
+    stored_interrupt_flow,
+    verify_record_flow,
+)
+from langgraph_durable.interrupts._shapes import (
+    DEFAULT_ALLOWED,
+    UiShape,
+    action_args,
+    check_allowed,
+    check_ui,
+    read_answers,
+    shaped_value,
+)
+
+
+@dataclass(frozen=True)
+class _BatchAsk:
+    by_key: dict[str, Any]
+    fps: dict[str, str]
+    timeout_s: float | None
+    on_timeout: str
+    on_stale: str
+    forbidden: list[str]
+    asked: list[str]
+    allowed: list[str]
+    action: str
+    description: str | None
+    ui: UiShape
+    requested_by: str | None
+    now: datetime
+
+
+def _value(ask: _BatchAsk, open_keys: list[str], requested_at: datetime, round_: int) -> Any:
+    ts = ask.timeout_s
+    deadline = None if ts is None else requested_at + timedelta(seconds=ts)
+    sec = {
+        "items": [{"key": k, "item": ask.by_key[k], "fingerprint": ask.fps[k]} for k in open_keys],
+        "requested_at": requested_at.isoformat(),
+        "on_timeout": {"action": ask.on_timeout},
+        "timeout_s": ts,
+        "round": round_,
+        "forbid": ask.forbidden,
+        "requested_by": ask.requested_by,
+        "allowed_decisions": ask.allowed,
+        "action": ask.action,
+        "description": ask.description,
+    }
+    actions = [
+        (ask.action, {"key": k, **action_args(ask.by_key[k])}, ask.description, ask.allowed)
+        for k in open_keys
+    ]
+    return shaped_value(wait_marker("batch", deadline, ask.asked, 0), "batch", sec, actions, ask.ui)
+
+
+def batch_flow(ask: _BatchAsk, thread_id: str | None, helper: str) -> Flow[BatchDecision]:
+    """The node side of a batch, written once: ask the open items until all are decided."""
+    decided: dict[str, dict[str, Any]] = {}
+    history: dict[str, list[dict[str, Any]]] = {}
+    open_keys = list(ask.by_key)
+    requested_at, round_ = ask.now, 0
+    while open_keys:
+        value = _value(ask, open_keys, requested_at, round_)
+        sec = section(value)
+        ts = ask.timeout_s
+        audit = {
+            "at": requested_at,
+            "actor": ask.requested_by,
+            "fingerprint": fingerprint([i["fingerprint"] for i in sec["items"]]),
+            "approvers": ask.asked,
+            "deadline": None if ts is None else requested_at + timedelta(seconds=ts),
+            "level": 0,
+            "refuse": requester_check(ask.forbidden, ask.requested_by),
+        }
+        answer = yield op("ask", value=value, audit=audit)
+        if is_record(answer):
+            yield from verify_record_flow(answer, thread_id)
+        else:
+            answer = yield from batch_answer_flow(answer, value, at=now_of(None), helper=helper)
+        if answer.get("type") != "batch_complete":
+            raise TypeError("a batch is answered by decide(), a resume, or the sweeper")
+        open_keys = _sort(ask, answer, open_keys, decided, history)
+        requested_at = datetime.fromisoformat(answer["at"])
+        round_ += 1
+    return _result(ask, decided, history)
+
+
+def _sort(
+    ask: _BatchAsk,
+    answer: dict[str, Any],
+    open_keys: list[str],
+    decided: dict[str, dict[str, Any]],
+    history: dict[str, list[dict[str, Any]]],
+) -> list[str]:
+    """File each open item's decision; the keys to ask again (stale or missing)."""
+    stale = []
+    for k in open_keys:
+        rec = (answer.get("decisions") or {}).get(k)
+        if rec is None:
+            stale.append(k)
+        elif rec.get("fingerprint") not in (None, ask.fps[k]):
+            then = "asked again" if ask.on_stale == "reask" else "StaleApproval raised"
+            node_audit(
+                at=datetime.fromisoformat(answer["at"]),
+                approval_id=str(answer.get("approval_id")),
+                item=k,
+                actor=SYSTEM,
+                action="reask",
+                fingerprint=rec.get("fingerprint"),
+                outcome="stale",
+                reason=f"payload changed since it was decided (now {ask.fps[k]}); {then}",
+                dedupe_key=f"stale:{rec.get('decision_id')}",
+            )
+            if ask.on_stale == "raise":
+                raise StaleApproval(
+                    approval_id=str(answer.get("approval_id")),
+                    decided_request=rec.get("request"),
+                    current_request=ask.by_key[k],
+                    decision=rec,
+                    item=k,
+                    thread_id=thread_of_run(),
+                )
+            history.setdefault(k, []).append(rec)
+            stale.append(k)
+        else:
+            decided[k] = rec
+    return stale
+
+
+def _result(
+    ask: _BatchAsk, decided: dict[str, dict[str, Any]], history: dict[str, list[dict[str, Any]]]
+) -> BatchDecision:
+    result = BatchDecision()
+    for k, item in ask.by_key.items():
+        rec = decided[k]
+        d = ItemDecision(
+            key=k,
+            approved=bool(rec.get("approved")),
+            by=str(rec.get("by", "")),
+            at=datetime.fromisoformat(rec["at"]),
+            comment=rec.get("comment"),
+            timed_out=bool(rec.get("timed_out")),
+            history=history.get(k, []),
+            type=str(rec.get("action") or ""),
+            edited=rec.get("edited"),
+            response=rec.get("response"),
+            via=str(rec.get("via") or ("sweeper" if rec.get("timed_out") else "api")),
+        )
+        result.decisions[k] = d
+        if d.approved:
+            result.approved.append(d.edited if d.type == "edit" else item)
+        else:
+            result.rejected.append(item)
+        if d.timed_out:
+            result.timed_out.append(k)
+    return result
+
+
+def batch_answer_flow(raw: Any, rebuilt: Any, *, at: datetime, helper: str) -> Flow[dict[str, Any]]:
+    """Record a raw resume of a batch: one decision per open item, then the completion."""
+    config = get_config()
+    ctx = current_task(config)
+    slot = resume_slot(config, raw)
+    if ctx is None or ctx.thread_id is None or slot is None:
+        raise ResumeNotUnderstood(
+            value=raw, reason="resumed outside a graph run with a checkpointer", accepted=[]
+        )
+    if not (yield op("io_ready")):
+        raise NeedsAsync(helper=helper)
+    thread_id = ctx.thread_id
+    stored = yield from stored_interrupt_flow(ctx, slot.interrupt_id)
+    shown = shown_interrupt(slot.interrupt_id, stored, rebuilt)
+    sec = section(shown.value)
+    items = {str(i["key"]): i for i in sec.get("items") or []}
+    decider = decider_of_config(config)
+    by = decider.id if decider is not None else ANONYMOUS
+    try:
+        answers = _answers(raw, items, sec, thread_id, shown)
+        by, roles = decider_for(decider, shown, thread_id, "batch")
+        if by != ANONYMOUS:
+            policy = policy_for_saver(ctx.configurable.get(CONFIG_KEY_CHECKPOINTER))
+            check_decider(thread_id, shown, "batch", by=by, roles=roles, authorize=policy)
+    except (ResumeNotUnderstood, DecisionNotAllowed, NotAuthorized) as exc:
+        outcome = {
+            ResumeNotUnderstood: "not_understood",
+            DecisionNotAllowed: "not_allowed",
+        }.get(type(exc), "not_authorized")
+        yield from refuse_flow(
+            exc,
+            slot=slot,
+            thread_id=thread_id,
+            by=by,
+            action="decide",
+            fingerprint=None,
+            outcome=outcome,
+            at=at,
+        )
+        raise AssertionError("unreachable") from None
+    mines, audits = _item_records(thread_id, shown, items, answers, by, roles, at)
+    yield from record_items_flow(thread_id, shown.id, mines, audits)
+    completion = yield from complete_flow(thread_id, shown.id, items, by, at, False)
+    if completion is None:
+        got = yield op("get_decisions", thread_id=thread_id, keys=[shown.id])
+        theirs = got.get(shown.id) or {}
+        lost = AlreadyDecided(thread_id=thread_id, approval_id=shown.id, decision=theirs)
+        yield from refuse_flow(
+            lost,
+            slot=slot,
+            thread_id=thread_id,
+            by=by,
+            action="decide",
+            fingerprint=None,
+            outcome="already_decided",
+            at=at,
+        )
+        raise AssertionError("unreachable")
+    answered = yield from batch_resume_value(shown.value, {**completion, "thread_id": thread_id})
+    slot.replace(answered)
+    return answered
+
+
+def _answers(
+    raw: Any, items: dict[str, Any], sec: dict[str, Any], thread_id: str, shown: Interrupt
+) -> dict[str, dict[str, Any]]:
+    try:
+        given = read_answers(raw, len(items))
+    except ResumeNotUnderstood as exc:
+        raise ResumeNotUnderstood(
+            value=raw,
+            reason=exc.reason,
+            accepted=exc.accepted,
+            thread_id=thread_id,
+            approval_id=shown.id,
+        ) from None
+    allowed = sec.get("allowed_decisions") or DEFAULT_ALLOWED
+    out = {}
+    for k, answer in zip(items, given, strict=True):
+        if answer["type"] not in allowed:
+            raise DecisionNotAllowed(
+                decision=answer["type"],
+                allowed=list(allowed),
+                thread_id=thread_id,
+                approval_id=shown.id,
+                item=k,
+            )
+        if answer["type"] == "edit" and isinstance(answer["args"], dict):
+            answer = {**answer, "args": {a: v for a, v in answer["args"].items() if a != "key"}}
+        out[k] = answer
+    return out
+
+
+def _item_records(
+    thread_id: str,
+    shown: Interrupt,
+    items: dict[str, Any],
+    answers: dict[str, dict[str, Any]],
+    by: str,
+    roles: Sequence[str],
+    at: datetime,
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    mines: dict[str, dict[str, Any]] = {}
+    audits: dict[str, dict[str, Any]] = {}
+    for k, answer in answers.items():
+        mines[k] = new_record(
+            type="decision",
+            approval_id=shown.id,
+            by=by,
+            at=at,
+            fingerprint=items[k].get("fingerprint"),
+            roles=list(roles),
+            item=k,
+            via="resume",
+            **decision_fields(answer, items[k].get("item")),
+        )
+        audits[k] = decided_entry(
+            thread_id,
+            mines[k],
+            action=answer["type"],
+            reason=decision_reason(mines[k], "resume"),
+            item=k,
+        )
+        if mines[k].get("edited_fingerprint"):
+            audits[k]["fingerprint"] = mines[k]["edited_fingerprint"]
+    return mines, audits
+
+
+# -- public calls ------------------------------------------------------------------------
+
+
+def _checked(
+    items: Sequence[Any],
+    key: Callable[[Any], Any],
+    *,
+    timeout: timedelta | float | None,
+    on_timeout: str,
+    approvers: str | Iterable[str],
+    on_stale: str,
+    clock: Clock | None,
+    forbid: str | Iterable[str],
+    allowed_decisions: Sequence[str],
+    action: str | None,
+    description: str | None,
+    ui: UiShape,
+) -> _BatchAsk:
+    if on_timeout not in ("reject", "approve"):
+        raise InvalidInput(
+            parameter="on_timeout", reason=f'expected "reject" or "approve", got {on_timeout!r}'
+        )
+    if on_stale not in ("reask", "raise"):
+        raise InvalidInput(
+            parameter="on_stale", reason=f'expected "reask" or "raise", got {on_stale!r}'
+        )
+    by_key: dict[str, Any] = {}
+    for item in items:
+        k = check_text(str(key(item)), "key")
+        if k in by_key:
+            raise InvalidInput(parameter="key", reason="two items have the same key", item=k)
+        by_key[k] = item
+    wait = check_timeout(timeout)
+    return _BatchAsk(
+        by_key=by_key,
+        fps={k: fingerprint(v) for k, v in by_key.items()},
+        timeout_s=None if wait is None else wait.total_seconds(),
+        on_timeout=on_timeout,
+        on_stale=on_stale,
+        forbidden=check_forbid(forbid),
+        asked=check_names(approvers, "approvers"),
+        allowed=check_allowed(allowed_decisions),
+        action=check_optional_text(action, "action") or "approve_item",
+        description=check_optional_text(description, "description"),
+        ui=check_ui(ui),
+        requested_by=check_optional_text(requested_by_of_run(), "requested_by"),
+        now=now_of(clock or clock_from_config(get_config())),
+    )
+
+
+def _env() -> NodeEnv:
+    env = node_env()
+    if env is None:
+        raise InvalidInput(
+            parameter="request_batch_approval",
+            reason="call it inside a node of a graph compiled with a saver",
+        )
+    return env
+
+
+def request_batch_approval(
+    items: Sequence[Any],
+    *,
+    key: Callable[[Any], Any],
+    timeout: timedelta | float | None = None,
+    on_timeout: Literal["reject", "approve"] = "reject",
+    approvers: str | Iterable[str] = (),
+    on_stale: Literal["reask", "raise"] = "reask",
+    clock: Clock | None = None,
+    forbid: str | Iterable[str] = (),
+    allowed_decisions: Sequence[str] = DEFAULT_ALLOWED,
+    action: str | None = None,
+    description: str | None = None,
+    ui: UiShape = "hitl",
+) -> BatchDecision:
+    """Ask for a decision on each item; call inside a node.
+
+    The interrupt lists one HITL action request per open item (its ``args`` are the
+    item, with its ``key``), so a ``Command(resume=...)`` with one decision per item,
+    in order, answers it (or ``True``/``False`` for all); ``decide()`` decides any
+    subset from outside.
+
+    Args:
+        items: JSON-able items shown to the approvers.
+        key: Item -> its unique key (converted to ``str``).
+        timeout: When the open items get ``on_timeout``: a ``timedelta`` or a number
+            of seconds, positive and at most 100 years; ``None`` waits forever.
+        on_timeout: ``"reject"`` or ``"approve"``, applied by the sweeper to open items.
+        approvers: Routing labels or user ids; a string is one approver.
+        on_stale: An item whose payload changed after it was decided is asked again
+            (``"reask"``) or raises ``StaleApproval`` (``"raise"``).
+        clock: Time source (defaults to the run's clock).
+        forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
+            started the run (``config["configurable"]["requested_by"]``, which the run
+            must then set).
+        allowed_decisions: What each item may be answered with (``"approve"``,
+            ``"reject"``, ``"edit"``, ``"respond"``).
+        action: The action name shown for each item (default ``"approve_item"``).
+        description: Text shown with each item.
+        ui: ``"hitl"`` or ``"human_interrupt"`` (see ``request_approval``).
+
+    Returns:
+        The :class:`BatchDecision` once every item is decided.
+
+    Raises:
+        InvalidInput: an argument is wrong (names it; nothing is asked), or
+            ``forbid=["requester"]`` on a run that did not say who requested it.
+    """
+    ask = _checked(
+        items,
+        key,
+        timeout=timeout,
+        on_timeout=on_timeout,
+        approvers=approvers,
+        on_stale=on_stale,
+        clock=clock,
+        forbid=forbid,
+        allowed_decisions=allowed_decisions,
+        action=action,
+        description=description,
+        ui=ui,
+    )
+    return drive(batch_flow(ask, thread_of_run(), "request_batch_approval"), _env())
+
+
+async def arequest_batch_approval(
+    items: Sequence[Any],
+    *,
+    key: Callable[[Any], Any],
+    timeout: timedelta | float | None = None,
+    on_timeout: Literal["reject", "approve"] = "reject",
+    approvers: str | Iterable[str] = (),
+    on_stale: Literal["reask", "raise"] = "reask",
+    clock: Clock | None = None,
+    forbid: str | Iterable[str] = (),
+    allowed_decisions: Sequence[str] = DEFAULT_ALLOWED,
+    action: str | None = None,
+    description: str | None = None,
+    ui: UiShape = "hitl",
+) -> BatchDecision:
+    """Async twin of :func:`request_batch_approval`, for ``async def`` nodes."""
+    ask = _checked(
+        items,
+        key,
+        timeout=timeout,
+        on_timeout=on_timeout,
+        approvers=approvers,
+        on_stale=on_stale,
+        clock=clock,
+        forbid=forbid,
+        allowed_decisions=allowed_decisions,
+        action=action,
+        description=description,
+        ui=ui,
+    )
+    return await adrive(batch_flow(ask, thread_of_run(), "request_batch_approval"), _env())
