@@ -127,6 +127,7 @@ from langgraph_durable.interrupts._timeline import (
     plot_timeline,
     thread_timeline,
 )
+from langgraph_durable.interrupts._tool_review import areview_tool_call, review_tool_call
 
 __all__ = [
     "CLOCK_CONFIG_KEY",
@@ -194,6 +195,7 @@ __all__ = [
     "arequest_approval",
     "arequest_batch_approval",
     "arespond",
+    "areview_tool_call",
     "audit_log",
     "aunpark_thread",
     "averify_audit",
@@ -215,6 +217,7 @@ __all__ = [
     "request_batch_approval",
     "respond",
     "resume_recovery",
+    "review_tool_call",
     "run_health",
     "running_threads",
     "set_authorization",
