@@ -39,6 +39,9 @@ def refusal_entry(
 def already_reason(decision: dict[str, Any] | None) -> str:
     """Why an attempt lost: who decided first, and when."""
     d = decision or {}
+    if d.get("type") == "amend":
+        what = "reassigned" if d.get("operator_action") == "reassign" else "deadline moved"
+        return f"{what} by {d.get('by')!s} at {d.get('at')!s}: it is being asked again"
     how = " (timeout rule)" if d.get("timed_out") else ""
     return f"already decided by {d.get('by')!s} at {d.get('at')!s}{how}"
 

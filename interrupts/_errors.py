@@ -96,8 +96,13 @@ class AlreadyDecided(InterruptsError):
         self.timed_out: bool = bool(decision.get("timed_out", False))
         what = f"item {item!r} of batch" if item is not None else "approval"
         how = "by timeout" if self.timed_out else f"by {self.by!r}"
+        done = "decided"
+        if decision.get("type") == "amend":
+            moved = decision.get("operator_action") == "reassign"
+            done = "reassigned" if moved else "changed (deadline moved)"
+            how += ", and is being asked again"
         super().__init__(
-            f"{what} {approval_id!r} on thread {thread_id!r} was already decided {how} "
+            f"{what} {approval_id!r} on thread {thread_id!r} was already {done} {how} "
             f"at {decision.get('at')}"
         )
 

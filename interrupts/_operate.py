@@ -1,0 +1,310 @@
+"""Operator actions on a waiting approval: extend, reassign, remind, cancel.
+
+Each is authorized by the same policy as a decision (the operator must be
+allowed to decide the approval) and audited, refusals included.
+
+* **extend** moves the deadline (later or earlier) and **reassign** names new
+  approvers. Both are recorded once (compare-and-set under the approval's key,
+  like a decision: a decision made first wins, and the other way round), then
+  the run resumes and the node asks again at the same escalation level with
+  the new deadline or approvers. That ask is a new interrupt, which the saver
+  indexes in the same atomic unit as its write, so the wait index follows
+  (deadline, approvers) exactly once. With ``resume=False`` the next sweep
+  resumes the run.
+* **remind** records a reminder and hands it to the notifier
+  (:func:`~langgraph_durable.interrupts.set_notifier`); nothing else changes.
+* **cancel** is recorded once like a decision; the node gets
+  ``Decision(type="cancel", approved=False)`` (a rejection), and in a graph
+  wired with :func:`~langgraph_durable.interrupts.add_compensation` the run's
+  committed steps are undone.
+
+These act on approvals (``request_approval``); on a batch only ``remind`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from langgraph.types import Command, Interrupt
+
+from langgraph_durable.checkpointers import audit_entry, extract_wait
+from langgraph_durable.interrupts._approve import (
+    decision_of,
+    find_pending_flow,
+    resume_config,
+    resume_value,
+    thread_of,
+)
+from langgraph_durable.interrupts._authz import Authorize, NotAuthorized, check_decider
+from langgraph_durable.interrupts._clock import Clock, now_of
+from langgraph_durable.interrupts._decision_audit import (
+    already_reason,
+    decided_entry,
+    refusal_entry,
+    refusal_reason,
+)
+from langgraph_durable.interrupts._driver import Flow, op
+from langgraph_durable.interrupts._errors import AlreadyDecided, InvalidInput
+from langgraph_durable.interrupts._inputs import check_names, check_timeout, decider_args
+from langgraph_durable.interrupts._notify import ApprovalEvent, notify
+from langgraph_durable.interrupts._records import new_record, section, won
+
+KINDS = ("approval", "batch")
+
+
+def _found_flow(
+    config: dict[str, Any],
+    kinds: Sequence[str],
+    approval_id: str | None,
+    *,
+    by: str,
+    action: str,
+    roles: Sequence[str],
+    clock: Clock | None,
+    authorize: Authorize | None,
+) -> Flow[tuple[str, Interrupt]]:
+    """The pending interrupt meant, once the operator is authorized on it (else audited)."""
+    thread_id = thread_of(config)
+    state = yield op("get_state", config=config)
+    kind = next(
+        (k for k in kinds for i in getattr(state, "interrupts", ()) if _kind_of(i) == k),
+        kinds[0],
+    )
+    intr = yield from find_pending_flow(
+        config, thread_id, kind, approval_id, by=by, action=action, clock=clock
+    )
+    try:
+        check_decider(thread_id, intr, kind, by=by, roles=roles, authorize=authorize)
+    except NotAuthorized as refused:
+        entry = refusal_entry(
+            thread_id,
+            intr.id,
+            by=by,
+            action=action,
+            at=now_of(clock),
+            fingerprint=section(intr.value).get("fingerprint"),
+            outcome="not_authorized",
+            reason=refusal_reason(refused),
+        )
+        yield op("append_audit", entries=[entry])
+        raise
+    return thread_id, intr
+
+
+def _kind_of(intr: Any) -> str | None:
+    info = extract_wait(intr)
+    return None if info is None else info.kind
+
+
+def _record_flow(
+    config: dict[str, Any],
+    thread_id: str,
+    intr: Interrupt,
+    record: dict[str, Any],
+    audit: dict[str, Any],
+    *,
+    clock: Clock | None,
+    resume: bool,
+) -> Flow[Any]:
+    """CAS ``record`` under the approval's key with its entry, then resume (or defer)."""
+    stored = yield op(
+        "record_decision", thread_id=thread_id, key=intr.id, decision=record, audit=audit
+    )
+    if not won(stored, record):
+        entry = refusal_entry(
+            thread_id,
+            intr.id,
+            by=record["by"],
+            action=audit["action"],
+            at=datetime.fromisoformat(record["at"]),
+            fingerprint=record.get("fingerprint"),
+            outcome="already_decided",
+            reason=already_reason(stored),
+        )
+        yield op("append_audit", entries=[entry])
+        raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=stored)
+    if not resume:
+        return decision_of(record) if record["type"] == "decision" else record
+    command: Command[Any] = Command(resume={intr.id: resume_value(record, intr.value)})
+    return (yield op("invoke", input=command, config=resume_config(config, clock, intr.value)))
+
+
+def _new_deadline(
+    current: datetime | None, now: datetime, delta: Any, until: datetime | None
+) -> datetime:
+    if (delta is None) == (until is None):
+        raise InvalidInput(parameter="delta", reason="give exactly one of delta= or until=")
+    if until is not None:
+        if not isinstance(until, datetime) or until.tzinfo is None:
+            raise InvalidInput(parameter="until", reason="must be a timezone-aware datetime")
+        return until
+    seconds = delta.total_seconds() if isinstance(delta, timedelta) else delta
+    negative = isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds < 0
+    wait = check_timeout(-seconds if negative else delta, "delta") or timedelta(0)
+    return (current or now) + (-wait if negative else wait)
+
+
+def amend_flow(
+    config: dict[str, Any],
+    *,
+    by: str,
+    action: str,
+    comment: str | None,
+    approval_id: str | None,
+    roles: Sequence[str],
+    clock: Clock | None,
+    authorize: Authorize | None,
+    resume: bool,
+    delta: Any = None,
+    until: datetime | None = None,
+    to: Any = None,
+) -> Flow[Any]:
+    """Extend (``action="extend"``) or reassign (``"reassign"``) a waiting approval."""
+    by, comment, roles, approval_id = decider_args(
+        by=by, comment=comment, roles=roles, approval_id=approval_id, id_parameter="approval_id"
+    )
+    now = now_of(clock)
+    asked = check_names(to, "to") if action == "reassign" else None
+    if action == "reassign" and not asked:
+        raise InvalidInput(parameter="to", reason="names nobody: reassign to someone")
+    thread_id, intr = yield from _found_flow(
+        config,
+        ("approval",),
+        approval_id,
+        by=by,
+        action=action,
+        roles=roles,
+        clock=clock,
+        authorize=authorize,
+    )
+    info = extract_wait(intr)
+    fields: dict[str, Any] = {"operator_action": action, "comment": comment}
+    if action == "extend":
+        deadline = _new_deadline(info.deadline if info else None, now, delta, until)
+        fields["deadline"] = deadline.isoformat()
+        was = info.deadline.isoformat() if info and info.deadline else "none"
+        reason = f"deadline {was} -> {fields['deadline']}"
+    else:
+        fields["to"] = asked
+        was_to = ", ".join(info.approvers) if info and info.approvers else "anyone"
+        reason = f"approvers {was_to} -> {', '.join(asked or [])}"
+    record = new_record(
+        type="amend",
+        approval_id=intr.id,
+        by=by,
+        at=now,
+        level=info.escalation_level if info else 0,
+        fingerprint=section(intr.value).get("fingerprint"),
+        roles=list(roles),
+        via="api",
+        **fields,
+    )
+    if not resume:
+        record["deferred"] = True
+    audit = decided_entry(thread_id, record, action=action, reason=reason)
+    return (
+        yield from _record_flow(config, thread_id, intr, record, audit, clock=clock, resume=resume)
+    )
+
+
+def cancel_flow(
+    config: dict[str, Any],
+    *,
+    by: str,
+    comment: str | None,
+    approval_id: str | None,
+    roles: Sequence[str],
+    clock: Clock | None,
+    authorize: Authorize | None,
+    resume: bool,
+) -> Flow[Any]:
+    """Cancel the run waiting at an approval: a rejection recorded once, then resumed."""
+    by, comment, roles, approval_id = decider_args(
+        by=by, comment=comment, roles=roles, approval_id=approval_id, id_parameter="approval_id"
+    )
+    thread_id, intr = yield from _found_flow(
+        config,
+        ("approval",),
+        approval_id,
+        by=by,
+        action="cancel",
+        roles=roles,
+        clock=clock,
+        authorize=authorize,
+    )
+    info = extract_wait(intr)
+    record = new_record(
+        type="decision",
+        approval_id=intr.id,
+        by=by,
+        at=now_of(clock),
+        approved=False,
+        comment=comment,
+        level=info.escalation_level if info else 0,
+        fingerprint=section(intr.value).get("fingerprint"),
+        roles=list(roles),
+        action="cancel",
+        via="api",
+    )
+    if not resume:
+        record["deferred"] = True
+    audit = decided_entry(thread_id, record, action="cancel", reason=comment)
+    return (
+        yield from _record_flow(config, thread_id, intr, record, audit, clock=clock, resume=resume)
+    )
+
+
+def remind_flow(
+    config: dict[str, Any],
+    *,
+    by: str,
+    comment: str | None,
+    approval_id: str | None,
+    roles: Sequence[str],
+    clock: Clock | None,
+    authorize: Authorize | None,
+) -> Flow[ApprovalEvent]:
+    """Record a reminder of a waiting approval or batch, then hand it to the notifier."""
+    by, comment, roles, approval_id = decider_args(
+        by=by, comment=comment, roles=roles, approval_id=approval_id, id_parameter="approval_id"
+    )
+    thread_id, intr = yield from _found_flow(
+        config,
+        KINDS,
+        approval_id,
+        by=by,
+        action="remind",
+        roles=roles,
+        clock=clock,
+        authorize=authorize,
+    )
+    info = extract_wait(intr)
+    sec = section(intr.value)
+    now = now_of(clock)
+    event = ApprovalEvent(
+        kind="reminder",
+        thread_id=thread_id,
+        approval_id=intr.id,
+        by=by,
+        at=now,
+        approvers=info.approvers if info else (),
+        deadline=info.deadline if info else None,
+        request=sec.get("request", [i.get("item") for i in sec.get("items") or []]),
+        comment=comment,
+    )
+    who = ", ".join(event.approvers) or "anyone"
+    entry = audit_entry(
+        at=now,
+        thread_id=thread_id,
+        approval_id=intr.id,
+        actor=by,
+        action="remind",
+        fingerprint=sec.get("fingerprint"),
+        outcome="recorded",
+        reason=f"reminded {who}" + (f": {comment}" if comment else ""),
+    )
+    yield op("append_audit", entries=[entry])
+    notify(event)
+    return event
