@@ -8,6 +8,7 @@ lease later and finishes the resume.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from datetime import datetime
@@ -37,6 +38,7 @@ from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
     AmbiguousApproval,
     DecisionNotAllowed,
+    InvalidInput,
     NoPendingApproval,
 )
 from langgraph_durable.interrupts._inputs import decider_args
@@ -209,6 +211,8 @@ def decide_approval_flow(
     )
     thread_id = thread_of(config)
     answer = {**(answer or {"type": "approve" if approved else "reject"}), "comment": comment}
+    if answer["type"] == "reject" and answer.get("args") is not None:
+        answer["message"] = None
     action = answer["type"]
     intr = yield from find_pending_flow(
         config, thread_id, "approval", approval_id, by=by, action=action, clock=clock
@@ -333,6 +337,18 @@ def decision_of(record: dict[str, Any]) -> Decision:
     )
 
 
+def _rejection(edited: Any) -> dict[str, Any] | None:
+    if edited is None:
+        return None
+    from langgraph_durable.interrupts._shapes import action_args
+
+    try:
+        json.dumps(edited)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(parameter="edited", reason=f"must be JSON-able: {exc}") from None
+    return {"type": "reject", "args": action_args(edited), "message": None}
+
+
 def _env(graph: Any) -> Env:
     saver = getattr(graph, "checkpointer", None)
     if saver is None or saver is True or saver is False:
@@ -423,8 +439,14 @@ def reject(
     clock: Clock | None = None,
     authorize: Authorize | None = None,
     resume: bool = True,
+    edited: Any = None,
 ) -> Any:
-    """Reject the thread's pending approval and resume the run; see :func:`approve`."""
+    """Reject the thread's pending approval and resume the run; see :func:`approve`.
+
+    ``edited``: arguments the decider would accept instead (JSON-able, in the
+    request's form), kept with the rejection (``Decision.edited``) and fingerprinted
+    in the audit entry beside the request's; the run is not approved.
+    """
     flow = decide_approval_flow(
         config,
         approved=False,
@@ -435,6 +457,7 @@ def reject(
         clock=clock,
         authorize=policy_of(graph, authorize),
         resume=resume,
+        answer=_rejection(edited),
     )
     return drive(flow, decide_env(graph, resume))
 
@@ -477,6 +500,7 @@ async def areject(
     clock: Clock | None = None,
     authorize: Authorize | None = None,
     resume: bool = True,
+    edited: Any = None,
 ) -> Any:
     """Async twin of :func:`reject`."""
     flow = decide_approval_flow(
@@ -489,5 +513,6 @@ async def areject(
         clock=clock,
         authorize=policy_of(graph, authorize),
         resume=resume,
+        answer=_rejection(edited),
     )
     return await adrive(flow, decide_env(graph, resume))

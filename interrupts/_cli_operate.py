@@ -16,6 +16,7 @@ from langgraph_durable.interrupts._cli_common import (
     open_saver,
     url_option,
 )
+from langgraph_durable.interrupts._records import section
 from langgraph_durable.interrupts.cli import main
 
 
@@ -41,7 +42,11 @@ def _decision_text(d: dict[str, Any] | None, resumed: bool) -> str:
         return "resumed" if resumed else "waiting"
     if d.get("type") == "escalate":
         return f"escalated to {', '.join(d.get('to') or []) or 'anyone'}"
-    verdict = "approved" if d.get("approved") else "rejected"
+    if d.get("type") == "amend":
+        return f"{d.get('operator_action') or 'changed'} by {d.get('by')}: asked again"
+    verdict = {"edit": "approved (edited)", "respond": "answered", "cancel": "cancelled"}.get(
+        str(d.get("action")), "approved" if d.get("approved") else "rejected"
+    )
     who = "timeout rule" if d.get("timed_out") else d.get("by")
     return f"{verdict} by {who} at {d.get('at')}"
 
@@ -92,6 +97,53 @@ def inspect(url: str, thread: str, checkpoint_ns: str) -> None:
         )
     console().print(table)
     click.echo(f"state: {state_text(state)}")
+    _requests_and_decisions(entries)
+
+
+def _requests_and_decisions(entries: list[Any]) -> None:
+    """Each interrupt's full request payload, and every decision with its comment and edits."""
+    seen: set[str] = set()
+    for e in entries:
+        for i in e.interrupts:
+            if i.interrupt_id in seen or i.kind not in ("approval", "batch"):
+                continue
+            seen.add(i.interrupt_id)
+            status = "answered" if i.decision or i.resumed else "waiting"
+            click.echo(f"\n{i.kind} {i.interrupt_id} ({status}):")
+            sec = section(i.value)
+            shown = sec.get("request") if i.kind == "approval" else sec.get("items")
+            click.echo(
+                "  request: " + json.dumps(shown, indent=2, default=str).replace("\n", "\n  ")
+            )
+            if sec.get("allowed_decisions"):
+                click.echo(f"  allowed: {', '.join(sec['allowed_decisions'])}")
+            if i.decision:
+                click.echo(f"  decision: {_decision_detail(i.decision)}")
+            for key, rec in sorted(i.item_decisions.items()):
+                click.echo(f"  item {key}: {_decision_detail(rec)}")
+
+
+def _decision_detail(d: dict[str, Any]) -> str:
+    """A decision record in one line: what, who, when, the comment, edited arguments, text."""
+    if d.get("type") == "amend":
+        what = d.get("operator_action") or "amend"
+        change = d.get("deadline") if what == "extend" else ", ".join(d.get("to") or [])
+        text = f"{what} by {d.get('by')} at {d.get('at')}: {change}"
+    elif d.get("type") == "escalate":
+        text = f"escalated to {', '.join(d.get('to') or []) or 'anyone'} at {d.get('at')}"
+    else:
+        kind = d.get("action") or ("approve" if d.get("approved") else "reject")
+        who = "timeout rule" if d.get("timed_out") else d.get("by")
+        text = f"{kind} by {who} at {d.get('at')}"
+        if d.get("via"):
+            text += f" (via {d['via']})"
+    if d.get("comment"):
+        text += f"; comment: {d['comment']!r}"
+    if d.get("edited") is not None:
+        text += f"; edited arguments: {json.dumps(d['edited'], default=str)}"
+    if d.get("response"):
+        text += f"; response: {d['response']!r}"
+    return text
 
 
 def _audit_text(a: Any) -> str:
@@ -194,9 +246,17 @@ def _decide(
     approval_id: str | None,
     roles: tuple[str, ...],
     resume: bool,
+    edit_json: str | None = None,
 ) -> None:
-    from langgraph_durable.interrupts import AlreadyDecided, InterruptsError, approve, reject
+    from langgraph_durable.interrupts import (
+        AlreadyDecided,
+        InterruptsError,
+        approve,
+        edit,
+        reject,
+    )
 
+    edited = parse_json(edit_json, "--edit") if edit_json is not None else None
     obj = load_object(spec, what="--graph") if spec else None
     resume = resume and obj is not None
     with open_saver(url) as saver:
@@ -204,7 +264,7 @@ def _decide(
         config = {"configurable": {"thread_id": thread}}
         if not saver.get_tuple(config):
             raise CliError(f"unknown thread {thread!r}: no checkpoints stored")
-        fn = approve if approved else reject
+        fn: Any = approve if approved else reject
         kwargs: dict[str, Any] = {
             "by": by,
             "comment": comment,
@@ -213,6 +273,10 @@ def _decide(
         }
         if roles:
             kwargs["roles"] = list(roles)
+        if edit_json is not None and approved:
+            fn, kwargs["args"] = edit, edited
+        elif edit_json is not None:
+            kwargs["edited"] = edited
         try:
             # with --graph its authorization policy applies, resuming or not
             fn(graph if graph is not None else saver, config, **kwargs)
@@ -222,6 +286,10 @@ def _decide(
             raise CliError(str(exc)) from None
         state = graph.get_state(config) if graph is not None and resume else None
     verdict = "approved" if approved else "rejected"
+    if edit_json is not None:
+        verdict += (
+            " with edited arguments" if approved else " (with the arguments you would accept)"
+        )
     if state is None:
         click.echo(
             f"{verdict} thread {thread} as {by}: decision recorded; the next sweep "
@@ -232,7 +300,23 @@ def _decide(
     click.echo(f"{verdict} thread {thread} as {by}{waiting}")
 
 
+def parse_json(text: str, option: str) -> Any:
+    """A JSON option's value, or a one-line error naming the option."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{option} is not JSON: {exc}") from None
+
+
 def _decision_options(fn: Any) -> Any:
+    fn = click.option(
+        "--edit",
+        "edit_json",
+        default=None,
+        metavar="JSON",
+        help="approve: run these arguments instead of the request's (an edit decision); "
+        "reject: keep them with the rejection as what you would accept.",
+    )(fn)
     fn = click.option(
         "--resume/--no-resume",
         default=True,
@@ -269,9 +353,10 @@ def approve_cmd(
     approval_id: str | None,
     roles: tuple[str, ...],
     resume: bool,
+    edit_json: str | None,
 ) -> None:
     """Approve THREAD's pending approval (exactly once); resume the run with --graph."""
-    _decide(url, thread, spec, True, by, comment, approval_id, roles, resume)
+    _decide(url, thread, spec, True, by, comment, approval_id, roles, resume, edit_json)
 
 
 @main.command("reject")
@@ -287,6 +372,7 @@ def reject_cmd(
     approval_id: str | None,
     roles: tuple[str, ...],
     resume: bool,
+    edit_json: str | None,
 ) -> None:
     """Reject THREAD's pending approval (exactly once); resume the run with --graph."""
-    _decide(url, thread, spec, False, by, comment, approval_id, roles, resume)
+    _decide(url, thread, spec, False, by, comment, approval_id, roles, resume, edit_json)

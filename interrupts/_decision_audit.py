@@ -100,6 +100,6 @@ def api_reason(record: dict[str, Any]) -> str | None:
     parts = []
     if record.get("roles"):
         parts.append(f"roles: {', '.join(record['roles'])}")
-    if record.get("action") == "edit":
+    if record.get("edited_fingerprint"):
         parts.append(f"edited: {record.get('fingerprint')} -> {record.get('edited_fingerprint')}")
     return "; ".join(parts) or None

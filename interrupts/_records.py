@@ -155,7 +155,8 @@ def decision_fields(answer: dict[str, Any], request: Any) -> dict[str, Any]:
     """The record fields of a normalized answer (edit: the edited arguments, fingerprinted)."""
     kind = answer["type"]
     out: dict[str, Any] = {"action": kind, "approved": kind in ("approve", "edit")}
-    if kind == "edit":
+    if kind in ("edit", "reject") and answer.get("args") is not None:
+        # an edit runs these; a rejection keeps them as what the decider would accept
         edited = unwrap_args(request, answer["args"])
         out["edited"] = edited
         out["edited_fingerprint"] = fingerprint(edited)
@@ -171,6 +172,6 @@ def decision_reason(record: dict[str, Any], via: str) -> str:
     parts = [f"via {via}"]
     if record.get("roles"):
         parts.append(f"roles: {', '.join(record['roles'])}")
-    if record.get("action") == "edit":
+    if record.get("edited_fingerprint"):
         parts.append(f"edited: {record.get('fingerprint')} -> {record.get('edited_fingerprint')}")
     return "; ".join(parts)

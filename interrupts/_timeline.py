@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from langgraph_durable.checkpointers import extract_wait
 from langgraph_durable.interrupts._audit import AuditEntry, audit_log
+from langgraph_durable.interrupts._records import item_key, section
 from langgraph_durable.migrations import stored_version_of
 
 INTERRUPT = "__interrupt__"
@@ -31,6 +32,10 @@ class TimelineInterrupt(BaseModel):
     decision: dict[str, Any] | None = None
     resumed: bool = False
     """The thread moved past this interrupt (a later checkpoint exists)."""
+    value: Any = None
+    """The whole interrupt value as raised (the request payload and what the UI shows)."""
+    item_decisions: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """For a batch: each decided item's record, by item key."""
 
 
 class TimelineEntry(BaseModel):
@@ -88,6 +93,7 @@ def _interrupts(tup: CheckpointTuple) -> list[TimelineInterrupt]:
                 deadline=info.deadline if info else None,
                 approvers=list(info.approvers) if info else [],
                 escalation_level=info.escalation_level if info else 0,
+                value=getattr(intr, "value", None),
             )
     return list(out.values())
 
@@ -160,11 +166,21 @@ def thread_timeline(
         for i in e.interrupts:
             i.resumed = True
     ids = [i.interrupt_id for e in entries for i in e.interrupts]
+    items = {
+        item_key(i.interrupt_id, str(it.get("key"))): (i, str(it.get("key")))
+        for e in entries
+        for i in e.interrupts
+        if i.kind == "batch"
+        for it in section(i.value).get("items") or []
+    }
     if ids:
-        decisions = Backend(saver).get_decisions(thread_id, ids)
+        decisions = Backend(saver).get_decisions(thread_id, ids + list(items))
         for e in entries:
             for i in e.interrupts:
                 i.decision = decisions.get(i.interrupt_id)
+        for k, (i, key) in items.items():
+            if k in decisions:
+                i.item_decisions[key] = decisions[k]
     if audit and not checkpoint_ns:
         _attach_audit(entries, audit_log(saver, thread_id=thread_id))
     return entries

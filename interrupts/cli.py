@@ -53,7 +53,9 @@ def run() -> None:
 
 # Subcommands register themselves on `main` when imported.
 from langgraph_durable.interrupts import (  # noqa: E402, F401
+    _cli_actions,
     _cli_demo,
+    _cli_inbox,
     _cli_migrate,
     _cli_operate,
     _cli_setup,
