@@ -53,7 +53,7 @@ from langgraph_durable.interrupts._inputs import (
     check_timeout,
     requester_check,
 )
-from langgraph_durable.interrupts._pregel import CONFIG_KEY_CHECKPOINTER, current_task, resume_slot
+from langgraph_durable.interrupts._pregel import current_task, resume_slot, run_saver
 from langgraph_durable.interrupts._records import (
     SYSTEM,
     decision_fields,
@@ -249,7 +249,7 @@ def batch_answer_flow(raw: Any, rebuilt: Any, *, at: datetime, helper: str) -> F
         answers = _answers(raw, items, sec, thread_id, shown)
         by, roles = decider_for(decider, shown, thread_id, "batch")
         if by != ANONYMOUS:
-            policy = policy_for_saver(ctx.configurable.get(CONFIG_KEY_CHECKPOINTER))
+            policy = policy_for_saver(run_saver(ctx.configurable))
             check_decider(thread_id, shown, "batch", by=by, roles=roles, authorize=policy)
     except (ResumeNotUnderstood, DecisionNotAllowed, NotAuthorized) as exc:
         outcome = {

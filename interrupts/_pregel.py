@@ -40,6 +40,7 @@ __all__ = [
     "current_task",
     "read_channel",
     "resume_slot",
+    "run_saver",
 ]
 
 CONTROL_WRITES = frozenset((ERROR, ERROR_SOURCE_NODE, INTERRUPT, RESUME))
@@ -181,3 +182,16 @@ def saga_wired(config: RunnableConfig | None = None) -> bool:
     except Exception:  # an empty channel: the saga log exists, nothing folded yet
         return True
     return True
+
+
+def run_saver(configurable: dict[str, Any]) -> Any:
+    """The saver a node's run writes to, or ``None``.
+
+    Agent Server hands nodes its adapter around a custom checkpointer (it
+    forwards unknown attributes to the saver it wraps but answers the sync
+    ``BaseCheckpointSaver`` calls with ``NotImplementedError``); the wrapped
+    saver is what storage calls from a node must reach.
+    """
+    saver = configurable.get(CONFIG_KEY_CHECKPOINTER)
+    inner = getattr(type(saver), "__getattr__", None) and saver.__dict__.get("_inner")
+    return inner if inner is not None and hasattr(inner, "get_tuple") else saver

@@ -57,12 +57,12 @@ from langgraph_durable.interrupts._errors import (
 )
 from langgraph_durable.interrupts._identity import RunDecider, decider_of_config
 from langgraph_durable.interrupts._pregel import (
-    CONFIG_KEY_CHECKPOINTER,
     INTERRUPT,
     ResumeSlot,
     TaskContext,
     current_task,
     resume_slot,
+    run_saver,
 )
 from langgraph_durable.interrupts._records import (
     decision_fields,
@@ -126,7 +126,7 @@ class NodeEnv(Env):
 def node_env() -> NodeEnv | None:
     """The env of the calling node (``None`` outside a graph with a saver)."""
     ctx = current_task()
-    saver = None if ctx is None else ctx.configurable.get(CONFIG_KEY_CHECKPOINTER)
+    saver = None if ctx is None else run_saver(ctx.configurable)
     return None if saver is None else NodeEnv(saver)
 
 
@@ -285,7 +285,7 @@ def approval_answer_flow(
         )
         by, roles = decider_for(decider, shown, thread_id, "approval")
         if by != ANONYMOUS:
-            policy = policy_for_saver(ctx.configurable.get(CONFIG_KEY_CHECKPOINTER))
+            policy = policy_for_saver(run_saver(ctx.configurable))
             check_decider(thread_id, shown, "approval", by=by, roles=roles, authorize=policy)
     except (ResumeNotUnderstood, DecisionNotAllowed, NotAuthorized) as exc:
         outcome = {

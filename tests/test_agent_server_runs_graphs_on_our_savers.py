@@ -83,9 +83,11 @@ _SECRETS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGGRAPH_CLOUD_LICENSE_K
 
 
 @contextmanager
-def _agent_server(folder: Path, factory: str, env: dict[str, str]) -> Iterator[str]:
+def _agent_server(
+    folder: Path, factory: str, env: dict[str, str], agent: str = AGENT
+) -> Iterator[str]:
     """``langgraph dev`` on a free port with our factory as its checkpointer; yields its URL."""
-    (folder / "agent.py").write_text(AGENT)
+    (folder / "agent.py").write_text(agent)
     config = {
         "dependencies": ["."],
         "graphs": {"agent": "./agent.py:graph"},
