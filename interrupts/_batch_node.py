@@ -237,6 +237,7 @@ def batch_answer_flow(raw: Any, rebuilt: Any, *, at: datetime, helper: str) -> F
             value=raw, reason="resumed outside a graph run with a checkpointer", accepted=[]
         )
     if not (yield op("io_ready")):
+        slot.withdraw()  # not kept as the answer: the approval waits for a usable one
         raise NeedsAsync(helper=helper)
     thread_id = ctx.thread_id
     stored = yield from stored_interrupt_flow(ctx, slot.interrupt_id)

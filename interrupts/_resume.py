@@ -259,6 +259,7 @@ def approval_answer_flow(
             value=raw, reason="resumed outside a graph run with a checkpointer", accepted=[]
         )
     if not (yield op("io_ready")):
+        slot.withdraw()  # not kept as the answer: the approval waits for a usable one
         raise NeedsAsync(helper=helper)
     thread_id = ctx.thread_id
     stored = yield from stored_interrupt_flow(ctx, slot.interrupt_id)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
+from tests._servers import url_with
 from tests.test_agent_server_runs_graphs_on_our_savers import _agent_server
 
 AGENT = """
@@ -86,6 +87,6 @@ async def _answer(url: str) -> None:
 @pytest.mark.timeout(180)
 async def test_an_sdk_resume_in_hitl_form_decides(pg_schema: Any, tmp_path: Any) -> None:
     url, schema = pg_schema
-    env = {"LANGGRAPH_DURABLE_POSTGRES_URL": f"{url}?schema={schema}"}
+    env = {"LANGGRAPH_DURABLE_POSTGRES_URL": url_with(url, "schema", schema)}
     with _agent_server(tmp_path, "postgres", env, agent=AGENT) as server:
         await _answer(server)

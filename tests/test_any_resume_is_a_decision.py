@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from langgraph_durable.checkpointers import MULTITASK_KEY, ThreadBusy
@@ -304,3 +305,33 @@ def test_a_forged_decision_record_is_refused(approval_saver: Any) -> None:
     }
     with pytest.raises(NotAuthorized, match="never recorded"):
         graph.invoke(Command(resume={approval_id: forged}), {"configurable": {"thread_id": "t1"}})
+
+
+async def test_a_sync_request_in_an_async_node_on_an_async_saver_says_to_await(
+    async_approval_saver: Any,
+) -> None:
+    """It cannot wait for the saver on the saver's own loop: the error names the async twin;
+    approve() still works there (its record needs no wait)."""
+    from langgraph.graph import END, START, StateGraph
+
+    from langgraph_durable.interrupts import aapprove, request_approval
+    from langgraph_durable.interrupts._resume import NeedsAsync
+
+    async def review(state: dict[str, Any]) -> dict[str, Any]:
+        d = request_approval({"action": "refund"}, approvers="ops")
+        return {"amount": 1 if d.approved else 0}
+
+    builder = StateGraph(dict)
+    builder.add_node("review", review)
+    builder.add_edge(START, "review")
+    builder.add_edge("review", END)
+    graph = builder.compile(checkpointer=async_approval_saver)
+    await graph.ainvoke({"amount": 5}, {"configurable": {"thread_id": "t1"}})
+    if isinstance(async_approval_saver, InMemorySaver):
+        out = await graph.ainvoke(Command(resume=True), as_user("t1", "ops"))
+        assert out["amount"] == 1  # in-process decisions need no wait
+        return
+    with pytest.raises(NeedsAsync, match="await arequest_approval"):
+        await graph.ainvoke(Command(resume=True), as_user("t1", "ops"))
+    out = await aapprove(graph, {"configurable": {"thread_id": "t1"}}, by="ops")
+    assert out["amount"] == 1

@@ -12,6 +12,7 @@ import pytest
 
 from langgraph_durable.interrupts._cli_common import open_saver
 from tests._cli_graphs import build
+from tests._servers import url_with
 
 GRAPH = ("--graph", "tests._cli_graphs:build")
 
@@ -40,7 +41,7 @@ def storage_url(request: pytest.FixtureRequest) -> str:
     if request.param == "postgres":
         return str(request.getfixturevalue("pg_database"))
     url, prefix = request.getfixturevalue("redis_prefix")
-    return f"{url}{'&' if '?' in url else '?'}prefix={prefix}"
+    return url_with(url, "prefix", prefix)
 
 
 def _start(url: str, **threads: int) -> None:
