@@ -29,10 +29,11 @@ from typing import Any
 
 from langgraph.types import Command, Interrupt
 
-from langgraph_durable.checkpointers import audit_entry, extract_wait
+from langgraph_durable.checkpointers import ThreadBusy, audit_entry, extract_wait
 from langgraph_durable.interrupts._approve import (
     decision_of,
     find_pending_flow,
+    log_left_to_sweep,
     resume_config,
     resume_value,
     thread_of,
@@ -108,7 +109,16 @@ def _record_flow(
     clock: Clock | None,
     resume: bool,
 ) -> Flow[Any]:
-    """CAS ``record`` under the approval's key with its entry, then resume (or defer)."""
+    """CAS ``record`` under the approval's key with its entry, then resume (or defer).
+
+    Like a decision, a change recorded on a thread that a live run holds is left to
+    the next sweep (recorded as deferred, or kept when the resume is turned away):
+    once recorded, the call returns it and never raises.
+    """
+    config_of_resume = resume_config(config, clock, intr.value)
+    busy = resume and bool((yield op("thread_busy", config=config_of_resume)))
+    if not resume or busy:
+        record["deferred"] = True
     stored = yield op(
         "record_decision", thread_id=thread_id, key=intr.id, decision=record, audit=audit
     )
@@ -125,10 +135,17 @@ def _record_flow(
         )
         yield op("append_audit", entries=[entry])
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=stored)
-    if not resume:
-        return decision_of(record) if record["type"] == "decision" else record
+    recorded = decision_of(record) if record["type"] == "decision" else record
+    if not resume or busy:
+        if busy:
+            log_left_to_sweep(thread_id, intr.id, "a run holds the thread")
+        return recorded
     command: Command[Any] = Command(resume={intr.id: resume_value(record, intr.value)})
-    return (yield op("invoke", input=command, config=resume_config(config, clock, intr.value)))
+    try:
+        return (yield op("invoke", input=command, config=config_of_resume))
+    except ThreadBusy as turned_away:
+        log_left_to_sweep(thread_id, intr.id, str(turned_away))
+        return recorded
 
 
 def _new_deadline(
@@ -201,8 +218,6 @@ def amend_flow(
         via="api",
         **fields,
     )
-    if not resume:
-        record["deferred"] = True
     audit = decided_entry(thread_id, record, action=action, reason=reason)
     return (
         yield from _record_flow(config, thread_id, intr, record, audit, clock=clock, resume=resume)
@@ -248,8 +263,6 @@ def cancel_flow(
         action="cancel",
         via="api",
     )
-    if not resume:
-        record["deferred"] = True
     audit = decided_entry(thread_id, record, action="cancel", reason=comment)
     return (
         yield from _record_flow(config, thread_id, intr, record, audit, clock=clock, resume=resume)
