@@ -60,6 +60,7 @@ sys.path.insert(0, str(ROOT))
 from langgraph_durable.interrupts import CLOCK_CONFIG_KEY, ApprovalSweeper, decide  # noqa: E402
 from tests._approval_graphs import T0, FakeClock, review_graph  # noqa: E402
 from tests._approval_savers import open_sync  # noqa: E402
+from tests._parts import part_of  # noqa: E402
 from tests._servers import postgres_url, redis_url  # noqa: E402
 
 APP_NAME = "bench_approvals_sweeper"
@@ -141,8 +142,8 @@ def add_waiting(
         return
     import ormsgpack
 
-    from langgraph_durable.checkpointers.redis._codec import SEP
     from langgraph_durable.checkpointers.redis._keys import THREAD_SUFFIXES, shard_of
+    from langgraph_durable.checkpointers.redis._metadata_index import SEP
 
     wt, wd = THREAD_SUFFIXES.index("wt"), THREAD_SUFFIXES.index("wd")
     keys = saver._core.keys
@@ -169,7 +170,7 @@ def claim_all(saver: Any, now: Any, page: int = 100) -> tuple[float, int]:
     t = time.perf_counter()
     got = 0
     while True:
-        claimed = saver.claim_due_waits(
+        claimed = part_of(saver, "waits").claim_due_waits(
             now=now, owner=owner, lease=timedelta(minutes=1), limit=page
         )
         got += len(claimed)
@@ -616,9 +617,9 @@ def bench_batch_ops(backend: str, size: int = 1000, reps: int = 30) -> list[dict
                     t0 = time.perf_counter()
                     graph.get_state(cfg)
                     t1 = time.perf_counter()
-                    saver.count_decisions(thread_id=thread_id, keys=keys)
+                    part_of(saver, "decisions").count_decisions(thread_id=thread_id, keys=keys)
                     t2 = time.perf_counter()
-                    saver.record_decision(
+                    part_of(saver, "decisions").record_decision(
                         thread_id=thread_id, key=item_key(bid, f"extra{n}"), decision=record
                     )
                     t3 = time.perf_counter()

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from langgraph_durable.checkpointers import audit_entry  # noqa: E402
 from langgraph_durable.interrupts import audit_log  # noqa: E402
 from tests._approval_savers import open_sync  # noqa: E402
+from tests._parts import part_of  # noqa: E402
 from tests._servers import postgres_url, redis_url  # noqa: E402
 
 
@@ -99,11 +100,9 @@ def main() -> None:
                     fingerprint=decision["fingerprint"],
                 )
                 ms = timed(
-                    lambda d=decision, e=entry, k=key, t=thread, a=with_audit: (
-                        saver.record_decision(
-                            thread_id=t, key=k, decision=d, audit=e if a else None
-                        )
-                    )
+                    lambda d=decision, e=entry, k=key, t=thread, a=with_audit: part_of(
+                        saver, "decisions"
+                    ).record_decision(thread_id=t, key=k, decision=d, audit=e if a else None)
                 )
                 (audited if with_audit else plain).append(ms)
             refusal = audit_entry(
@@ -115,7 +114,9 @@ def main() -> None:
                 outcome="not_authorized",
                 reason="bench",
             )
-            refusals.append(timed(lambda r=refusal: saver.append_audit(entries=[r])))
+            refusals.append(
+                timed(lambda r=refusal: part_of(saver, "audit").append_audit(entries=[r]))
+            )
         reads = [timed(lambda: audit_log(saver, thread_id="bench-0")) for _ in range(50)]
         count = len(audit_log(saver, thread_id="bench-0"))
     p, a = statistics.median(plain), statistics.median(audited)

@@ -56,7 +56,7 @@ def main() -> None:
                 cfg: dict[str, Any] = {
                     "configurable": {"thread_id": key, "checkpoint_ns": "", "checkpoint_id": "c1"}
                 }
-                op = saver._op_put_writes(cfg, [("a", {"v": 1}), ("b", "x")], "task", "")
+                op = saver._core._op_put_writes(cfg, [("a", {"v": 1}), ("b", "x")], "task", "")
                 lease = (
                     "acquire_lease",
                     {
@@ -67,9 +67,11 @@ def main() -> None:
                     },
                 )
                 if how == "plain":
-                    saver._run("put_writes", op)
+                    saver._runner.run("put_writes", op)
                 elif how == "pipeline":
-                    saver._run_together("put_writes", saver._with_lease_ops(op, lease, None))
+                    saver._runner.run_together(
+                        "put_writes", saver.leases._with_lease_ops(op, lease, None)
+                    )
                 else:
                     saver._run_with_lease("put_writes", op, lease, None)
 

@@ -43,12 +43,14 @@ import redis
 from langgraph.graph import END, START, StateGraph
 from psycopg import sql
 
+from tests._parts import part_of
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph_durable.checkpointers import LeaseSettings
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.checkpointers.redis import RedisSaver
-from langgraph_durable.checkpointers.redis._leases import RedisLeaseKeys, to_ms
+from langgraph_durable.checkpointers.redis._lease_commands import RedisLeaseKeys, to_ms
 
 STEPS = 20
 BLOCK = b"x" * 256 * 1024
@@ -169,18 +171,23 @@ def _instrument() -> None:
     that wait for the server (a Postgres call or a Redis pipeline).
     """
     from langgraph_durable.checkpointers._run_leases import RunLeases
-    from langgraph_durable.checkpointers.postgres._leases import SyncLeases as PgLeases
-    from langgraph_durable.checkpointers.redis._leases import SyncLeases as RedisLeases
+    from langgraph_durable.checkpointers.postgres._lease_store import PostgresLeases
+    from langgraph_durable.checkpointers.postgres._runner import PostgresRunner
+    from langgraph_durable.checkpointers.redis._runner import RedisRunner
 
     for name in ("after", "beat", "around"):
         setattr(RunLeases, name, _timed(getattr(RunLeases, name)))
-    for cls in (PgLeases, RedisLeases):
-        cls._run_with_lease = _timed(cls._run_with_lease, -1.0)  # type: ignore[method-assign]
-    PostgresSaver._run = _counted(PostgresSaver._run)  # type: ignore[method-assign]
-    PostgresSaver._run_together = _counted(  # type: ignore[method-assign]
-        PostgresSaver._run_together
+    PostgresLeases.run_with_lease = _timed(  # type: ignore[method-assign]
+        PostgresLeases.run_with_lease, -1.0
     )
-    RedisSaver._execute = _counted(RedisSaver._execute)  # type: ignore[method-assign]
+    RedisSaver._run_with_lease = _timed(  # type: ignore[method-assign]
+        RedisSaver._run_with_lease, -1.0
+    )
+    PostgresRunner.run = _counted(PostgresRunner.run)  # type: ignore[method-assign]
+    PostgresRunner.run_together = _counted(  # type: ignore[method-assign]
+        PostgresRunner.run_together
+    )
+    RedisRunner.execute = _counted(RedisRunner.execute)  # type: ignore[method-assign]
 
 
 def heartbeat_cost(backend: str, where: str, args: argparse.Namespace) -> None:
@@ -334,7 +341,7 @@ def find_scaling(backend: str, where: str, args: argparse.Namespace) -> None:
                 samples = []
                 for _ in range(args.finds):
                     t0 = time.perf_counter()
-                    found = saver.find_expired_leases(now=now, limit=100)
+                    found = part_of(saver, "leases").find_expired_leases(now=now, limit=100)
                     samples.append(time.perf_counter() - t0)
                 assert len(found) == 10, found
                 print(

@@ -1,6 +1,6 @@
 """Benchmark: our AsyncRedisSaver vs langgraph-checkpoint-plainredis (+ our Postgres saver).
 
-The workload is ``benchmarks/bench_savers.py``'s (issue 2), imported from it: a
+The workload is ``benchmarks/bench_savers.py``'s, imported from it: a
 StateGraph of 3 nodes with a growing message list (~1 KiB of incompressible
 text per step); ``--threads`` threads x ``--steps`` ``ainvoke`` calls each,
 concurrently; then ``aget_state`` and a 10-item ``aget_state_history`` on every

@@ -1,6 +1,6 @@
 """Benchmark: the same real LangGraph workload through several checkpoint savers.
 
-Workload (issue 2): a StateGraph of 3 nodes with a growing message list (~1 KiB
+Workload: a StateGraph of 3 nodes with a growing message list (~1 KiB
 of incompressible text added per step); ``--threads`` threads x ``--steps``
 ``ainvoke`` calls each, run concurrently; then ``aget_state`` and a 10-item
 ``aget_state_history`` on every thread. Savers run interleaved (the order
@@ -236,7 +236,7 @@ async def explain(args: argparse.Namespace) -> None:
                 """
             )
             await conn.execute("ANALYZE checkpoints")
-            query = saver._q.list_query(("filter",), True)
+            query = saver._core._q.list_query(("filter",), True)
             params = {"filter": psycopg.types.json.Jsonb({"user": "user-42"}), "limit": 10}
             cur = await conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + query, params)
             plan = "\n".join(r[0] for r in await cur.fetchall())
@@ -266,7 +266,7 @@ def main() -> None:
     args = ap.parse_args()
     args.url = args.url or postgres_url()
     if set(args.savers.split(",")) & {"redis", "plainredis", "pg"}:
-        # the Redis savers (issue 3): ours, langgraph-checkpoint-plainredis, and "pg" = ours
+        # the Redis savers: ours, langgraph-checkpoint-plainredis, and "pg" = ours
         from benchmarks.bench_redis import FACTORIES
 
         SAVERS.update(FACTORIES)

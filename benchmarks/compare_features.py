@@ -4,7 +4,7 @@
 
 Every cell is the outcome of code run here against real servers (the local
 defaults, else embedded ones): "yes", or "no" with what happened. The README's
-comparison table is this script's output.
+comparison table summarizes this script's output.
 """
 
 from __future__ import annotations
@@ -161,9 +161,9 @@ def check_schema_version(s: Saver) -> str:
 
 
 def check_wait_index(s: Saver) -> str:
-    from langgraph_durable.checkpointers import WaitIndex
+    from langgraph_durable.checkpointers import WaitIndex, feature
 
-    return "yes" if isinstance(s, WaitIndex) else "no"
+    return "yes" if feature(s, WaitIndex) is not None else "no"
 
 
 CHECKS: dict[str, Callable[[Saver], str]] = {

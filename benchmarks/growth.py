@@ -211,10 +211,11 @@ def _interleaved_ms(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str,
 
 def _chain_cache(saver: BaseCheckpointSaver[Any]) -> Any:
     """Our saver's chain cache (None for the official savers, which keep none)."""
-    if hasattr(type(saver), "_chains"):
-        return saver._chains  # type: ignore[attr-defined]
     core = getattr(saver, "_core", None)
-    return core.codec.chains if core is not None and hasattr(core, "codec") else None
+    if core is None:
+        return None
+    codec = getattr(core, "codec", None)  # Redis keeps its caches in the core's codec
+    return codec.chains if codec is not None else getattr(core, "_chains", None)
 
 
 def _reads(graph: Any, config: Any) -> tuple[Callable[[], Any], Callable[[], Any]]:

@@ -1,4 +1,4 @@
-"""Stored bytes of a Postgres thread before and after ``upgrade_all`` (issue 12).
+"""Stored bytes of a Postgres thread before and after ``upgrade_all``.
 
 A 100-step thread appends a message per step (stored as deltas that name the
 pending writes); ``upgrade_all(all_history=True)`` then renames the node (the

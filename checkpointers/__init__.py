@@ -16,7 +16,7 @@ from langgraph_durable.checkpointers._audit import (
     audit_entry,
 )
 from langgraph_durable.checkpointers._audit_chain import AuditBreak, AuditVerification
-from langgraph_durable.checkpointers._delta import DeltaPolicy
+from langgraph_durable.checkpointers._delta_policy import DeltaPolicy
 from langgraph_durable.checkpointers._errors import (
     CheckpointerError,
     CorruptCheckpointError,
@@ -30,6 +30,7 @@ from langgraph_durable.checkpointers._errors import (
     UnreadableValueError,
     UnstorableValueError,
 )
+from langgraph_durable.checkpointers._features import STORE_ATTRIBUTES, feature
 from langgraph_durable.checkpointers._leases import (
     AsyncLeaseStore,
     LeaseCounts,
@@ -38,6 +39,16 @@ from langgraph_durable.checkpointers._leases import (
     LeaseStore,
 )
 from langgraph_durable.checkpointers._multitask import MULTITASK_KEY, MULTITASK_TIMEOUT_KEY
+from langgraph_durable.checkpointers._otel import SCOPE as TELEMETRY_SCOPE
+from langgraph_durable.checkpointers._otel import configure_telemetry
+from langgraph_durable.checkpointers._outbox import (
+    EVENT_KINDS,
+    AsyncOutbox,
+    Outbox,
+    OutboxCounts,
+    OutboxEvent,
+    event_id,
+)
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers._waits import (
     WAIT_KEY,
@@ -57,14 +68,18 @@ from langgraph_durable.checkpointers._waits import (
 
 __all__ = [
     "AUDIT_FIELDS",
+    "EVENT_KINDS",
     "MULTITASK_KEY",
     "MULTITASK_TIMEOUT_KEY",
+    "STORE_ATTRIBUTES",
+    "TELEMETRY_SCOPE",
     "WAIT_KEY",
     "ActivityRecord",
     "ActivityStore",
     "AsyncAuditLog",
     "AsyncDecisionStore",
     "AsyncLeaseStore",
+    "AsyncOutbox",
     "AsyncVerifiableAudit",
     "AsyncWaitClaims",
     "AsyncWaitIndex",
@@ -83,6 +98,9 @@ __all__ = [
     "LeaseSettings",
     "LeaseStore",
     "MissingGrantError",
+    "Outbox",
+    "OutboxCounts",
+    "OutboxEvent",
     "PoolTimeoutError",
     "StorageRefusedError",
     "StorageUnavailableError",
@@ -95,9 +113,12 @@ __all__ = [
     "WaitIndex",
     "WaitInfo",
     "audit_entry",
+    "configure_telemetry",
     "decision_claim_time",
     "default_serde",
+    "event_id",
     "extract_wait",
+    "feature",
     "wait_dict",
     "wait_marker",
 ]

@@ -33,44 +33,45 @@ value, and backends check when writing the delta that each referenced write
 is stored with exactly those bytes; deletes keep referenced writes as long
 as a kept delta needs them.
 
-Backends call :func:`encode_value` on ``put`` and :func:`decode_value` on
-reads, and keep one :class:`ChainCache` per saver so a ``put`` knows the
+Backends call :func:`encode_value` on ``put`` and read with
+:class:`~langgraph_durable.checkpointers._delta_read.ChainReader`, and keep one
+:class:`ChainCache` per saver so a ``put`` knows the
 bytes of the version it may extend without reading them back. They must
 update the cache only after their write committed, and must make sure a
 delta's base still exists when the delta is written (another process may
-have deleted it); :func:`needed_versions` tells ``prune`` what a kept version
-depends on.
+have deleted it); :func:`~langgraph_durable.checkpointers._delta_read.needed_versions` tells
+``prune`` what a kept version depends on.
 """
 
 from __future__ import annotations
 
 import struct
-import threading
 import uuid
 import zlib
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import ormsgpack
 
-from langgraph_durable.checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._delta_policy import (
+    DEFAULT_POLICY,
+    BrokenChainError,
+    DeltaPolicy,
+    resolve_policy,
+)
 
 __all__ = [
+    "DEFAULT_POLICY",
     "DELTA_TYPE",
     "BrokenChainError",
-    "ChainCache",
     "DeltaPolicy",
     "Link",
     "Stored",
-    "WriteCache",
     "WriteRef",
-    "decode_value",
     "delta_base",
     "delta_writes",
     "encode_value",
-    "needed_versions",
     "resolve_policy",
     "write_body",
 ]
@@ -177,103 +178,6 @@ def _segments(suffix: bytes, writes: Iterable[WriteRef]) -> tuple[list[object], 
         segs.append(len(suffix) - inline_from)
         tail.append(suffix[inline_from:])
     return segs, b"".join(tail)
-
-
-class BrokenChainError(ValueError):
-    """A delta's chain cannot be followed to a snapshot (a row is missing or malformed).
-
-    Backends translate this into :class:`~langgraph_durable.checkpointers.CorruptCheckpointError`
-    with the thread, namespace, checkpoint and channel of the read.
-    """
-
-
-@dataclass(frozen=True, slots=True)
-class DeltaPolicy:
-    """When to store a growing value as a delta and when to write a full snapshot.
-
-    Pass one to a saver as ``deltas=DeltaPolicy(...)`` to tune it; ``deltas=True``
-    (the default) uses ``DeltaPolicy()``, ``deltas=False`` stores every value
-    whole (:meth:`off`). Values already stored as deltas stay readable whatever
-    the policy of the saver that reads them.
-
-    A delta is written while the bytes stored as deltas since the last
-    snapshot, this one included, stay within ``ratio`` times the snapshot's
-    size. With ``ratio=1`` snapshots at least double in size from one to the
-    next, so all snapshots of a chain together weigh less than twice the
-    newest value and the deltas hold each item once: storage stays linear.
-    A fixed interval (a snapshot every N versions) would not: its snapshots
-    alone grow with the square of the length.
-
-    Attributes:
-        ratio: Deltas since the last snapshot may weigh up to ``ratio`` times
-            the snapshot. Larger saves space and lengthens the chains a read
-            walks (up to ``ratio / (1 + ratio)`` of the versions since the
-            snapshot).
-        row_cost: Bytes a stored row costs beyond its payload (keys, index
-            entries); charged to every row so tiny deltas cannot make chains
-            arbitrarily long.
-        max_depth: Optional cap on the number of deltas between a version and
-            its snapshot (bounds a read's walk at the price of more snapshots).
-        min_size: Values whose serialized size is below this are always stored
-            whole: a delta would save little and add a row to every read.
-    """
-
-    ratio: float = 1.0
-    row_cost: int = 64
-    max_depth: int | None = None
-    min_size: int = 256
-
-    def __post_init__(self) -> None:
-        checks = (
-            ("ratio", self.ratio, isinstance(self.ratio, (int, float)) and self.ratio > 0),
-            ("row_cost", self.row_cost, isinstance(self.row_cost, int) and self.row_cost >= 0),
-            (
-                "max_depth",
-                self.max_depth,
-                self.max_depth is None or (isinstance(self.max_depth, int) and self.max_depth >= 0),
-            ),
-            ("min_size", self.min_size, isinstance(self.min_size, int) and self.min_size >= 0),
-        )
-        for name, value, ok in checks:
-            if not ok or isinstance(value, bool):
-                raise InvalidConfigError(
-                    field=f"deltas.{name}",
-                    reason=f"must be a non-negative number (ratio: positive), got {value!r}",
-                )
-
-    @classmethod
-    def off(cls) -> DeltaPolicy:
-        """The policy of ``deltas=False``: every value is stored whole."""
-        return cls(max_depth=0)
-
-    @property
-    def enabled(self) -> bool:
-        """Whether this policy ever writes a delta."""
-        return self.max_depth != 0
-
-
-DEFAULT_POLICY = DeltaPolicy()
-
-
-def resolve_policy(deltas: bool | DeltaPolicy) -> DeltaPolicy:
-    """The policy a saver's ``deltas=`` option means (raises on anything else).
-
-    Args:
-        deltas: ``True`` for :class:`DeltaPolicy` defaults, ``False`` to store
-            every value whole, or a :class:`DeltaPolicy`.
-
-    Raises:
-        InvalidConfigError: ``deltas`` is neither a bool nor a ``DeltaPolicy``.
-    """
-    if deltas is True:
-        return DEFAULT_POLICY
-    if deltas is False:
-        return DeltaPolicy.off()
-    if isinstance(deltas, DeltaPolicy):
-        return deltas
-    raise InvalidConfigError(
-        field="deltas", reason=f"expected True, False or a DeltaPolicy, got {deltas!r}"
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,12 +310,7 @@ def encode_value(
         return full, snapshot_link(version, type_, data, policy)
     header = data[:h]
     suffix = data[h + len(prev.body) :]
-    body_len = len(data) - h
-    # The checksum of the whole body lets a read detect a chain whose rows were
-    # rewritten in place after this delta was written (instead of returning a
-    # mix of old and new bytes).
     root = prev.root or prev.version
-    crc = zlib.crc32(memoryview(data)[h:])
     writes = list(writes)
     covered = _segments(suffix, writes) if writes_of is not None else None
     refs: tuple[tuple[str, int, bytes], ...] = ()
@@ -421,26 +320,16 @@ def encode_value(
         refs = tuple((t, i, by_key[(t, i)]) for t, i in (g for g in segs if isinstance(g, list)))
     else:
         segs, tail = ([len(suffix)] if suffix else []), suffix
+    # The checksum of the whole body lets a read detect a chain whose rows were
+    # rewritten in place after this delta was written (instead of returning a
+    # mix of old and new bytes).
+    head = _DeltaHead(prev, header, len(data) - h, zlib.crc32(memoryview(data)[h:]), root)
     if compact:
-        # base and writes_of live beside the blob (the backend's columns)
-        meta = ormsgpack.packb(
-            [
-                header,
-                prev.depth + 1,
-                body_len,
-                crc,
-                [[_pack_task(g[0]), g[1]] if isinstance(g, list) else g for g in segs],
-            ]
-        )
-        blob = _PREFIX.pack(_FORMAT_COMPACT, len(meta)) + meta + tail
+        blob = _compact_blob(head, segs, tail)
     elif refs:
-        meta = ormsgpack.packb(
-            [prev.version, header, prev.depth + 1, body_len, crc, writes_of, segs]
-        )
-        blob = _PREFIX.pack(_FORMAT_REFS, len(meta)) + meta + tail
+        blob = _refs_blob(head, writes_of, segs, tail)
     else:
-        meta = ormsgpack.packb([prev.version, header, prev.depth + 1, body_len, crc, root])
-        blob = _PREFIX.pack(_FORMAT, len(meta)) + meta + suffix
+        blob = _plain_blob(head, suffix)
     # a read fetches each referenced write too: charge it like a row
     cost = len(blob) + policy.row_cost * (1 + len(refs))
     if prev.delta_bytes + cost > policy.ratio * prev.snapshot_bytes:
@@ -458,6 +347,49 @@ def encode_value(
     if refs:
         return Stored(DELTA_TYPE, blob, prev.version, root, writes_of, refs), link
     return Stored(DELTA_TYPE, blob, prev.version, root), link
+
+
+@dataclass(frozen=True, slots=True)
+class _DeltaHead:
+    """What every delta format records of the value: its base, header, body length, CRC."""
+
+    prev: Link
+    header: bytes
+    body_len: int
+    crc: int
+    root: str
+
+
+def _plain_blob(head: _DeltaHead, suffix: bytes) -> bytes:
+    """Format 1: the base version in the meta, the new items' bytes after it."""
+    prev = head.prev
+    meta = ormsgpack.packb(
+        [prev.version, head.header, prev.depth + 1, head.body_len, head.crc, head.root]
+    )
+    return _PREFIX.pack(_FORMAT, len(meta)) + meta + suffix
+
+
+def _refs_blob(head: _DeltaHead, writes_of: str | None, segs: list[object], tail: bytes) -> bytes:
+    """Format 2: the meta names the writes of ``writes_of`` that hold parts of the suffix."""
+    prev = head.prev
+    meta = ormsgpack.packb(
+        [prev.version, head.header, prev.depth + 1, head.body_len, head.crc, writes_of, segs]
+    )
+    return _PREFIX.pack(_FORMAT_REFS, len(meta)) + meta + tail
+
+
+def _compact_blob(head: _DeltaHead, segs: list[object], tail: bytes) -> bytes:
+    """Format 3: base and ``writes_of`` live beside the blob (the backend's columns)."""
+    meta = ormsgpack.packb(
+        [
+            head.header,
+            head.prev.depth + 1,
+            head.body_len,
+            head.crc,
+            [[_pack_task(g[0]), g[1]] if isinstance(g, list) else g for g in segs],
+        ]
+    )
+    return _PREFIX.pack(_FORMAT_COMPACT, len(meta)) + meta + tail
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,203 +445,3 @@ def delta_writes(type_: str, blob: bytes | None) -> tuple[str, list[tuple[str, i
 
 WriteRows = Mapping[tuple[str, str, int], tuple[str, bytes | None]]
 """Stored pending writes by ``(checkpoint id, task id, idx)``: ``(type, blob)``."""
-
-
-def decode_value(
-    version: str,
-    rows: Mapping[str, tuple[str, bytes | None]],
-    policy: DeltaPolicy = DEFAULT_POLICY,
-    writes: WriteRows | None = None,
-) -> tuple[str, bytes, Link | None]:
-    """Rebuild the serialized value of ``version`` from its stored chain.
-
-    One read of :class:`langgraph_durable.checkpointers._delta_read.ChainReader` (use a reader
-    to rebuild several versions of a channel sharing the work).
-
-    Args:
-        version: The version to read.
-        rows: Stored ``(type, blob)`` by version for this thread, namespace and
-            channel; must hold ``version`` and, if it is a delta, every version
-            back to its snapshot (more is fine).
-        policy: The saver's policy (for the returned chain state's costs).
-        writes: The pending writes the chain's deltas refer to (see
-            :func:`delta_writes`); more is fine.
-
-    Returns:
-        ``(type, data, link)``: what ``serde.loads_typed`` takes, byte for byte
-        what a full write of the value would have stored, and the chain state
-        to put in the cache.
-
-    Raises:
-        BrokenChainError: A version of the chain is missing or malformed.
-    """
-    # imported here: the reader builds on this module's format
-    from langgraph_durable.checkpointers._delta_read import ChainReader
-
-    return ChainReader(rows, writes, policy).read(version)
-
-
-def needed_versions(targets: Iterable[str], bases: Mapping[str, str | None]) -> set[str]:
-    """Every version the ``targets`` need to be read: themselves and their chains.
-
-    Args:
-        targets: Versions that must stay readable (those kept checkpoints use).
-        bases: For each stored version, the version it extends (None for a
-            full value); see :func:`delta_base`.
-
-    Returns:
-        The targets plus all their bases, transitively. Versions missing from
-        ``bases`` are included but not followed.
-    """
-    needed: set[str] = set()
-    stack = list(targets)
-    while stack:
-        v = stack.pop()
-        if v in needed:
-            continue
-        needed.add(v)
-        base = bases.get(v)
-        if base is not None:
-            stack.append(base)
-    return needed
-
-
-class ChainCache:
-    """The newest known chain state per (thread, namespace, channel), bounded in bytes.
-
-    A saver keeps one and shares it between its sync and async calls. Entries
-    only ever let a ``put`` write a delta instead of a full value; losing one
-    (eviction, another process writing the thread) costs a snapshot, never a
-    wrong read. Thread-safe.
-
-    Args:
-        max_bytes: Evict least recently used entries beyond this many body bytes.
-    """
-
-    def __init__(self, max_bytes: int = 64 * 1024 * 1024) -> None:
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[str, str, str], Link] = OrderedDict()
-        # channels cached per (thread, namespace), for reads that skip known chains
-        self._channels: dict[tuple[str, str], set[str]] = {}
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def _drop(self, key: tuple[str, str, str]) -> None:
-        chans = self._channels.get(key[:2])
-        if chans is not None:
-            chans.discard(key[2])
-            if not chans:
-                del self._channels[key[:2]]
-
-    def links(self, thread_id: str, checkpoint_ns: str) -> list[tuple[str, Link]]:
-        """``(channel, link)`` of every channel of a thread and namespace cached."""
-        with self._lock:
-            chans = self._channels.get((thread_id, checkpoint_ns))
-            if not chans:
-                return []
-            return [(ch, self._entries[(thread_id, checkpoint_ns, ch)]) for ch in chans]
-
-    def get(self, thread_id: str, checkpoint_ns: str, channel: str) -> Link | None:
-        """The chain state to extend for this channel, if known."""
-        key = (thread_id, checkpoint_ns, channel)
-        with self._lock:
-            link = self._entries.get(key)
-            if link is not None:
-                self._entries.move_to_end(key)
-            return link
-
-    def put(self, thread_id: str, checkpoint_ns: str, channel: str, link: Link | None) -> None:
-        """Remember ``link`` (call after the write that stored it committed)."""
-        key = (thread_id, checkpoint_ns, channel)
-        with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= len(old.body)
-                self._drop(key)
-            if link is None or len(link.body) > self.max_bytes:
-                return
-            self._entries[key] = link
-            self._channels.setdefault(key[:2], set()).add(channel)
-            self._bytes += len(link.body)
-            while self._bytes > self.max_bytes:
-                gone, evicted = self._entries.popitem(last=False)
-                self._bytes -= len(evicted.body)
-                self._drop(gone)
-
-    def forget(self, thread_id: str, checkpoint_ns: str | None = None) -> None:
-        """Drop a thread's entries (all namespaces if ``checkpoint_ns`` is None)."""
-        with self._lock:
-            for key in [
-                k
-                for k in self._entries
-                if k[0] == thread_id and (checkpoint_ns is None or k[1] == checkpoint_ns)
-            ]:
-                self._bytes -= len(self._entries.pop(key).body)
-                self._drop(key)
-
-    def clear(self) -> None:
-        """Drop every entry."""
-        with self._lock:
-            self._entries.clear()
-            self._channels.clear()
-            self._bytes = 0
-
-
-class WriteCache:
-    """Recent pending writes per (thread, namespace, checkpoint), for ``put`` to refer to.
-
-    ``put_writes`` stores a step's new items before ``put`` stores the value
-    they extend; the saver remembers the writes here so that the delta can
-    name them instead of copying their bytes. Losing an entry costs a copy,
-    never correctness: the backend checks the referenced bytes when it
-    stores the delta. Bounded in bytes, least recently used out. Thread-safe.
-
-    Args:
-        max_bytes: Evict least recently used checkpoints beyond this many bytes.
-    """
-
-    def __init__(self, max_bytes: int = 16 * 1024 * 1024) -> None:
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[str, str, str], list[tuple[str, WriteRef]]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def add(
-        self,
-        thread_id: str,
-        checkpoint_ns: str,
-        checkpoint_id: str,
-        writes: Iterable[tuple[str, WriteRef]],
-    ) -> None:
-        """Remember ``(channel, write)`` pairs stored for a checkpoint (list values only)."""
-        kept = [(ch, w) for ch, w in writes if w.idx >= 0 and write_body(w.type, w.blob)]
-        if not kept:
-            return
-        key = (thread_id, checkpoint_ns, checkpoint_id)
-        with self._lock:
-            entry = self._entries.setdefault(key, [])
-            have = {(w.task_id, w.idx) for _, w in entry}
-            for ch, w in kept:
-                if (w.task_id, w.idx) not in have:  # stores keep the first write
-                    entry.append((ch, w))
-                    self._bytes += len(w.blob)
-            self._entries.move_to_end(key)
-            while self._bytes > self.max_bytes and self._entries:
-                _, evicted = self._entries.popitem(last=False)
-                self._bytes -= sum(len(w.blob) for _, w in evicted)
-
-    def get(
-        self, thread_id: str, checkpoint_ns: str, checkpoint_id: str | None, channel: str
-    ) -> list[WriteRef]:
-        """The remembered writes of a checkpoint to ``channel``."""
-        if not checkpoint_id:
-            return []
-        with self._lock:
-            entry = self._entries.get((thread_id, checkpoint_ns, checkpoint_id))
-            return [w for ch, w in entry or () if ch == channel]
-
-    def forget(self, thread_id: str) -> None:
-        """Drop a thread's entries."""
-        with self._lock:
-            for key in [k for k in self._entries if k[0] == thread_id]:
-                self._bytes -= sum(len(w.blob) for _, w in self._entries.pop(key))

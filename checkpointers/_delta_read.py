@@ -12,7 +12,7 @@ again per checkpoint.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import ormsgpack
@@ -23,10 +23,7 @@ from langgraph_durable.checkpointers._delta import (
     _FORMAT_REFS,
     _MSGPACK_TYPES,
     _PREFIX,
-    DEFAULT_POLICY,
     DELTA_TYPE,
-    BrokenChainError,
-    DeltaPolicy,
     Link,
     WriteRows,
     _header_len,
@@ -34,8 +31,20 @@ from langgraph_durable.checkpointers._delta import (
     unpack_task,
     write_body,
 )
+from langgraph_durable.checkpointers._delta_policy import (
+    DEFAULT_POLICY,
+    BrokenChainError,
+    DeltaPolicy,
+)
+from langgraph_durable.checkpointers._otel_saver import note_chain
 
-__all__ = ["ChainReader", "delta_target", "rebuilds_held"]
+__all__ = [
+    "ChainReader",
+    "decode_value",
+    "delta_target",
+    "needed_versions",
+    "rebuilds_held",
+]
 
 _NO_WRITES: WriteRows = {}
 
@@ -142,6 +151,7 @@ class ChainReader:
         policy: DeltaPolicy = DEFAULT_POLICY,
     ) -> None:
         self._rows = rows
+        note_chain(len(rows))
         self._writes = writes if writes is not None else _NO_WRITES
         self._policy = policy
         # versions rebuilt whole, and versions on their chains: (source, header,
@@ -348,7 +358,12 @@ class ChainReader:
                         off += g
                         continue
                     task_id = unpack_task(g[0]) if fmt == _FORMAT_COMPACT else g[0]
-                    w = writes.get((writes_of, task_id, g[1]))  # type: ignore[arg-type]
+                    # ids of another type (a damaged row) match no write: a broken chain
+                    w = (
+                        writes.get((writes_of, task_id, g[1]))
+                        if isinstance(writes_of, str) and isinstance(task_id, str)
+                        else None
+                    )
                     items = write_body(*w) if w is not None else None
                     if items is None:
                         raise BrokenChainError(
@@ -410,3 +425,59 @@ class ChainReader:
             base.root,
         )
         return base.type, data, link
+
+
+def decode_value(
+    version: str,
+    rows: Mapping[str, tuple[str, bytes | None]],
+    policy: DeltaPolicy = DEFAULT_POLICY,
+    writes: WriteRows | None = None,
+) -> tuple[str, bytes, Link | None]:
+    """Rebuild the serialized value of ``version`` from its stored chain.
+
+    One read of a :class:`ChainReader` (use a reader to rebuild several
+    versions of a channel sharing the work).
+
+    Args:
+        version: The version to read.
+        rows: Stored ``(type, blob)`` by version for this thread, namespace and
+            channel; must hold ``version`` and, if it is a delta, every version
+            back to its snapshot (more is fine).
+        policy: The saver's policy (for the returned chain state's costs).
+        writes: The pending writes the chain's deltas refer to (see
+            :func:`delta_writes`); more is fine.
+
+    Returns:
+        ``(type, data, link)``: what ``serde.loads_typed`` takes, byte for byte
+        what a full write of the value would have stored, and the chain state
+        to put in the cache.
+
+    Raises:
+        BrokenChainError: A version of the chain is missing or malformed.
+    """
+    return ChainReader(rows, writes, policy).read(version)
+
+
+def needed_versions(targets: Iterable[str], bases: Mapping[str, str | None]) -> set[str]:
+    """Every version the ``targets`` need to be read: themselves and their chains.
+
+    Args:
+        targets: Versions that must stay readable (those kept checkpoints use).
+        bases: For each stored version, the version it extends (None for a
+            full value); see :func:`delta_base`.
+
+    Returns:
+        The targets plus all their bases, transitively. Versions missing from
+        ``bases`` are included but not followed.
+    """
+    needed: set[str] = set()
+    stack = list(targets)
+    while stack:
+        v = stack.pop()
+        if v in needed:
+            continue
+        needed.add(v)
+        base = bases.get(v)
+        if base is not None:
+            stack.append(base)
+    return needed

@@ -227,8 +227,8 @@ def close_if_ended(
 
     A run can die after its thread finished or paused (after the last write,
     before the release), or be killed while another run finished the thread.
-    Such a thread must not be resumed. The store here is the saver itself
-    (``get_tuple`` reads the latest checkpoint).
+    Such a thread must not be resumed. Driven on a ``LeaseTarget`` (the
+    saver's ``get_tuple`` reads the latest checkpoint).
 
     Returns:
         ``(end, closed)``: how the latest checkpoint says the thread ended
@@ -269,7 +269,7 @@ def unpark(thread_id: str, now: datetime) -> Flow[tuple[str | None, LeaseRecord 
     ``queued``: it becomes an orphan whose lease expired at ``now`` (the next
     recovery pass resumes it); ``released``: its latest checkpoint shows it
     finished or waiting, so nothing is left to run. ``None``: it was not parked
-    (``record`` is what there is). The store here is the saver itself.
+    (``record`` is what there is). Driven on a ``LeaseTarget``.
     """
     record = yield GetLease(thread_id=thread_id)
     if record is None or record.state != PARKED:

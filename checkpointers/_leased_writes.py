@@ -20,17 +20,18 @@ from langgraph_durable.checkpointers._multitask import (
 from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
 if TYPE_CHECKING:
-    from langgraph_durable.checkpointers._run_leases import AsyncRunLeases, RunLeases
+    from langgraph_durable.checkpointers._async_run_leases import AsyncRunLeases
+    from langgraph_durable.checkpointers._run_leases import RunLeases
 
 S = TypeVar("S", bound="type[Any]")
 
 
 def _in_flight(saver: Any) -> WritesInFlight:
     """The saver's registry of running ``put_writes`` (made on first use)."""
-    registry = saver.__dict__.get("_writes_in_flight")
+    registry: WritesInFlight | None = saver.__dict__.get("_writes_in_flight")
     if registry is None:
         registry = saver.__dict__.setdefault("_writes_in_flight", WritesInFlight())
-    return registry  # type: ignore[no-any-return]
+    return registry
 
 
 # LangGraph's key for a run's durability in the configurable of the calls it makes

@@ -58,14 +58,23 @@ class _Write:
     ending: Any
 
 
-class StepTarget:
-    """Where an :meth:`RunLeasesCore._around` flow's steps go: the write to the
-    saver, the lease statements to the lease store."""
+class LeaseTarget:
+    """Where a lease flow's requests go (:mod:`._lease_driver`): the lease requests to the
+    lease store, the reads of a thread's latest checkpoint (``ReadLatest``) and a run's
+    writes with its lease statements (``RunWithLease``) to the saver.
+
+    Args:
+        saver: The saver (its ``get_tuple`` / ``aget_tuple`` and, for a run's writes,
+            ``_run_with_lease``).
+        store: Its lease store (``saver.leases``, or the saver itself).
+    """
 
     def __init__(self, saver: Any, store: Any) -> None:
+        self.get_tuple = saver.get_tuple
+        self.aget_tuple = getattr(saver, "aget_tuple", None)
         # an async saver's _run_with_lease is a coroutine function of the same
         # name: the sync driver asks for run_with_lease, the async one for arun_with_lease
-        self.run_with_lease = self.arun_with_lease = saver._run_with_lease
+        self.run_with_lease = self.arun_with_lease = getattr(saver, "_run_with_lease", None)
         self._store = store
 
     def __getattr__(self, name: str) -> Any:
@@ -190,7 +199,7 @@ class RunLeasesCore:
     ) -> flows.Flow[tuple[Any, bool, bool]]:
         """The saver's write with its lease statements, then the booking of the outcome.
 
-        Driven (sync or async) against a :class:`StepTarget`. Returns ``(result,
+        Driven (sync or async) against a :class:`LeaseTarget`. Returns ``(result,
         heartbeat wanted, after() wanted)``.
         """
         thread_id = write.thread_id

@@ -12,6 +12,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from langgraph_durable.checkpointers._errors import UnreadableValueError, UnstorableValueError
 from langgraph_durable.checkpointers._fast_messages import fast_ext_hook
+from langgraph_durable.checkpointers._otel_saver import note_bytes
 from langgraph_durable.checkpointers._readable import unreadable_types
 
 _MAX_DEPTH = 64
@@ -88,6 +89,7 @@ def dumps_exact(
     refused = unreadable_types(serde, type_, data, extends=extends)
     if refused:
         raise UnreadableValueError(field=field, channel=channel, types=refused)
+    note_bytes(len(data))
     return type_, data
 
 
@@ -133,6 +135,7 @@ def loads_exact(
         if type_ == "msgpack" and _plain_jsonplus(serde):
             # the serializer's own decode, with plain messages built cheaply
             # (checkpointers/_fast_messages.py); its hook does everything else
+            # JsonPlusSerializer sets _unpack_ext_hook in __init__ without declaring it
             hook = fast_ext_hook(serde._unpack_ext_hook)  # type: ignore[attr-defined]
             if rebuilt:
                 # decoded as [value, nil]: the value must end exactly where its

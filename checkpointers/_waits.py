@@ -8,7 +8,7 @@ what the thread is waiting for::
 
     {
         WAIT_KEY: {
-            "kind": "approval",            # or "batch", "recovery"
+            "kind": "approval",            # or "batch", "undo"
             "deadline": "2026-11-29T09:15:00+00:00",  # absolute UTC, ISO 8601, or None
             "approvers": ["ops"],          # routing labels / user ids, may be empty
             "escalation_level": 0,         # 0 for the first ask, +1 per escalation
@@ -40,7 +40,7 @@ from typing import Any, Protocol, runtime_checkable
 WAIT_KEY = "__durable_wait__"
 """The reserved key of an interrupt value that marks a wait with a deadline."""
 
-WAIT_KINDS = ("approval", "batch", "recovery")
+WAIT_KINDS = ("approval", "batch", "undo")
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class WaitInfo:
     """What a marked interrupt waits for.
 
     Attributes:
-        kind: ``"approval"``, ``"batch"`` or ``"recovery"``.
+        kind: ``"approval"``, ``"batch"`` or ``"undo"``.
         deadline: Absolute UTC deadline, or ``None`` to wait forever.
         approvers: Who may answer (labels or user ids); empty means anyone.
         escalation_level: 0 for the first ask, one more per escalation.

@@ -3,7 +3,7 @@
 LangGraph hands a step's ``put_writes`` and the next checkpoint's ``put`` to its
 background executor one after the other, where they run at the same time. The
 checkpoint's value holds the items the writes hold, and a delta refers to the
-writes instead of copying them (issue 12) only if they are stored when the
+writes instead of copying them only if they are stored when the
 ``put`` builds its rows; when the ``put`` overtakes them, the delta copies the
 items, and every later snapshot moves. The savers register each ``put_writes``
 here when it starts; a ``put`` whose parent checkpoint has writes in flight in

@@ -1,5 +1,22 @@
 """Interrupt helpers: approvals with deadlines, batches, compensation, activities.
 
+The public names come in four roles, and ``__all__`` lists them the same way:
+
+* **in a node, or building the graph**: :func:`request_approval`,
+  :func:`request_batch_approval`, :func:`review_tool_call`, :func:`activity`,
+  :func:`compensable`, :func:`add_compensation`, :func:`heartbeat`;
+* **an operator, from outside the graph**: :func:`approve`, :func:`reject`,
+  :func:`edit`, :func:`respond`, :func:`decide` (batches), :func:`extend`,
+  :func:`reassign`, :func:`remind`, :func:`cancel`, :func:`pending_approvals`,
+  :func:`audit_log`, :func:`thread_state`, :func:`unpark_thread`, :func:`thread_timeline`;
+* **a worker process**: :class:`ApprovalSweeper` (deadlines), :class:`RecoveryWorker`
+  (runs whose process died), :class:`NotificationDispatcher`;
+* **process-wide policies and hooks**: :func:`set_authorization`, :func:`set_notifier`,
+  :class:`NotifyConfig`;
+
+then the errors, all under :class:`InterruptsError`. A function that does I/O has an
+async twin named with an ``a`` in front (``approve`` / ``aapprove``).
+
 Approvals (work with any LangGraph saver; our savers add indexed fast paths)::
 
     from langgraph_durable.interrupts import (
@@ -57,6 +74,8 @@ from langgraph_durable.interrupts._clock import CLOCK_CONFIG_KEY, Clock
 from langgraph_durable.interrupts._compensable import compensable
 from langgraph_durable.interrupts._compensation import add_compensation, compensate_command
 from langgraph_durable.interrupts._compensator import Backoff
+from langgraph_durable.interrupts._dispatch import DispatchPass, NotificationDispatcher
+from langgraph_durable.interrupts._dispatch_async import AsyncNotificationDispatcher
 from langgraph_durable.interrupts._edit import aedit, arespond, edit, respond
 from langgraph_durable.interrupts._embedded import start_embedded_postgres
 from langgraph_durable.interrupts._errors import (
@@ -80,6 +99,8 @@ from langgraph_durable.interrupts._inbox import (
     approval_health,
     pending_approvals,
 )
+from langgraph_durable.interrupts._links import LinkRefused, adecision_link, decision_link
+from langgraph_durable.interrupts._metrics import metrics_app
 from langgraph_durable.interrupts._models import (
     ApprovalHealth,
     ApprovalItem,
@@ -110,11 +131,11 @@ from langgraph_durable.interrupts._recovery import (
 from langgraph_durable.interrupts._registry import register_undo
 from langgraph_durable.interrupts._report import (
     ErrorInfo,
-    RecoveryAction,
-    RecoveryReport,
     StepInfo,
-    is_recovery_value,
-    resume_recovery,
+    UndoAction,
+    UndoReport,
+    is_undo_report,
+    resume_undo,
 )
 from langgraph_durable.interrupts._request import arequest_approval, request_approval
 from langgraph_durable.interrupts._saga_state import (
@@ -135,71 +156,74 @@ from langgraph_durable.interrupts._thread_states import (
 from langgraph_durable.interrupts._timeline import (
     TimelineEntry,
     TimelineInterrupt,
-    plot_timeline,
     thread_timeline,
 )
+from langgraph_durable.interrupts._timeline_plot import plot_timeline
 from langgraph_durable.interrupts._tool_review import areview_tool_call, review_tool_call
+from langgraph_durable.interrupts._webhook import (
+    EVENT_ID_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    DecisionLinks,
+    DeliveryRetry,
+    NotifyConfig,
+    WebhookTarget,
+    load_notify_config,
+    verify_signature,
+)
 
 __all__ = [
-    "CLOCK_CONFIG_KEY",
+    # What a node calls, and what builds the graph
     "COMPENSATE_NODE",
-    "DECIDER_KEY",
-    "REQUESTER",
     "SAGA_KEY",
     "Activity",
-    "AlreadyDecided",
-    "AmbiguousApproval",
-    "ApprovalEvent",
-    "ApprovalHealth",
-    "ApprovalItem",
-    "ApprovalSweeper",
-    "AuditBreak",
-    "AuditEntry",
-    "AuditNotVerifiable",
-    "AuditVerification",
-    "AuthRequest",
-    "Authorize",
     "Backoff",
-    "BatchDecision",
-    "BatchItemState",
-    "Clock",
     "Compensate",
-    "DecideResult",
-    "Decider",
     "Decision",
-    "DecisionNotAllowed",
-    "ErrorInfo",
     "Escalate",
     "Escalation",
-    "InterruptsError",
-    "InvalidInput",
-    "ItemDecision",
-    "NoPendingApproval",
-    "NotAuthorized",
-    "NotParked",
-    "Notifier",
     "OnTimeout",
-    "ParkedThread",
-    "RecoveryAction",
-    "RecoveryPass",
-    "RecoveryReport",
-    "RecoveryWorker",
-    "ResumeNotUnderstood",
-    "RunHealth",
     "SagaState",
-    "StaleApproval",
+    "activity",
+    "add_compensation",
+    "arequest_approval",
+    "arequest_batch_approval",
+    "areview_tool_call",
+    "compensable",
+    "compensate_command",
+    "heartbeat",
+    "idempotency_key",
+    "register_undo",
+    "request_approval",
+    "request_batch_approval",
+    "review_tool_call",
+]
+
+__all__ += [
+    # What an operator calls, from outside the graph
+    "ApprovalHealth",
+    "ApprovalItem",
+    "AuditBreak",
+    "AuditEntry",
+    "AuditVerification",
+    "BatchDecision",
+    "BatchItemState",
+    "DecideResult",
+    "ErrorInfo",
+    "ItemDecision",
+    "RunHealth",
     "StepInfo",
     "ThreadState",
     "TimelineEntry",
     "TimelineInterrupt",
-    "UnknownBatchItem",
+    "UndoAction",
+    "UndoReport",
     "aapproval_health",
     "aapprove",
     "aaudit_log",
     "acancel",
-    "activity",
-    "add_compensation",
     "adecide",
+    "adecision_link",
     "aedit",
     "aextend",
     "apending_approvals",
@@ -209,43 +233,84 @@ __all__ = [
     "areassign",
     "areject",
     "aremind",
-    "arequest_approval",
-    "arequest_batch_approval",
     "arespond",
-    "areview_tool_call",
     "audit_log",
     "aunpark_thread",
     "averify_audit",
     "cancel",
-    "compensable",
-    "compensate_command",
     "decide",
-    "default_authorize",
+    "decision_link",
     "edit",
     "extend",
-    "heartbeat",
-    "idempotency_key",
-    "is_recovery_value",
+    "is_undo_report",
+    "metrics_app",
     "parked_threads",
     "pending_approvals",
     "plot_timeline",
     "purge_audit",
     "reassign",
-    "register_undo",
     "reject",
     "remind",
-    "request_approval",
-    "request_batch_approval",
     "respond",
-    "resume_recovery",
-    "review_tool_call",
+    "resume_undo",
     "run_health",
     "running_threads",
-    "set_authorization",
-    "set_notifier",
-    "start_embedded_postgres",
     "thread_state",
     "thread_timeline",
     "unpark_thread",
     "verify_audit",
+]
+
+__all__ += [
+    # What a worker process runs
+    "ApprovalSweeper",
+    "AsyncNotificationDispatcher",
+    "DispatchPass",
+    "NotificationDispatcher",
+    "ParkedThread",
+    "RecoveryPass",
+    "RecoveryWorker",
+    "start_embedded_postgres",
+]
+
+__all__ += [
+    # Process-wide policies, hooks and settings
+    "CLOCK_CONFIG_KEY",
+    "DECIDER_KEY",
+    "EVENT_ID_HEADER",
+    "REQUESTER",
+    "SIGNATURE_HEADER",
+    "TIMESTAMP_HEADER",
+    "ApprovalEvent",
+    "AuthRequest",
+    "Authorize",
+    "Clock",
+    "Decider",
+    "DecisionLinks",
+    "DeliveryRetry",
+    "Notifier",
+    "NotifyConfig",
+    "WebhookTarget",
+    "default_authorize",
+    "load_notify_config",
+    "set_authorization",
+    "set_notifier",
+    "verify_signature",
+]
+
+__all__ += [
+    # Errors
+    "AlreadyDecided",
+    "AmbiguousApproval",
+    "AuditNotVerifiable",
+    "DecisionNotAllowed",
+    "InterruptsError",
+    "InvalidInput",
+    "LinkRefused",
+    "NoPendingApproval",
+    "NotAuthorized",
+    "NotParked",
+    "ResumeNotUnderstood",
+    "StaleApproval",
+    "UnknownBatchItem",
 ]

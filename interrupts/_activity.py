@@ -27,11 +27,12 @@ import inspect
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any, Generic, ParamSpec, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from langgraph_durable.interrupts._activity_store import is_missing, store_for
 from langgraph_durable.interrupts._pregel import TaskContext, current_task
+from langgraph_durable.interrupts._telemetry import activity_attributes, traced
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -102,28 +103,35 @@ class Activity(Generic[P, R]):
                 index=_next_index(ctx),
                 name=self.name,
             )
-            if self._pass_key:
-                kwargs[self.key_param] = key  # type: ignore[index]
+            if self._pass_key and self.key_param is not None:
+                kwargs[self.key_param] = key
         store = store_for(ctx.configurable, ctx.thread_id, ctx.parent_ns, ctx.checkpoint_id)
         return store, key
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self.is_async:
-            return self._acall(*args, **kwargs)  # type: ignore[return-value]
+            # an async activity's R is its coroutine: the caller awaits this one
+            return cast(R, self._acall(*args, **kwargs))
         store, key = self._prepare(kwargs)
-        found = store.get(key)
-        if not is_missing(found):
-            return found  # type: ignore[no-any-return]
-        result = self.fn(*args, **kwargs)
-        return store.put(key, result)  # type: ignore[no-any-return]
+        with traced("activity.call", activity_attributes(self.name, key)) as span:
+            found = store.get(key)
+            if not is_missing(found):
+                span.set_attribute("langgraph_durable.activity.cached", True)
+                return cast(R, found)  # the result stored for this key
+            span.set_attribute("langgraph_durable.activity.cached", False)
+            result = self.fn(*args, **kwargs)
+            return cast(R, store.put(key, result))
 
     async def _acall(self, *args: Any, **kwargs: Any) -> Any:
         store, key = self._prepare(kwargs)
-        found = await store.aget(key)
-        if not is_missing(found):
-            return found
-        result = await self.fn(*args, **kwargs)  # type: ignore[misc]
-        return await store.aput(key, result)
+        with traced("activity.call", activity_attributes(self.name, key)) as span:
+            found = await store.aget(key)
+            if not is_missing(found):
+                span.set_attribute("langgraph_durable.activity.cached", True)
+                return found
+            span.set_attribute("langgraph_durable.activity.cached", False)
+            result = await cast(Awaitable[Any], self.fn(*args, **kwargs))
+            return await store.aput(key, result)
 
 
 def activity(

@@ -36,27 +36,28 @@ def _pseudo_task_id(key: str) -> str:
 
 
 class _NativeStore:
-    def __init__(self, saver: Any, thread_id: str) -> None:
-        self.saver = saver
+    def __init__(self, store: Any, thread_id: str) -> None:
+        # the saver's activity store (or a saver that implements ActivityStore itself)
+        self.store = store
         self.thread_id = thread_id
 
     def get(self, key: str) -> Any:
-        rec = self.saver.get_activity(thread_id=self.thread_id, key=key)
+        rec = self.store.get_activity(thread_id=self.thread_id, key=key)
         return _MISSING if rec is None else rec.value
 
     def put(self, key: str, value: Any) -> Any:
-        return self.saver.put_activity(thread_id=self.thread_id, key=key, value=value).value
+        return self.store.put_activity(thread_id=self.thread_id, key=key, value=value).value
 
     async def aget(self, key: str) -> Any:
-        if not hasattr(self.saver, "aget_activity"):  # a sync-only saver
+        if not hasattr(self.store, "aget_activity"):  # a store with sync calls only
             return await asyncio.to_thread(self.get, key)
-        rec = await self.saver.aget_activity(thread_id=self.thread_id, key=key)
+        rec = await self.store.aget_activity(thread_id=self.thread_id, key=key)
         return _MISSING if rec is None else rec.value
 
     async def aput(self, key: str, value: Any) -> Any:
-        if not hasattr(self.saver, "aput_activity"):
+        if not hasattr(self.store, "aput_activity"):
             return await asyncio.to_thread(self.put, key, value)
-        rec = await self.saver.aput_activity(thread_id=self.thread_id, key=key, value=value)
+        rec = await self.store.aput_activity(thread_id=self.thread_id, key=key, value=value)
         return rec.value
 
 
@@ -124,8 +125,10 @@ def store_for(
     saver = configurable.get(CONFIG_KEY_CHECKPOINTER)
     if saver is None or thread_id is None:
         return _NoStore()
-    if hasattr(saver, "get_activity") and hasattr(saver, "put_activity"):
-        return _NativeStore(saver, thread_id)
+    # the saver itself, or the activity store it holds (the langgraph-durable savers)
+    native = saver if hasattr(saver, "get_activity") else getattr(saver, "activities", None)
+    if hasattr(native, "get_activity") and hasattr(native, "put_activity"):
+        return _NativeStore(native, thread_id)
     if checkpoint_id is None:
         return _NoStore()
     return _WritesStore(saver, thread_id, parent_ns, checkpoint_id)

@@ -33,41 +33,35 @@ from langgraph_durable.interrupts._decision_audit import (
     refusal_entry,
     refusal_reason,
 )
-from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive, op
+from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
-    AmbiguousApproval,
     DecisionNotAllowed,
     InvalidInput,
-    NoPendingApproval,
 )
 from langgraph_durable.interrupts._inputs import decider_args
 from langgraph_durable.interrupts._models import Decision
+from langgraph_durable.interrupts._pending import find_pending_flow, thread_of
 from langgraph_durable.interrupts._records import decision_fields, new_record, section, won
+from langgraph_durable.interrupts._requests import (
+    AppendAudit,
+    Invoke,
+    RecordDecision,
+    ThreadBusyNow,
+)
 from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
 from langgraph_durable.interrupts._store import Backend
+from langgraph_durable.interrupts._telemetry import (
+    approval_attributes,
+    current,
+    decided,
+    link_request,
+    refused_event,
+    traced_flow,
+)
+from langgraph_durable.interrupts._types import CompiledGraph, GraphOrSaver, saver_of
 
 log = logging.getLogger("langgraph_durable.interrupts.approvals")
-
-
-def thread_of(config: dict[str, Any]) -> str:
-    """The thread id of a run config."""
-    try:
-        return str(config["configurable"]["thread_id"])
-    except (KeyError, TypeError):
-        raise ValueError('config must look like {"configurable": {"thread_id": ...}}') from None
-
-
-def pending_of(state: Any, kind: str) -> list[Interrupt]:
-    """The marked interrupts of ``kind`` pending in a graph state snapshot."""
-    out: list[Interrupt] = []
-    seen: set[str] = set()
-    for intr in getattr(state, "interrupts", ()) or ():
-        info = extract_wait(intr)
-        if info is not None and info.kind == kind and intr.id not in seen:
-            seen.add(intr.id)
-            out.append(intr)
-    return out
 
 
 def resume_value(record: dict[str, Any], value: Any) -> dict[str, Any]:
@@ -90,97 +84,16 @@ def resume_config(config: dict[str, Any], clock: Clock | None, value: Any) -> di
     return out
 
 
-def pick_pending(
-    thread_id: str, pending: list[Interrupt], approval_id: str | None
-) -> Interrupt | None:
-    """The one pending interrupt meant; ``None`` when ``approval_id`` is not pending."""
-    if approval_id is not None:
-        return next((i for i in pending if i.id == approval_id), None)
-    if not pending:
-        raise NoPendingApproval(thread_id=thread_id)
-    if len(pending) > 1:
-        raise AmbiguousApproval(thread_id=thread_id, approval_ids=[i.id for i in pending])
-    return pending[0]
+def decide_approval_flow(config: dict[str, Any], **kwargs: Any) -> Flow[Any]:
+    """:func:`_decide_approval_flow` as an ``approval.decide`` span (see :mod:`._telemetry`)."""
+    thread = (
+        (config.get("configurable") or {}).get("thread_id") if isinstance(config, dict) else None
+    )
+    attrs = approval_attributes(thread, kwargs.get("approval_id"))
+    return traced_flow("approval.decide", _decide_approval_flow(config, **kwargs), attrs)
 
 
-def not_pending_flow(thread_id: str, approval_id: str) -> Flow[None]:
-    """Explain why ``approval_id`` is not pending: decided before, or unknown."""
-    got = yield op("get_decisions", thread_id=thread_id, keys=[approval_id])
-    if approval_id in got:
-        raise AlreadyDecided(
-            thread_id=thread_id, approval_id=approval_id, decision=got[approval_id]
-        )
-    raise NoPendingApproval(thread_id=thread_id, approval_id=approval_id)
-
-
-RECENT_LOOKBACK = 20
-
-
-def late_decision_flow(
-    config: dict[str, Any], thread_id: str, kind: str = "approval"
-) -> Flow[None]:
-    """Nothing is pending: if a recent approval was decided, say by whom.
-
-    Raises :class:`AlreadyDecided` for the newest decided approval among the
-    thread's recent checkpoints (a timeout that won, typically), else returns.
-    """
-    states = yield op("recent_states", config=config, limit=RECENT_LOOKBACK)
-    for past in states:
-        ids = [i.id for i in pending_of(past, kind)]
-        if not ids:
-            continue
-        got = yield op("get_decisions", thread_id=thread_id, keys=ids)
-        for approval_id in reversed(ids):
-            if approval_id in got:
-                raise AlreadyDecided(
-                    thread_id=thread_id, approval_id=approval_id, decision=got[approval_id]
-                )
-        return
-
-
-def find_pending_flow(
-    config: dict[str, Any],
-    thread_id: str,
-    kind: str,
-    approval_id: str | None,
-    *,
-    by: str,
-    action: str,
-    clock: Clock | None,
-) -> Flow[Interrupt]:
-    """The pending interrupt of ``kind`` meant by a decision attempt.
-
-    An attempt on an approval (or batch) decided before is refused with
-    :class:`AlreadyDecided` and audited, like every refusal; one on nothing
-    known raises :class:`NoPendingApproval` (or :class:`AmbiguousApproval`).
-    """
-    state = yield op("get_state", config=config)
-    pending = pending_of(state, kind)
-    try:
-        if not pending and approval_id is None:
-            yield from late_decision_flow(config, thread_id, kind)
-        intr = pick_pending(thread_id, pending, approval_id)
-        if intr is None:
-            assert approval_id is not None
-            yield from not_pending_flow(thread_id, approval_id)
-            raise AssertionError("unreachable")
-    except AlreadyDecided as late:
-        entry = refusal_entry(
-            thread_id,
-            late.approval_id,
-            by=by,
-            action=action,
-            at=now_of(clock),
-            fingerprint=(late.decision or {}).get("fingerprint"),
-            outcome="already_decided",
-            reason=already_reason(late.decision),
-        )
-        yield op("append_audit", entries=[entry])
-        raise
-    return intr
-
-
-def decide_approval_flow(
+def _decide_approval_flow(
     config: dict[str, Any],
     *,
     approved: bool,
@@ -217,33 +130,17 @@ def decide_approval_flow(
     intr = yield from find_pending_flow(
         config, thread_id, "approval", approval_id, by=by, action=action, clock=clock
     )
+    link_request(current(), intr.value)
     sec = section(intr.value)
     fp = sec.get("fingerprint")
-    try:
-        allowed = sec.get("allowed_decisions") or DEFAULT_ALLOWED
-        if action not in allowed:
-            raise DecisionNotAllowed(
-                decision=action, allowed=list(allowed), thread_id=thread_id, approval_id=intr.id
-            )
-        check_decider(thread_id, intr, "approval", by=by, roles=roles, authorize=authorize)
-    except (NotAuthorized, DecisionNotAllowed) as refused:
-        entry = refusal_entry(
-            thread_id,
-            intr.id,
-            by=by,
-            action=action,
-            at=now_of(clock),
-            fingerprint=fp,
-            outcome="not_authorized" if isinstance(refused, NotAuthorized) else "not_allowed",
-            reason=refusal_reason(refused),
-        )
-        yield op("append_audit", entries=[entry])
-        raise
+    yield from _check_decider_flow(
+        thread_id, intr, by=by, action=action, roles=roles, authorize=authorize, clock=clock
+    )
     info = extract_wait(intr)
     config_of_resume = resume_config(config, clock, intr.value)
     # a run holds the thread and the resume would be turned away: record the
     # decision as deferred (the next sweep resumes the run at once) and return it
-    busy = resume and bool((yield op("thread_busy", config=config_of_resume)))
+    busy = resume and (yield from ThreadBusyNow(config=config_of_resume))
     record = new_record(
         type="decision",
         approval_id=intr.id,
@@ -260,22 +157,58 @@ def decide_approval_flow(
     audit = decided_entry(thread_id, record, action=action, reason=api_reason(record))
     if record.get("edited_fingerprint"):
         audit["fingerprint"] = record["edited_fingerprint"]
-    stored = yield op(
-        "record_decision", thread_id=thread_id, key=intr.id, decision=record, audit=audit
+    stored = yield from RecordDecision(
+        thread_id=thread_id, key=intr.id, decision=record, audit=audit
     )
     if not won(stored, record):
         yield from lost_race_flow(thread_id, intr.id, stored, by=by, action=action, record=record)
+    decided(intr, record, action, sec.get("requested_at"))
     if busy:
         log_left_to_sweep(thread_id, intr.id, "a run holds the thread")
     if not resume or busy:
         return decision_of(record)
     command: Command[Any] = Command(resume={intr.id: resume_value(record, intr.value)})
     try:
-        return (yield op("invoke", input=command, config=config_of_resume))
+        return (yield from Invoke(input=command, config=config_of_resume))
     except ThreadBusy as turned_away:
         # a run took the thread after the check: the decision stands, never raise
         log_left_to_sweep(thread_id, intr.id, str(turned_away))
         return decision_of(record)
+
+
+def _check_decider_flow(
+    thread_id: str,
+    intr: Interrupt,
+    *,
+    by: str,
+    action: str,
+    roles: Sequence[str],
+    authorize: Authorize | None,
+    clock: Clock | None,
+) -> Flow[None]:
+    """Refuse (audited) a decision the request does not allow or the decider may not make."""
+    sec = section(intr.value)
+    try:
+        allowed = sec.get("allowed_decisions") or DEFAULT_ALLOWED
+        if action not in allowed:
+            raise DecisionNotAllowed(
+                decision=action, allowed=list(allowed), thread_id=thread_id, approval_id=intr.id
+            )
+        check_decider(thread_id, intr, "approval", by=by, roles=roles, authorize=authorize)
+    except (NotAuthorized, DecisionNotAllowed) as refused:
+        entry = refusal_entry(
+            thread_id,
+            intr.id,
+            by=by,
+            action=action,
+            at=now_of(clock),
+            fingerprint=sec.get("fingerprint"),
+            outcome="not_authorized" if isinstance(refused, NotAuthorized) else "not_allowed",
+            reason=refusal_reason(refused),
+        )
+        yield from AppendAudit(entries=[entry])
+        refused_event(entry)
+        raise
 
 
 def lost_race_flow(
@@ -298,7 +231,8 @@ def lost_race_flow(
         outcome="already_decided",
         reason=already_reason(stored),
     )
-    yield op("append_audit", entries=[entry])
+    yield from AppendAudit(entries=[entry])
+    refused_event(entry)
     raise AlreadyDecided(thread_id=thread_id, approval_id=approval_id, decision=stored)
 
 
@@ -349,14 +283,11 @@ def _rejection(edited: Any) -> dict[str, Any] | None:
     return {"type": "reject", "args": action_args(edited), "message": None}
 
 
-def _env(graph: Any) -> Env:
-    saver = getattr(graph, "checkpointer", None)
-    if saver is None or saver is True or saver is False:
-        raise ValueError("the graph must be compiled with a checkpointer (a saver instance)")
-    return Env(Backend(saver), graph)
+def _env(graph: CompiledGraph) -> Env:
+    return Env(Backend(saver_of(graph)), graph)
 
 
-def decide_env(target: Any, resume: bool) -> Env:
+def decide_env(target: GraphOrSaver, resume: bool) -> Env:
     """A compiled graph; or, for a decision that does not resume, a saver alone."""
     if isinstance(target, BaseCheckpointSaver):
         if resume:
@@ -369,7 +300,7 @@ def decide_env(target: Any, resume: bool) -> Env:
 
 
 def approve(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -429,7 +360,7 @@ def approve(
 
 
 def reject(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -463,7 +394,7 @@ def reject(
 
 
 async def aapprove(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -490,7 +421,7 @@ async def aapprove(
 
 
 async def areject(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,

@@ -38,11 +38,13 @@ from langgraph_durable.checkpointers import (
     DeferredAudit,
     VerifiableAudit,
     audit_entry,
+    feature,
 )
 from langgraph_durable.interrupts._clock import utc_now
 from langgraph_durable.interrupts._errors import AuditNotVerifiable
 from langgraph_durable.interrupts._pregel import CONFIG_KEY_CHECKPOINTER, current_task
 from langgraph_durable.interrupts._store import Backend
+from langgraph_durable.interrupts._types import Saver
 
 log = logging.getLogger("langgraph_durable.interrupts.audit")
 
@@ -107,7 +109,7 @@ def _entries(rows: Sequence[dict[str, Any]]) -> list[AuditEntry]:
     ]
 
 
-def audit_log(saver: Any, *, thread_id: str) -> list[AuditEntry]:
+def audit_log(saver: Saver, *, thread_id: str) -> list[AuditEntry]:
     """The thread's audit trail, oldest first.
 
     Args:
@@ -121,12 +123,12 @@ def audit_log(saver: Any, *, thread_id: str) -> list[AuditEntry]:
     return _entries(Backend(saver).read_audit(str(thread_id)))
 
 
-async def aaudit_log(saver: Any, *, thread_id: str) -> list[AuditEntry]:
+async def aaudit_log(saver: Saver, *, thread_id: str) -> list[AuditEntry]:
     """Async twin of :func:`audit_log`."""
     return _entries(await Backend(saver).aread_audit(str(thread_id)))
 
 
-def purge_audit(saver: Any, *, thread_id: str) -> int:
+def purge_audit(saver: Saver, *, thread_id: str) -> int:
     """Retention: delete the thread *and* its audit trail; return how many entries went.
 
     ``delete_thread`` keeps the audit trail (an audit outlives what it audits);
@@ -138,12 +140,12 @@ def purge_audit(saver: Any, *, thread_id: str) -> int:
     return Backend(saver).purge_audit(str(thread_id))
 
 
-async def apurge_audit(saver: Any, *, thread_id: str) -> int:
+async def apurge_audit(saver: Saver, *, thread_id: str) -> int:
     """Async twin of :func:`purge_audit`."""
     return await Backend(saver).apurge_audit(str(thread_id))
 
 
-def verify_audit(saver: Any, thread_id: str) -> AuditVerification:
+def verify_audit(saver: Saver, thread_id: str) -> AuditVerification:
     """Check the thread's audit trail against its hash chain.
 
     Our savers chain each entry to the one before it when they append it, and
@@ -164,17 +166,20 @@ def verify_audit(saver: Any, thread_id: str) -> AuditVerification:
         AuditNotVerifiable: The saver keeps no chain (``InMemorySaver`` and
             other savers: their log is the in-process one).
     """
-    if not isinstance(saver, VerifiableAudit):
+    audit = feature(saver, VerifiableAudit)
+    if audit is None:
         raise AuditNotVerifiable(saver_type=type(saver).__name__)
-    return saver.verify_audit(thread_id=str(thread_id))
+    return audit.verify_audit(thread_id=str(thread_id))
 
 
-async def averify_audit(saver: Any, thread_id: str) -> AuditVerification:
+async def averify_audit(saver: Saver, thread_id: str) -> AuditVerification:
     """Async twin of :func:`verify_audit`."""
-    if isinstance(saver, AsyncVerifiableAudit):
-        return await saver.averify_audit(thread_id=str(thread_id))
-    if isinstance(saver, VerifiableAudit):  # a sync saver: its calls block
-        return await asyncio.to_thread(saver.verify_audit, thread_id=str(thread_id))
+    aaudit = feature(saver, AsyncVerifiableAudit)
+    if aaudit is not None:
+        return await aaudit.averify_audit(thread_id=str(thread_id))
+    audit = feature(saver, VerifiableAudit)
+    if audit is not None:  # a sync saver: its calls block
+        return await asyncio.to_thread(audit.verify_audit, thread_id=str(thread_id))
     raise AuditNotVerifiable(saver_type=type(saver).__name__)
 
 
@@ -219,8 +224,9 @@ def node_audit(config: Any = None, **fields: Any) -> None:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         loop = None
-    if loop is not None and isinstance(target[0], DeferredAudit):
-        target[0].defer_audit(entries=[entry])
+    deferred = feature(target[0], DeferredAudit) if loop is not None else None
+    if deferred is not None:
+        deferred.defer_audit(entries=[entry])
         return
     if loop is not None and backend.aaudit:
         # another saver's async log: best effort, on its loop

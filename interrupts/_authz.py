@@ -26,6 +26,7 @@ from langgraph.types import Interrupt
 from langgraph_durable.checkpointers import extract_wait
 from langgraph_durable.interrupts._errors import InterruptsError
 from langgraph_durable.interrupts._records import section
+from langgraph_durable.interrupts._types import G
 
 REQUESTER = "requester"
 """``forbid=[REQUESTER]``: whoever started the run may not decide its approvals."""
@@ -120,7 +121,7 @@ _GRAPH_POLICIES: weakref.WeakKeyDictionary[Any, Authorize] = weakref.WeakKeyDict
 _SAVER_POLICIES: weakref.WeakKeyDictionary[Any, Authorize] = weakref.WeakKeyDictionary()
 
 
-def set_authorization(graph: Any, authorize: Authorize) -> Any:
+def set_authorization(graph: G, authorize: Authorize) -> G:
     """Set the policy for every decision on ``graph``'s threads; returns ``graph``.
 
     ``approve``/``reject``/``decide`` (and their async twins) on this graph use it

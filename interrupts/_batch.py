@@ -13,19 +13,13 @@ side lives in :mod:`._batch_node`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from langgraph.types import Command
+from langgraph.types import Command, Interrupt
 
-from langgraph_durable.checkpointers import ThreadBusy, WaitEntry
-from langgraph_durable.interrupts._approve import (
-    decide_env,
-    find_pending_flow,
-    log_left_to_sweep,
-    resume_config,
-    thread_of,
-)
+from langgraph_durable.checkpointers import ThreadBusy
+from langgraph_durable.interrupts._approve import decide_env, log_left_to_sweep, resume_config
 from langgraph_durable.interrupts._authz import (
     Authorize,
     NotAuthorized,
@@ -33,138 +27,58 @@ from langgraph_durable.interrupts._authz import (
     policy_of,
 )
 from langgraph_durable.interrupts._batch_models import BatchDecision, DecideResult, ItemDecision
+from langgraph_durable.interrupts._batch_record import (
+    batch_items,
+    batch_resume_value,
+    complete_flow,
+    item_records,
+    record_items_flow,
+)
 from langgraph_durable.interrupts._clock import Clock, now_of
 from langgraph_durable.interrupts._decision_audit import (
     already_reason,
     api_reason,
-    decided_entry,
     refusal_entry,
     refusal_reason,
-    timeout_entry,
 )
-from langgraph_durable.interrupts._driver import Flow, adrive, drive, op
+from langgraph_durable.interrupts._driver import Flow, adrive, drive
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
     DecisionNotAllowed,
     UnknownBatchItem,
 )
 from langgraph_durable.interrupts._inputs import check_decisions, decider_args
+from langgraph_durable.interrupts._pending import find_pending_flow, thread_of
 from langgraph_durable.interrupts._records import (
-    SYSTEM,
-    age_at_least,
-    decision_fields,
-    item_key,
-    new_record,
     section,
     won,
 )
+from langgraph_durable.interrupts._requests import (
+    AppendAudit,
+    Invoke,
+    ThreadBusyNow,
+)
 from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
+from langgraph_durable.interrupts._telemetry import (
+    approval_attributes,
+    current,
+    link_request,
+    refused_event,
+    traced_flow,
+)
+from langgraph_durable.interrupts._types import GraphOrSaver
 
 __all__ = [
     "BatchDecision",
     "DecideResult",
     "ItemDecision",
     "adecide",
-    "batch_resume_value",
-    "batch_timeout_flow",
-    "complete_flow",
     "decide",
     "decide_flow",
-    "record_items_flow",
 ]
 
 
 # -- flows -------------------------------------------------------------------------------
-
-
-def _items(value: Any) -> dict[str, dict[str, Any]]:
-    return {str(i["key"]): i for i in section(value).get("items") or []}
-
-
-def batch_resume_value(entry_or_value: Any, completion: dict[str, Any]) -> Flow[dict[str, Any]]:
-    """Every item decision of a completed batch, as the node receives it."""
-    value = getattr(entry_or_value, "value", entry_or_value)
-    thread_id = getattr(entry_or_value, "thread_id", None) or completion["thread_id"]
-    batch_id = completion["approval_id"]
-    items = _items(value)
-    got = yield op(
-        "get_decisions", thread_id=thread_id, keys=[item_key(batch_id, k) for k in items]
-    )
-    decisions = {}
-    for k, raw in items.items():
-        rec = got.get(item_key(batch_id, k))
-        if rec is not None:
-            decisions[k] = {**rec, "request": raw.get("item")}
-    return {**completion, "decisions": decisions}
-
-
-ITEM_CONCURRENCY = 8
-"""Item compare-and-sets of one call in flight at once (each its own statement or script)."""
-
-
-def _record_item_flow(
-    thread_id: str, key: str, decision: dict[str, Any], audit: dict[str, Any]
-) -> Flow[dict[str, Any]]:
-    stored: dict[str, Any] = yield op(
-        "record_decision", thread_id=thread_id, key=key, decision=decision, audit=audit
-    )
-    return stored
-
-
-def record_items_flow(
-    thread_id: str,
-    batch_id: str,
-    mines: Mapping[str, dict[str, Any]],
-    audits: Mapping[str, dict[str, Any]],
-) -> Flow[dict[str, dict[str, Any]]]:
-    """CAS each item's decision; the stored record of each key.
-
-    The items are independent compare-and-sets (one statement or script each, no
-    transaction spanning two), so they are sent concurrently: a call of 10 items
-    waits about one round trip and commit instead of ten.
-    """
-    keys = list(mines)
-    flows = [_record_item_flow(thread_id, item_key(batch_id, k), mines[k], audits[k]) for k in keys]
-    if len(flows) <= 1 or ITEM_CONCURRENCY <= 1:
-        stored = []
-        for f in flows:
-            stored.append((yield from f))
-    else:
-        stored = yield op("run_all", flows=flows, concurrency=min(len(flows), ITEM_CONCURRENCY))
-    return dict(zip(keys, stored, strict=True))
-
-
-def complete_flow(
-    thread_id: str,
-    batch_id: str,
-    items: Mapping[str, Any],
-    by: str,
-    at: datetime,
-    timed_out: bool,
-    deferred: bool = False,
-) -> Flow[dict[str, Any] | None]:
-    """If every item is decided, CAS the completion record; return it if this call won.
-
-    ``deferred``: the winner does not resume the run (``decide(..., resume=False)``);
-    the record says so, and the next sweep resumes it at once.
-    """
-    # a count, not a read: its cost does not follow how many items are decided
-    decided = yield op(
-        "count_decisions", thread_id=thread_id, keys=[item_key(batch_id, k) for k in items]
-    )
-    if decided < len(items):
-        return None
-    mine = new_record(
-        type="batch_complete",
-        approval_id=batch_id,
-        by=by,
-        at=at,
-        timed_out=timed_out,
-        thread_id=thread_id,
-        **({"deferred": True} if deferred else {}),  # type: ignore[arg-type]
-    )
-    stored = yield op("record_decision", thread_id=thread_id, key=batch_id, decision=mine)
-    return stored if won(stored, mine) else None
 
 
 def _check_allowed(wanted: Mapping[str, dict[str, Any]], intr: Any, thread_id: str) -> None:
@@ -208,60 +122,18 @@ def decide_flow(
         config, thread_id, "batch", batch_id, by=by, action="decide", clock=clock
     )
     now = now_of(clock)
-    try:
-        _check_allowed(wanted, intr, thread_id)
-        check_decider(thread_id, intr, "batch", by=by, roles=roles, authorize=authorize)
-    except (NotAuthorized, DecisionNotAllowed) as refused:
-        entry = refusal_entry(
-            thread_id,
-            intr.id,
-            by=by,
-            action="decide",
-            at=now,
-            fingerprint=None,
-            outcome="not_authorized" if isinstance(refused, NotAuthorized) else "not_allowed",
-            reason=refusal_reason(refused),
-            item=getattr(refused, "item", None),
-        )
-        yield op("append_audit", entries=[entry])
-        raise
-    items = _items(intr.value)
-    unknown = [k for k in wanted if k not in items]
-    if unknown:
-        entry = refusal_entry(
-            thread_id,
-            intr.id,
-            by=by,
-            action="decide",
-            at=now,
-            fingerprint=None,
-            outcome="unknown_item",
-            reason=f"unknown item keys: {', '.join(unknown)}; nothing recorded",
-        )
-        yield op("append_audit", entries=[entry])
-        raise UnknownBatchItem(keys=unknown, batch_id=intr.id, thread_id=thread_id)
+    span = current()
+    link_request(span, intr.value)
+    span.set_attributes({"langgraph_durable.decider": by, "langgraph_durable.approval.id": intr.id})
+    items = batch_items(intr.value)
+    yield from _check_flow(wanted, intr, items, thread_id, by, roles, authorize, now)
     out = DecideResult(batch_id=intr.id)
-    lost: list[dict[str, Any]] = []
-    mines: dict[str, dict[str, Any]] = {}
-    audits: dict[str, dict[str, Any]] = {}
-    for k, answer in wanted.items():
-        mines[k] = new_record(
-            type="decision",
-            approval_id=intr.id,
-            by=by,
-            at=now,
-            fingerprint=items[k].get("fingerprint"),
-            roles=list(roles),
-            item=k,
-            via="api",
-            **decision_fields({**answer, "comment": comment}, items[k].get("item")),
-        )
-        audits[k] = decided_entry(
-            thread_id, mines[k], action=answer["type"], reason=api_reason(mines[k]), item=k
-        )
-        if mines[k].get("edited_fingerprint"):
-            audits[k]["fingerprint"] = mines[k]["edited_fingerprint"]
+    answers = {k: {**answer, "comment": comment} for k, answer in wanted.items()}
+    mines, audits = item_records(
+        thread_id, intr.id, items, answers, by=by, roles=roles, at=now, via="api", reason=api_reason
+    )
     stored_all = yield from record_items_flow(thread_id, intr.id, mines, audits)
+    lost: list[dict[str, Any]] = []
     for k, answer in wanted.items():
         mine, stored = mines[k], stored_all[k]
         if won(stored, mine):
@@ -282,7 +154,7 @@ def decide_flow(
                 )
             )
     if lost:
-        yield op("append_audit", entries=lost)
+        yield from AppendAudit(entries=lost)
     yield from _complete(out, config, thread_id, intr, items, by, now, clock, resume)
     # a call that won no item but found the batch complete and resumed it reports
     # that (its result), not AlreadyDecided: the run's result must reach someone
@@ -290,6 +162,51 @@ def decide_flow(
         k, rec = next(iter(out.already_decided.items()))
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=rec, item=k)
     return out
+
+
+def _check_flow(
+    wanted: dict[str, dict[str, Any]],
+    intr: Interrupt,
+    items: dict[str, Any],
+    thread_id: str,
+    by: str,
+    roles: Sequence[str],
+    authorize: Authorize | None,
+    now: datetime,
+) -> Flow[None]:
+    """Refuse (audited) answers the batch does not allow, deciders it does not, unknown items."""
+    try:
+        _check_allowed(wanted, intr, thread_id)
+        check_decider(thread_id, intr, "batch", by=by, roles=roles, authorize=authorize)
+    except (NotAuthorized, DecisionNotAllowed) as refused:
+        entry = refusal_entry(
+            thread_id,
+            intr.id,
+            by=by,
+            action="decide",
+            at=now,
+            fingerprint=None,
+            outcome="not_authorized" if isinstance(refused, NotAuthorized) else "not_allowed",
+            reason=refusal_reason(refused),
+            item=getattr(refused, "item", None),
+        )
+        yield from AppendAudit(entries=[entry])
+        refused_event(entry)
+        raise
+    unknown = [k for k in wanted if k not in items]
+    if unknown:
+        entry = refusal_entry(
+            thread_id,
+            intr.id,
+            by=by,
+            action="decide",
+            at=now,
+            fingerprint=None,
+            outcome="unknown_item",
+            reason=f"unknown item keys: {', '.join(unknown)}; nothing recorded",
+        )
+        yield from AppendAudit(entries=[entry])
+        raise UnknownBatchItem(keys=unknown, batch_id=intr.id, thread_id=thread_id)
 
 
 def _complete(
@@ -311,7 +228,7 @@ def _complete(
     recorded: it stands, and a sweep resumes the run a sweeper's lease later.
     """
     config_of_resume = resume_config(config, clock, intr.value)
-    busy = resume and bool((yield op("thread_busy", config=config_of_resume)))
+    busy = resume and bool((yield from ThreadBusyNow(config=config_of_resume)))
     completion = yield from complete_flow(
         thread_id, intr.id, items, by, now, False, deferred=not resume or busy
     )
@@ -325,7 +242,7 @@ def _complete(
     answer = yield from batch_resume_value(intr.value, completion)
     command: Command[Any] = Command(resume={intr.id: answer})
     try:
-        out.result = yield op("invoke", input=command, config=config_of_resume)
+        out.result = yield from Invoke(input=command, config=config_of_resume)
     except ThreadBusy as turned_away:
         out.deferred = True
         log_left_to_sweep(thread_id, intr.id, str(turned_away))
@@ -333,54 +250,11 @@ def _complete(
     out.completed = True
 
 
-def batch_timeout_flow(
-    entry: WaitEntry, *, now: datetime, lease: timedelta
-) -> Flow[dict[str, Any] | None]:
-    """Sweeper: decide a due batch's open items by ``on_timeout``; the completion record."""
-    thread_id, batch_id = entry.thread_id, entry.interrupt_id
-    got = yield op("get_decisions", thread_id=thread_id, keys=[batch_id])
-    done = got.get(batch_id)
-    if done is not None:
-        return done if age_at_least(done, now, lease) else None
-    if entry.info.deadline is None or entry.info.deadline > now:
-        return None
-    items = _items(entry.value)
-    action = (section(entry.value).get("on_timeout") or {}).get("action", "reject")
-    decided = yield op(
-        "get_decisions", thread_id=thread_id, keys=[item_key(batch_id, k) for k in items]
-    )
-    mines: dict[str, dict[str, Any]] = {}
-    audits: dict[str, dict[str, Any]] = {}
-    for k, raw in items.items():
-        if item_key(batch_id, k) in decided:
-            continue
-        mines[k] = new_record(
-            type="decision",
-            approval_id=batch_id,
-            by=SYSTEM,
-            at=now,
-            approved=action == "approve",
-            timed_out=True,
-            rule=f"on_timeout={action}",
-            fingerprint=raw.get("fingerprint"),
-            item=k,
-        )
-        audits[k] = timeout_entry(thread_id, mines[k], entry.info.deadline, item=k)
-    yield from record_items_flow(thread_id, batch_id, mines, audits)
-    completion = yield from complete_flow(thread_id, batch_id, items, SYSTEM, now, True)
-    if completion is None:
-        # a decider completed it at the same moment; resume theirs once it is a lease old
-        got = yield op("get_decisions", thread_id=thread_id, keys=[batch_id])
-        theirs = got.get(batch_id)
-        return theirs if theirs is not None and age_at_least(theirs, now, lease) else None
-    return completion
-
-
 # -- public calls ------------------------------------------------------------------------
 
 
 def decide(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     decisions: Mapping[Any, Any],
     *,
@@ -442,11 +316,13 @@ def decide(
         authorize=policy_of(graph, authorize),
         resume=resume,
     )
+    attrs = approval_attributes((config.get("configurable") or {}).get("thread_id"), batch_id)
+    flow = traced_flow("approval.decide", flow, attrs)
     return drive(flow, decide_env(graph, resume))
 
 
 async def adecide(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     decisions: Mapping[Any, Any],
     *,
@@ -470,4 +346,6 @@ async def adecide(
         authorize=policy_of(graph, authorize),
         resume=resume,
     )
+    attrs = approval_attributes((config.get("configurable") or {}).get("thread_id"), batch_id)
+    flow = traced_flow("approval.decide", flow, attrs)
     return await adrive(flow, decide_env(graph, resume))

@@ -17,34 +17,21 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from langgraph.config import get_config
-from langgraph.types import Interrupt
 
 from langgraph_durable.checkpointers import wait_marker
 from langgraph_durable.interrupts._audit import node_audit
 from langgraph_durable.interrupts._authz import (
-    NotAuthorized,
-    check_decider,
-    policy_for_saver,
     requested_by_of_run,
     thread_of_run,
 )
-from langgraph_durable.interrupts._batch import (
-    batch_resume_value,
-    complete_flow,
-    record_items_flow,
-)
 from langgraph_durable.interrupts._batch_models import BatchDecision, ItemDecision
+from langgraph_durable.interrupts._batch_resume import batch_answer_flow
 from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
-from langgraph_durable.interrupts._decision_audit import decided_entry
-from langgraph_durable.interrupts._driver import Flow, adrive, drive, op
+from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
 from langgraph_durable.interrupts._errors import (
-    AlreadyDecided,
-    DecisionNotAllowed,
     InvalidInput,
-    ResumeNotUnderstood,
     StaleApproval,
 )
-from langgraph_durable.interrupts._identity import decider_of_config
 from langgraph_durable.interrupts._inputs import (
     check_forbid,
     check_names,
@@ -53,25 +40,15 @@ from langgraph_durable.interrupts._inputs import (
     check_timeout,
     requester_check,
 )
-from langgraph_durable.interrupts._pregel import current_task, resume_slot, run_saver
 from langgraph_durable.interrupts._records import (
     SYSTEM,
-    decision_fields,
-    decision_reason,
     fingerprint,
-    new_record,
     section,
 )
 from langgraph_durable.interrupts._resume import (
-    ANONYMOUS,
-    NeedsAsync,
-    NodeEnv,
-    decider_for,
+    Ask,
     is_record,
     node_env,
-    refuse_flow,
-    shown_interrupt,
-    stored_interrupt_flow,
     verify_record_flow,
 )
 from langgraph_durable.interrupts._shapes import (
@@ -80,7 +57,6 @@ from langgraph_durable.interrupts._shapes import (
     action_args,
     check_allowed,
     check_ui,
-    read_answers,
     shaped_value,
 )
 
@@ -143,7 +119,7 @@ def batch_flow(ask: _BatchAsk, thread_id: str | None, helper: str) -> Flow[Batch
             "level": 0,
             "refuse": requester_check(ask.forbidden, ask.requested_by),
         }
-        answer = yield op("ask", value=value, audit=audit)
+        answer = yield from Ask(value=value, audit=audit)
         if is_record(answer):
             yield from verify_record_flow(answer, thread_id)
         else:
@@ -227,135 +203,6 @@ def _result(
     return result
 
 
-def batch_answer_flow(raw: Any, rebuilt: Any, *, at: datetime, helper: str) -> Flow[dict[str, Any]]:
-    """Record a raw resume of a batch: one decision per open item, then the completion."""
-    config = get_config()
-    ctx = current_task(config)
-    slot = resume_slot(config, raw)
-    if ctx is None or ctx.thread_id is None or slot is None:
-        raise ResumeNotUnderstood(
-            value=raw, reason="resumed outside a graph run with a checkpointer", accepted=[]
-        )
-    if not (yield op("io_ready")):
-        slot.withdraw()  # not kept as the answer: the approval waits for a usable one
-        raise NeedsAsync(helper=helper)
-    thread_id = ctx.thread_id
-    stored = yield from stored_interrupt_flow(ctx, slot.interrupt_id)
-    shown = shown_interrupt(slot.interrupt_id, stored, rebuilt)
-    sec = section(shown.value)
-    items = {str(i["key"]): i for i in sec.get("items") or []}
-    decider = decider_of_config(config)
-    by = decider.id if decider is not None else ANONYMOUS
-    try:
-        answers = _answers(raw, items, sec, thread_id, shown)
-        by, roles = decider_for(decider, shown, thread_id, "batch")
-        if by != ANONYMOUS:
-            policy = policy_for_saver(run_saver(ctx.configurable))
-            check_decider(thread_id, shown, "batch", by=by, roles=roles, authorize=policy)
-    except (ResumeNotUnderstood, DecisionNotAllowed, NotAuthorized) as exc:
-        outcome = {
-            ResumeNotUnderstood: "not_understood",
-            DecisionNotAllowed: "not_allowed",
-        }.get(type(exc), "not_authorized")
-        yield from refuse_flow(
-            exc,
-            slot=slot,
-            thread_id=thread_id,
-            by=by,
-            action="decide",
-            fingerprint=None,
-            outcome=outcome,
-            at=at,
-        )
-        raise AssertionError("unreachable") from None
-    mines, audits = _item_records(thread_id, shown, items, answers, by, roles, at)
-    yield from record_items_flow(thread_id, shown.id, mines, audits)
-    completion = yield from complete_flow(thread_id, shown.id, items, by, at, False)
-    if completion is None:
-        got = yield op("get_decisions", thread_id=thread_id, keys=[shown.id])
-        theirs = got.get(shown.id) or {}
-        lost = AlreadyDecided(thread_id=thread_id, approval_id=shown.id, decision=theirs)
-        yield from refuse_flow(
-            lost,
-            slot=slot,
-            thread_id=thread_id,
-            by=by,
-            action="decide",
-            fingerprint=None,
-            outcome="already_decided",
-            at=at,
-        )
-        raise AssertionError("unreachable")
-    answered = yield from batch_resume_value(shown.value, {**completion, "thread_id": thread_id})
-    slot.replace(answered)
-    return answered
-
-
-def _answers(
-    raw: Any, items: dict[str, Any], sec: dict[str, Any], thread_id: str, shown: Interrupt
-) -> dict[str, dict[str, Any]]:
-    try:
-        given = read_answers(raw, len(items))
-    except ResumeNotUnderstood as exc:
-        raise ResumeNotUnderstood(
-            value=raw,
-            reason=exc.reason,
-            accepted=exc.accepted,
-            thread_id=thread_id,
-            approval_id=shown.id,
-        ) from None
-    allowed = sec.get("allowed_decisions") or DEFAULT_ALLOWED
-    out = {}
-    for k, answer in zip(items, given, strict=True):
-        if answer["type"] not in allowed:
-            raise DecisionNotAllowed(
-                decision=answer["type"],
-                allowed=list(allowed),
-                thread_id=thread_id,
-                approval_id=shown.id,
-                item=k,
-            )
-        if answer["type"] == "edit" and isinstance(answer["args"], dict):
-            answer = {**answer, "args": {a: v for a, v in answer["args"].items() if a != "key"}}
-        out[k] = answer
-    return out
-
-
-def _item_records(
-    thread_id: str,
-    shown: Interrupt,
-    items: dict[str, Any],
-    answers: dict[str, dict[str, Any]],
-    by: str,
-    roles: Sequence[str],
-    at: datetime,
-) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    mines: dict[str, dict[str, Any]] = {}
-    audits: dict[str, dict[str, Any]] = {}
-    for k, answer in answers.items():
-        mines[k] = new_record(
-            type="decision",
-            approval_id=shown.id,
-            by=by,
-            at=at,
-            fingerprint=items[k].get("fingerprint"),
-            roles=list(roles),
-            item=k,
-            via="resume",
-            **decision_fields(answer, items[k].get("item")),
-        )
-        audits[k] = decided_entry(
-            thread_id,
-            mines[k],
-            action=answer["type"],
-            reason=decision_reason(mines[k], "resume"),
-            item=k,
-        )
-        if mines[k].get("edited_fingerprint"):
-            audits[k]["fingerprint"] = mines[k]["edited_fingerprint"]
-    return mines, audits
-
-
 # -- public calls ------------------------------------------------------------------------
 
 
@@ -406,7 +253,7 @@ def _checked(
     )
 
 
-def _env() -> NodeEnv:
+def _env() -> Env:
     env = node_env()
     if env is None:
         raise InvalidInput(

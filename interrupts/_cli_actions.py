@@ -18,11 +18,11 @@ import click
 from langgraph_durable.interrupts._cli_common import (
     CliError,
     bind_graph,
+    command,
     load_object,
     open_saver,
     url_option,
 )
-from langgraph_durable.interrupts.cli import main
 
 _SPAN = re.compile(r"(\d+(?:\.\d+)?)([dhms])")
 _UNIT = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
@@ -118,7 +118,7 @@ def _kwargs(actor: str, approval_id: str | None, roles: tuple[str, ...]) -> dict
     return out
 
 
-@main.command("respond")
+@command("respond")
 @url_option
 @click.argument("thread")
 @click.option("--text", required=True, help="The answer for the agent.")
@@ -144,7 +144,7 @@ def respond_cmd(
     _outcome(f"answered as {actor}", thread, state)
 
 
-@main.command("extend")
+@command("extend")
 @url_option
 @click.argument("thread")
 @click.option("--by", "span", default=None, help="How much later: 2h, 90m, 1d (-30m: earlier).")
@@ -182,7 +182,7 @@ def extend_cmd(
     _outcome(f"deadline moved by {actor}", thread, state)
 
 
-@main.command("reassign")
+@command("reassign")
 @url_option
 @click.argument("thread")
 @click.option("--to", "to", multiple=True, required=True, help="New approver (repeatable).")
@@ -214,7 +214,7 @@ def reassign_cmd(
     _outcome(f"reassigned to {', '.join(to)} by {actor}", thread, state)
 
 
-@main.command("remind")
+@command("remind")
 @url_option
 @click.argument("thread")
 @click.option("--comment", default=None, help="A note for the approvers.")
@@ -238,7 +238,7 @@ def remind_cmd(
     click.echo(f"reminded {', '.join(event.approvers) or 'anyone'} of thread {thread}")
 
 
-@main.command("cancel")
+@command("cancel")
 @url_option
 @click.argument("thread")
 @click.option("--comment", default=None, help="Why, kept with the cancellation.")

@@ -2,9 +2,10 @@
 loading a user's object, and turning mistakes into one clear line.
 
 A subcommand lives in its own module (``interrupts/_cli_<name>.py``), decorates
-itself with ``@main.command()`` from :mod:`langgraph_durable.interrupts.cli`, takes ``@url_option``
-and opens storage with :func:`open_saver`. Raise :class:`CliError` for a user
-mistake; :func:`langgraph_durable.interrupts.cli.main` prints it as one line and exits non-zero.
+itself with ``@command()`` from here (:mod:`langgraph_durable.interrupts.cli` adds every
+declared command to its group, so no subcommand imports the command line back), takes
+``@url_option`` and opens storage with :func:`open_saver`. Raise :class:`CliError` for a user
+mistake; :func:`langgraph_durable.interrupts.cli.run` prints it as one line and exits non-zero.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from typing import Any, TypeVar
 
 import click
 
-from langgraph_durable.checkpointers._errors import InvalidConfigError
-from langgraph_durable.checkpointers._url_options import StorageAddress, parse_address, redact_url
+from langgraph_durable.checkpointers import InvalidConfigError
+from langgraph_durable.checkpointers.addresses import StorageAddress, parse_address, redact_url
 from langgraph_durable.interrupts._cli_errors import CliError, describe, remember_secrets
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -30,7 +31,9 @@ __all__ = [
     "address_of",
     "bind_graph",
     "checked_url",
+    "command",
     "console",
+    "declared_commands",
     "load_object",
     "open_async_saver",
     "open_saver",
@@ -44,6 +47,25 @@ URL_HELP = (
     "?schema=NAME (Postgres) or ?prefix=NAME (Redis) selects a saver's namespace; "
     "?prepared_statements=false on Postgres behind a pooler in transaction mode (PgBouncer)."
 )
+
+
+_DECLARED: list[click.Command] = []
+
+
+def command(name: str | None = None) -> Callable[[Callable[..., Any]], click.Command]:
+    """Declare a ``langgraph-durable`` subcommand (click's ``@command``, kept for the group)."""
+
+    def declare(fn: Callable[..., Any]) -> click.Command:
+        declared = click.command(name)(fn)
+        _DECLARED.append(declared)
+        return declared
+
+    return declare
+
+
+def declared_commands() -> list[click.Command]:
+    """Every subcommand declared with :func:`command` by the modules imported so far."""
+    return list(_DECLARED)
 
 
 def address_of(url: str) -> StorageAddress:

@@ -10,8 +10,13 @@ import time
 
 import click
 
-from langgraph_durable.interrupts._cli_common import URL_ENV, CliError, address_of, checked_url
-from langgraph_durable.interrupts.cli import main
+from langgraph_durable.interrupts._cli_common import (
+    URL_ENV,
+    CliError,
+    address_of,
+    checked_url,
+    command,
+)
 
 
 def _role(role: str, url: str, thread: str, *extra: str) -> None:
@@ -23,7 +28,7 @@ def _role(role: str, url: str, thread: str, *extra: str) -> None:
         raise CliError(f"the demo's {role} process failed (exit code {done.returncode})")
 
 
-@main.command()
+@command()
 @click.option(
     "--url",
     envvar=URL_ENV,

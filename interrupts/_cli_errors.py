@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from langgraph_durable.checkpointers._url_options import MASK
+from langgraph_durable.checkpointers.addresses import MASK
 
 _secrets: set[str] = set()
 

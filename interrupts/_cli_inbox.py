@@ -9,8 +9,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from langgraph_durable.interrupts._cli_common import console, open_saver, url_option
-from langgraph_durable.interrupts.cli import main
+from langgraph_durable.interrupts._cli_common import command, console, open_saver, url_option
 
 SUMMARY_WIDTH = 70
 
@@ -66,7 +65,7 @@ def row(item: Any, now: datetime) -> dict[str, Any]:
     }
 
 
-@main.command("inbox")
+@command("inbox")
 @url_option
 @click.option("--approver", default=None, help="Only approvals routed to this label or user id.")
 @click.option("--overdue", is_flag=True, help="Only approvals past their deadline.")

@@ -10,16 +10,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from langgraph_durable.checkpointers._url_options import NAMESPACE
+from langgraph_durable.checkpointers.addresses import NAMESPACE
 from langgraph_durable.interrupts._cli_common import (
     CliError,
     address_of,
+    command,
     load_object,
     open_saver,
     redact_url,
     url_option,
 )
-from langgraph_durable.interrupts.cli import main
 
 EXIT_SOME_FAILED = 3
 """Exit code of ``migrate`` when some checkpoints could not be upgraded."""
@@ -44,13 +44,15 @@ def _load_migrations(spec: str) -> Any:
 def _require_protocol(saver: Any, url: str) -> None:
     from langgraph_durable.migrations import MigrationStore
 
-    if not isinstance(saver, MigrationStore):
+    if not isinstance(saver, MigrationStore) and not isinstance(
+        getattr(saver, "migration_store", None), MigrationStore
+    ):
         raise CliError(
             f"the saver for {redact_url(url)} ({type(saver).__name__}) does not support migrations"
         )
 
 
-@main.command()
+@command()
 @url_option
 @click.option(
     "--migrations",
@@ -141,7 +143,8 @@ def _migration_status(saver: Any, url: str) -> Any:
     from langgraph_durable.checkpointers import LayoutVersionError
 
     try:
-        return saver.migration_status()
+        # a saver that holds its migration store, or one that is its own
+        return getattr(saver, "migration_store", saver).migration_status()
     except LayoutVersionError as exc:
         if exc.found is not None:
             raise
@@ -159,7 +162,7 @@ STATUS_THREADS = 20
 """How many running/orphaned and how many parked threads ``status`` lists."""
 
 
-@main.command()
+@command()
 @url_option
 def status(url: str) -> None:
     """Per schema version: threads, checkpoints, paused threads; approval and run health."""
@@ -176,6 +179,10 @@ def status(url: str) -> None:
         )
 
         runs = run_health(saver)
+        from langgraph_durable.checkpointers import Outbox, feature
+
+        store = feature(saver, Outbox)
+        outbox = None if store is None else store.notification_counts()
         # the threads behind the counts, with lease owner and age (the lease index alone)
         listed = running_threads(saver, limit=STATUS_THREADS) + parked_threads(
             saver, limit=STATUS_THREADS
@@ -192,6 +199,8 @@ def status(url: str) -> None:
     Console().print(table)
     click.echo(approvals)
     click.echo(f"runs: {runs.running} running, {runs.orphaned} orphaned, {runs.parked} parked")
+    if outbox is not None:
+        click.echo(f"notifications: {outbox.pending} pending, {outbox.parked} parked")
     from langgraph_durable.interrupts._cli_operate import state_text
 
     for st in listed:

@@ -11,13 +11,13 @@ from rich.table import Table
 from langgraph_durable.interrupts._cli_common import (
     CliError,
     bind_graph,
+    command,
     console,
     load_object,
     open_saver,
     url_option,
 )
 from langgraph_durable.interrupts._records import section
-from langgraph_durable.interrupts.cli import main
 
 
 def state_text(st: Any) -> str:
@@ -51,7 +51,7 @@ def _decision_text(d: dict[str, Any] | None, resumed: bool) -> str:
     return f"{verdict} by {who} at {d.get('at')}"
 
 
-@main.command()
+@command()
 @url_option
 @click.argument("thread")
 @click.option(
@@ -153,7 +153,7 @@ def _audit_text(a: Any) -> str:
     return f"{a.at:%Y-%m-%d %H:%M:%S} {a.actor} {what}: {a.outcome}{why}"
 
 
-@main.command("audit")
+@command("audit")
 @url_option
 @click.argument("thread")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line, not a table.")
@@ -340,7 +340,7 @@ def _decision_options(fn: Any) -> Any:
     return fn
 
 
-@main.command("approve")
+@command("approve")
 @url_option
 @click.argument("thread")
 @_decision_options
@@ -359,7 +359,7 @@ def approve_cmd(
     _decide(url, thread, spec, True, by, comment, approval_id, roles, resume, edit_json)
 
 
-@main.command("reject")
+@command("reject")
 @url_option
 @click.argument("thread")
 @_decision_options

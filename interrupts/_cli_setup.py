@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import click
 
-from langgraph_durable.interrupts._cli_common import open_saver, redact_url, url_option
-from langgraph_durable.interrupts.cli import main
+from langgraph_durable.interrupts._cli_common import command, open_saver, redact_url, url_option
 
 
-@main.command()
+@command()
 @url_option
 def setup(url: str) -> None:
     """Create or upgrade the storage layout at URL (safe to run again)."""

@@ -12,16 +12,16 @@ import click
 from langgraph_durable.interrupts._cli_common import (
     address_of,
     bind_graph,
+    command,
     load_object,
     open_async_saver,
     open_saver,
     url_option,
 )
 from langgraph_durable.interrupts._cli_errors import configure_logging
-from langgraph_durable.interrupts.cli import main
 
 
-@main.command()
+@command()
 @url_option
 @click.option(
     "--graph",

@@ -6,7 +6,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langgraph.types import Command
 
@@ -129,6 +129,6 @@ def compensable(
 
             wrapper = swrapper
         wrapper.__compensable_undo__ = undo_name
-        return wrapper  # type: ignore[no-any-return]
+        return cast(F, wrapper)
 
     return decorate

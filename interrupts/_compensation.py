@@ -165,6 +165,8 @@ def _add_saga_to_output(builder: StateGraph[Any, Any, Any, Any]) -> None:
     fields = {k: hints.get(k, Any) for k in channels}
     fields[SAGA_KEY] = Annotated[dict[str, Any], saga_reducer]
     name = f"{getattr(old, '__name__', 'Output')}WithSaga"
+    # a TypedDict made at run time from the graph's own output schema: mypy takes
+    # only TypedDicts written out literally
     new = TypedDict(name, fields, total=False)  # type: ignore[misc]
     builder.schemas[new] = {**channels, SAGA_KEY: builder.channels[SAGA_KEY]}
     builder.output_schema = new
@@ -187,7 +189,7 @@ def add_compensation(
     recorded undos in reverse order of completion, one per superstep. A
     failing undo is retried with backoff up to ``max_attempts`` times; then
     the thread pauses on an interrupt whose value is a
-    :class:`RecoveryReport`, answered with :func:`resume_recovery`
+    :class:`UndoReport`, answered with :func:`resume_undo`
     (``"retry"``, ``"skip"`` or ``"abort"``). The final state's
     ``saga`` key says ``compensated`` (or ``aborted``), why, every step's
     outcome and every report with its decision.
@@ -228,6 +230,8 @@ def add_compensation(
     for name in forward:
         spec = builder.nodes[name]
         if not isinstance(spec.runnable, Pregel):
+            # LangGraph types a node spec's runnable as a StateNode callable; it runs
+            # any Runnable there, which is what the guard is
             spec.runnable = _guard_node(name, spec.runnable)  # type: ignore[arg-type]
 
     # static edges become guarded conditional edges
@@ -253,6 +257,7 @@ def add_compensation(
         input_schema=_SagaInput,
         destinations=(COMPENSATE_NODE, END),
     )
+    # LangGraph calls an error handler with (state, NodeError); its type says StateNode
     builder.set_node_defaults(error_handler=_on_node_error)  # type: ignore[arg-type]
     _add_saga_to_output(builder)
     return builder

@@ -25,7 +25,7 @@ from langgraph_durable.interrupts._audit import FAILED, UNDO, anode_audit, node_
 from langgraph_durable.interrupts._pregel import TaskContext, current_task
 from langgraph_durable.interrupts._records import SYSTEM, fingerprint
 from langgraph_durable.interrupts._registry import lookup_undo
-from langgraph_durable.interrupts._report import ErrorInfo, RecoveryReport, StepInfo, parse_decision
+from langgraph_durable.interrupts._report import ErrorInfo, StepInfo, UndoReport, parse_decision
 from langgraph_durable.interrupts._saga_state import (
     ABORTED,
     COMPENSATE_NODE,
@@ -35,6 +35,7 @@ from langgraph_durable.interrupts._saga_state import (
     error_info,
     saga_of,
 )
+from langgraph_durable.interrupts._telemetry import traced, undo_attributes, undo_failed
 
 PENDING = ("committed", "failed")
 
@@ -88,12 +89,12 @@ def build_report(
     attempts: int,
     thread_id: str | None,
     now: datetime,
-) -> RecoveryReport:
+) -> UndoReport:
     """The report for ``step`` whose undo failed ``attempts`` times with ``error``."""
     failed = {**step, "status": "failed", "attempts": attempts, "error": error}
     steps = [failed if s["id"] == step["id"] else s for s in saga["steps"]]
     failure = saga.get("failure")
-    return RecoveryReport(
+    return UndoReport(
         thread_id=thread_id,
         reason=saga.get("reason"),
         failure=ErrorInfo.model_validate(failure) if failure else None,
@@ -172,7 +173,7 @@ def decide(saga: dict[str, Any], step: dict[str, Any], answer: Any, now: datetim
 
 def _ask(saga: dict[str, Any]) -> Any:
     """Pause on the pending report; re-ask (new interrupt) until the answer is valid."""
-    report = RecoveryReport.from_interrupt(saga["reports"][-1])
+    report = UndoReport.from_interrupt(saga["reports"][-1])
     value = report.to_interrupt_value()
     while True:
         answer = interrupt(value)
@@ -225,8 +226,8 @@ class Compensator:
                 actor=by or "unknown",
                 action=action,
                 outcome="recorded",
-                reason=f"recovery of the failed undo {step['undo']}",
-                dedupe_key=f"recovery:{step['id']}:{step.get('attempts', 0)}",
+                reason=f"answer to the failed undo {step['undo']}",
+                dedupe_key=f"undo:{step['id']}:{step.get('attempts', 0)}",
             )
             return decide(saga, step, answer, now), None
         ctx = current_task(config)
@@ -278,7 +279,8 @@ class Compensator:
         result, plan = self._begin(state, config)
         if plan is None:
             return result
-        done = self._attempts(plan)
+        with traced("compensation.undo", undo_attributes(plan)):
+            done = self._attempts(plan)
         node_audit(config, **undo_audit(plan[1], done, self.clock()))
         return done
 
@@ -300,6 +302,7 @@ class Compensator:
             except GraphBubbleUp:
                 raise
             except Exception as exc:
+                undo_failed(step, exc, attempts)
                 if attempts >= self.max_attempts:
                     return self._exhausted(saga, step, exc, attempts, ctx)
             self.sleep(self.backoff.delay(attempts))
@@ -309,7 +312,8 @@ class Compensator:
         result, plan = self._begin(state, config)
         if plan is None:
             return result
-        done = await self._aattempts(plan)
+        with traced("compensation.undo", undo_attributes(plan)):
+            done = await self._aattempts(plan)
         await anode_audit(config, **undo_audit(plan[1], done, self.clock()))
         return done
 
@@ -331,6 +335,7 @@ class Compensator:
             except GraphBubbleUp:
                 raise
             except Exception as exc:
+                undo_failed(step, exc, attempts)
                 if attempts >= self.max_attempts:
                     return self._exhausted(saga, step, exc, attempts, ctx)
             await self.asleep(self.backoff.delay(attempts))

@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, cast
 
-from langgraph_durable.checkpointers._url_options import NAMESPACE, with_saver_option
+from langgraph_durable.checkpointers.addresses import NAMESPACE, with_saver_option
 from langgraph_durable.interrupts._cli_common import CliError, address_of, raise_connection_failure
 from langgraph_durable.interrupts._cli_errors import describe
 
@@ -102,7 +102,7 @@ def _on_postgres(address: Any, statement: str, schema: str) -> None:
 
 
 def _redis_client(address: Any) -> Any:
-    from langgraph_durable.checkpointers.redis._sync import connect
+    from langgraph_durable.checkpointers.redis import connect
 
     try:
         return connect(address.driver_url, None)

@@ -23,6 +23,7 @@ from langgraph_durable.interrupts._driver import Flow, adrive, drive
 from langgraph_durable.interrupts._errors import InvalidInput
 from langgraph_durable.interrupts._inputs import check_text
 from langgraph_durable.interrupts._shapes import action_args
+from langgraph_durable.interrupts._types import GraphOrSaver
 
 
 def _edit_answer(args: Any) -> dict[str, Any]:
@@ -41,7 +42,7 @@ def _respond_answer(text: Any) -> dict[str, Any]:
 
 
 def _flow(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     answer: dict[str, Any],
     *,
@@ -68,7 +69,7 @@ def _flow(
 
 
 def edit(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -101,8 +102,10 @@ def edit(
 
     Raises:
         DecisionNotAllowed: the request does not allow ``"edit"`` (nothing recorded).
-        InvalidInput, NotAuthorized, AlreadyDecided, NoPendingApproval,
-        AmbiguousApproval: as :func:`~langgraph_durable.interrupts.approve`.
+        InvalidInput, NotAuthorized, AlreadyDecided: as
+            :func:`~langgraph_durable.interrupts.approve`.
+        NoPendingApproval, AmbiguousApproval: as
+            :func:`~langgraph_durable.interrupts.approve`.
     """
     flow = _flow(
         graph,
@@ -120,7 +123,7 @@ def edit(
 
 
 async def aedit(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -149,7 +152,7 @@ async def aedit(
 
 
 def respond(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -182,7 +185,7 @@ def respond(
 
 
 async def arespond(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,

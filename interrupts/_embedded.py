@@ -34,5 +34,6 @@ def start_embedded_postgres(folder: Path | None = None) -> tuple[str, Any]:
         ) from None
     folder = folder or cache_folder() / "pgdata"
     folder.mkdir(parents=True, exist_ok=True)
+    # pgserver exports get_server without declaring it (no __all__, no stubs)
     server = pgserver.get_server(folder, cleanup_mode="stop")  # type: ignore[attr-defined]
     return str(server.get_uri()), server

@@ -7,10 +7,12 @@ from typing import Any
 
 from langgraph_durable.checkpointers import WaitEntry
 from langgraph_durable.interrupts._clock import Clock, now_of
-from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive, op
+from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
 from langgraph_durable.interrupts._models import ApprovalHealth, ApprovalItem, BatchItemState
 from langgraph_durable.interrupts._records import item_key, section
+from langgraph_durable.interrupts._requests import GetDecisions, ListWaits, WaitCounts
 from langgraph_durable.interrupts._store import Backend
+from langgraph_durable.interrupts._types import Saver
 
 INBOX_KINDS = ("approval", "batch")
 
@@ -41,8 +43,7 @@ def batch_items_flow(entry: WaitEntry) -> Flow[list[BatchItemState]]:
     """Each item of a batch wait with its open/decided state."""
     listed = section(entry.value).get("items") or []
     keys = [str(i.get("key")) for i in listed]
-    got = yield op(
-        "get_decisions",
+    got = yield from GetDecisions(
         thread_id=entry.thread_id,
         keys=[item_key(entry.interrupt_id, k) for k in keys],
     )
@@ -69,8 +70,8 @@ def inbox_flow(
     """Pending approvals and batches, oldest deadline first."""
     entries: list[WaitEntry] = []
     for kind in INBOX_KINDS:
-        entries += yield op(
-            "list_waits", kind=kind, approver=approver, thread_id=thread_id, limit=limit
+        entries += yield from ListWaits(
+            kind=kind, approver=approver, thread_id=thread_id, limit=limit
         )
     entries.sort(key=lambda e: (e.info.deadline is None, e.info.deadline or 0, e.thread_id))
     if limit is not None:
@@ -83,7 +84,7 @@ def inbox_flow(
 
 
 def pending_approvals(
-    saver: Any,
+    saver: Saver,
     *,
     approver: str | None = None,
     thread_id: str | None = None,
@@ -107,7 +108,7 @@ def pending_approvals(
 
 
 async def apending_approvals(
-    saver: Any,
+    saver: Saver,
     *,
     approver: str | None = None,
     thread_id: str | None = None,
@@ -120,7 +121,7 @@ async def apending_approvals(
 def health_flow(clock: Clock | None) -> Flow[ApprovalHealth]:
     """Counts of waiting and overdue approvals."""
     now = now_of(clock)
-    waiting, overdue, oldest = yield op("wait_counts", now=now, kinds=list(INBOX_KINDS))
+    waiting, overdue, oldest = yield from WaitCounts(now=now, kinds=list(INBOX_KINDS))
     return ApprovalHealth(
         waiting=waiting,
         overdue=overdue,
@@ -129,7 +130,30 @@ def health_flow(clock: Clock | None) -> Flow[ApprovalHealth]:
     )
 
 
-def approval_health(saver: Any, *, clock: Clock | None = None) -> ApprovalHealth:
+def levels_flow(clock: Clock | None) -> Flow[dict[int, tuple[int, int]]]:
+    """Waiting and overdue approvals by escalation level, from the wait index."""
+    now = now_of(clock)
+    counts: dict[int, tuple[int, int]] = {}
+    for kind in INBOX_KINDS:
+        entries = yield from ListWaits(kind=kind, approver=None, thread_id=None, limit=None)
+        for entry in entries:
+            level = entry.info.escalation_level
+            due = entry.info.deadline is not None and entry.info.deadline <= now
+            waiting, overdue = counts.get(level, (0, 0))
+            counts[level] = (waiting + 1, overdue + int(due))
+    return counts
+
+
+def approvals_by_level(saver: Saver, *, clock: Clock | None = None) -> dict[int, tuple[int, int]]:
+    """``{escalation level: (waiting, overdue)}`` of the approvals and batches waiting.
+
+    Read from the saver's wait index (its cost grows with what waits, not with
+    finished threads); on other savers it scans every thread.
+    """
+    return drive(levels_flow(clock), Env(Backend(saver)))
+
+
+def approval_health(saver: Saver, *, clock: Clock | None = None) -> ApprovalHealth:
     """How many approvals wait, how many are overdue, and how overdue the oldest is.
 
     Healthy waiting shows ``overdue`` near zero; a growing ``oldest_overdue_age``
@@ -138,6 +162,6 @@ def approval_health(saver: Any, *, clock: Clock | None = None) -> ApprovalHealth
     return drive(health_flow(clock), Env(Backend(saver)))
 
 
-async def aapproval_health(saver: Any, *, clock: Clock | None = None) -> ApprovalHealth:
+async def aapproval_health(saver: Saver, *, clock: Clock | None = None) -> ApprovalHealth:
     """Async twin of :func:`approval_health`."""
     return await adrive(health_flow(clock), Env(Backend(saver)))

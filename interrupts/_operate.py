@@ -32,11 +32,9 @@ from langgraph.types import Command, Interrupt
 from langgraph_durable.checkpointers import ThreadBusy, audit_entry, extract_wait
 from langgraph_durable.interrupts._approve import (
     decision_of,
-    find_pending_flow,
     log_left_to_sweep,
     resume_config,
     resume_value,
-    thread_of,
 )
 from langgraph_durable.interrupts._authz import Authorize, NotAuthorized, check_decider
 from langgraph_durable.interrupts._clock import Clock, now_of
@@ -46,11 +44,19 @@ from langgraph_durable.interrupts._decision_audit import (
     refusal_entry,
     refusal_reason,
 )
-from langgraph_durable.interrupts._driver import Flow, op
+from langgraph_durable.interrupts._driver import Flow
 from langgraph_durable.interrupts._errors import AlreadyDecided, InvalidInput
 from langgraph_durable.interrupts._inputs import check_names, check_timeout, decider_args
 from langgraph_durable.interrupts._notify import ApprovalEvent, notify
+from langgraph_durable.interrupts._pending import find_pending_flow, thread_of
 from langgraph_durable.interrupts._records import new_record, section, won
+from langgraph_durable.interrupts._requests import (
+    AppendAudit,
+    GetState,
+    Invoke,
+    RecordDecision,
+    ThreadBusyNow,
+)
 
 KINDS = ("approval", "batch")
 
@@ -68,7 +74,7 @@ def _found_flow(
 ) -> Flow[tuple[str, Interrupt]]:
     """The pending interrupt meant, once the operator is authorized on it (else audited)."""
     thread_id = thread_of(config)
-    state = yield op("get_state", config=config)
+    state = yield from GetState(config=config)
     kind = next(
         (k for k in kinds for i in getattr(state, "interrupts", ()) if _kind_of(i) == k),
         kinds[0],
@@ -89,7 +95,7 @@ def _found_flow(
             outcome="not_authorized",
             reason=refusal_reason(refused),
         )
-        yield op("append_audit", entries=[entry])
+        yield from AppendAudit(entries=[entry])
         raise
     return thread_id, intr
 
@@ -116,11 +122,11 @@ def _record_flow(
     once recorded, the call returns it and never raises.
     """
     config_of_resume = resume_config(config, clock, intr.value)
-    busy = resume and bool((yield op("thread_busy", config=config_of_resume)))
+    busy = resume and bool((yield from ThreadBusyNow(config=config_of_resume)))
     if not resume or busy:
         record["deferred"] = True
-    stored = yield op(
-        "record_decision", thread_id=thread_id, key=intr.id, decision=record, audit=audit
+    stored = yield from RecordDecision(
+        thread_id=thread_id, key=intr.id, decision=record, audit=audit
     )
     if not won(stored, record):
         entry = refusal_entry(
@@ -133,7 +139,7 @@ def _record_flow(
             outcome="already_decided",
             reason=already_reason(stored),
         )
-        yield op("append_audit", entries=[entry])
+        yield from AppendAudit(entries=[entry])
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=stored)
     recorded = decision_of(record) if record["type"] == "decision" else record
     if not resume or busy:
@@ -142,7 +148,7 @@ def _record_flow(
         return recorded
     command: Command[Any] = Command(resume={intr.id: resume_value(record, intr.value)})
     try:
-        return (yield op("invoke", input=command, config=config_of_resume))
+        return (yield from Invoke(input=command, config=config_of_resume))
     except ThreadBusy as turned_away:
         log_left_to_sweep(thread_id, intr.id, str(turned_away))
         return recorded
@@ -318,6 +324,6 @@ def remind_flow(
         outcome="recorded",
         reason=f"reminded {who}" + (f": {comment}" if comment else ""),
     )
-    yield op("append_audit", entries=[entry])
+    yield from AppendAudit(entries=[entry])
     notify(event)
     return event

@@ -19,10 +19,11 @@ from langgraph_durable.interrupts._clock import Clock
 from langgraph_durable.interrupts._driver import adrive, drive
 from langgraph_durable.interrupts._notify import ApprovalEvent
 from langgraph_durable.interrupts._operate import amend_flow, cancel_flow, remind_flow
+from langgraph_durable.interrupts._types import GraphOrSaver
 
 
 def extend(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -73,7 +74,7 @@ def extend(
 
 
 async def aextend(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -104,7 +105,7 @@ async def aextend(
 
 
 def reassign(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -136,7 +137,7 @@ def reassign(
 
 
 async def areassign(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -165,7 +166,7 @@ async def areassign(
 
 
 def cancel(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -196,7 +197,7 @@ def cancel(
 
 
 async def acancel(
-    graph: Any,
+    graph: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -222,7 +223,7 @@ async def acancel(
 
 
 def remind(
-    target: Any,
+    target: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,
@@ -257,7 +258,7 @@ def remind(
 
 
 async def aremind(
-    target: Any,
+    target: GraphOrSaver,
     config: dict[str, Any],
     *,
     by: str,

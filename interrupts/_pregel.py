@@ -28,7 +28,16 @@ from langgraph._internal._constants import (
     RESUME,
 )
 from langgraph.config import get_config
-from langgraph.types import _interrupt_id
+from xxhash import xxh3_128_hexdigest
+
+try:
+    from langgraph.types import _interrupt_id
+except ImportError:  # langgraph releases before per-answer interrupt ids
+
+    def _interrupt_id(ns: str, answered: int) -> str:
+        # they give every interrupt of a task the hash of its namespace
+        return xxh3_128_hexdigest(ns.encode())
+
 
 __all__ = [
     "CONFIG_KEY_CHECKPOINTER",

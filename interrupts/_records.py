@@ -9,7 +9,7 @@ A record is a JSON-able dict, compare-and-set once per key in the
       "type": "decision",          # | "escalate" | "batch_complete"
       "approval_id": "…",          # the interrupt id decided
       "approved": true,            # None for an escalation
-      "by": "alice", "roles": [],  # who (issue 11 checks these)
+      "by": "alice", "roles": [],  # who (the decision policy checks these)
       "at": "2026-…+00:00",
       "comment": null,
       "timed_out": false, "rule": null,   # the sweeper's timeout rule

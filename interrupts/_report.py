@@ -1,4 +1,4 @@
-"""The recovery report a human reads when an undo keeps failing."""
+"""The undo report a human reads when an undo keeps failing."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any, Literal
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
-from langgraph_durable.checkpointers._waits import WAIT_KEY, wait_marker
+from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
 
-RecoveryAction = Literal["retry", "skip", "abort"]
+UndoAction = Literal["retry", "skip", "abort"]
 """What a human can answer: run the undo again, leave it undone, stop compensating."""
 
-ACTIONS: tuple[RecoveryAction, ...] = ("retry", "skip", "abort")
+ACTIONS: tuple[UndoAction, ...] = ("retry", "skip", "abort")
 
 
 class ErrorInfo(BaseModel):
@@ -55,13 +55,13 @@ class StepInfo(BaseModel):
     undone_at: datetime | None = None
 
 
-class RecoveryReport(BaseModel):
+class UndoReport(BaseModel):
     """What went wrong and what a human can do about it (JSON-serializable).
 
     The thread pauses on an interrupt whose value is this report as JSON
     (:meth:`to_interrupt_value`: ``model_dump(mode="json")`` plus the
-    ``recovery`` wait marker, so the savers' wait index lists it); rebuild it
-    with :meth:`from_interrupt`. Resume with :func:`resume_recovery` (or plain
+    ``undo`` wait marker, so the savers' wait index lists it); rebuild it
+    with :meth:`from_interrupt`. Resume with :func:`resume_undo` (or plain
     ``Command(resume="retry" | "skip" | "abort")``). The report, with the
     decision filled in, stays in the saga log of the final state.
 
@@ -96,27 +96,27 @@ class RecoveryReport(BaseModel):
     compensated: list[StepInfo] = Field(default_factory=list)
     skipped: list[StepInfo] = Field(default_factory=list)
     remaining: list[StepInfo] = Field(default_factory=list)
-    actions: list[RecoveryAction] = Field(default_factory=lambda: list(ACTIONS))
+    actions: list[UndoAction] = Field(default_factory=lambda: list(ACTIONS))
     created_at: datetime
-    decision: RecoveryAction | None = None
+    decision: UndoAction | None = None
     decided_by: str | None = None
     note: str | None = None
     decided_at: datetime | None = None
 
     def to_interrupt_value(self) -> dict[str, Any]:
-        """The interrupt value: this report as JSON plus the ``recovery`` wait marker."""
+        """The interrupt value: this report as JSON plus the ``undo`` wait marker."""
         value = self.model_dump(mode="json")
-        value[WAIT_KEY] = wait_marker("recovery", None)
+        value[WAIT_KEY] = wait_marker("undo", None)
         return value
 
     @classmethod
-    def from_interrupt(cls, value: Any) -> RecoveryReport:
+    def from_interrupt(cls, value: Any) -> UndoReport:
         """Rebuild a report from an interrupt (or its value, or a stored report dict)."""
         value = getattr(value, "value", value)
-        if isinstance(value, RecoveryReport):
+        if isinstance(value, UndoReport):
             return value
         if not isinstance(value, dict):
-            raise TypeError(f"not a recovery report: {value!r}")
+            raise TypeError(f"not an undo report: {value!r}")
         return cls.model_validate({k: v for k, v in value.items() if k != WAIT_KEY})
 
     def summary(self) -> str:
@@ -131,17 +131,17 @@ class RecoveryReport(BaseModel):
         )
 
 
-def is_recovery_value(value: Any) -> bool:
-    """``True`` if an interrupt value is a :class:`RecoveryReport`."""
+def is_undo_report(value: Any) -> bool:
+    """``True`` if an interrupt value is an :class:`UndoReport`."""
     value = getattr(value, "value", value)
     marker = value.get(WAIT_KEY) if isinstance(value, dict) else None
-    return isinstance(marker, dict) and marker.get("kind") == "recovery"
+    return isinstance(marker, dict) and marker.get("kind") == "undo"
 
 
-def resume_recovery(
-    action: RecoveryAction, *, by: str | None = None, note: str | None = None
+def resume_undo(
+    action: UndoAction, *, by: str | None = None, note: str | None = None
 ) -> Command[Any]:
-    """The ``Command`` that answers a pending :class:`RecoveryReport`.
+    """The ``Command`` that answers a pending :class:`UndoReport`.
 
     Args:
         action: ``"retry"`` runs the failed undo again (``max_attempts`` more
@@ -155,13 +155,13 @@ def resume_recovery(
         ValueError: unknown action.
     """
     if action not in ACTIONS:
-        raise ValueError(f"unknown recovery action {action!r}; expected one of {ACTIONS}")
+        raise ValueError(f"unknown undo action {action!r}; expected one of {ACTIONS}")
     if by is None and note is None:
         return Command(resume=action)
     return Command(resume={"action": action, "by": by, "note": note})
 
 
-def parse_decision(resume: Any) -> tuple[RecoveryAction, str | None, str | None]:
+def parse_decision(resume: Any) -> tuple[UndoAction, str | None, str | None]:
     """``(action, by, note)`` from a resume value (a string or a dict)."""
     action: Any = None
     by: Any = None
@@ -171,5 +171,5 @@ def parse_decision(resume: Any) -> tuple[RecoveryAction, str | None, str | None]
     elif isinstance(resume, dict):
         action, by, note = resume.get("action"), resume.get("by"), resume.get("note")
     if action not in ACTIONS:
-        raise ValueError(f"a recovery report is answered with one of {ACTIONS}, got {resume!r}")
+        raise ValueError(f"an undo report is answered with one of {ACTIONS}, got {resume!r}")
     return action, None if by is None else str(by), None if note is None else str(note)

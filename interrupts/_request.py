@@ -20,7 +20,7 @@ from langgraph_durable.checkpointers import wait_marker
 from langgraph_durable.interrupts._audit import node_audit
 from langgraph_durable.interrupts._authz import requested_by_of_run, thread_of_run
 from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
-from langgraph_durable.interrupts._driver import Flow, adrive, drive, op
+from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
 from langgraph_durable.interrupts._errors import InvalidInput, StaleApproval
 from langgraph_durable.interrupts._inputs import (
     check_forbid,
@@ -32,7 +32,7 @@ from langgraph_durable.interrupts._inputs import (
 from langgraph_durable.interrupts._models import Decision, Escalation, OnTimeout, policy_to_json
 from langgraph_durable.interrupts._pregel import saga_wired
 from langgraph_durable.interrupts._records import SYSTEM, fingerprint
-from langgraph_durable.interrupts._resume import NodeEnv, node_env
+from langgraph_durable.interrupts._resume import Ask, node_env
 from langgraph_durable.interrupts._saga_state import Compensate
 from langgraph_durable.interrupts._shapes import (
     DEFAULT_ALLOWED,
@@ -147,7 +147,7 @@ def approval_flow(ask: _Ask, thread_id: str | None, helper: str) -> Flow[Decisio
             "level": state["level"],
             "refuse": requester_check(ask.forbidden, ask.requested_by),
         }
-        answer = yield op("ask", value=value, audit=audit)
+        answer = yield from Ask(value=value, audit=audit)
         if is_record(answer):
             yield from verify_record_flow(answer, thread_id)
         else:
@@ -267,7 +267,7 @@ def _checked(
     )
 
 
-def _env(helper: str) -> NodeEnv:
+def _env(helper: str) -> Env:
     env = node_env()
     if env is None:
         raise InvalidInput(
@@ -329,7 +329,7 @@ def request_approval(
             :attr:`Decision.response`). The sweeper's timeout rules apply whatever this says.
         action: The action's name shown (default: the request's ``"action"`` text,
             else ``"approval"``).
-        description: Text shown to the reviewer with the action.
+        description: Text shown to the approver with the action.
         ui: ``"hitl"`` (LangChain v1's ``HITLRequest``) or ``"human_interrupt"``
             (the legacy Agent Inbox ``HumanInterrupt`` list).
 

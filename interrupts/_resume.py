@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.config import get_config
 from langgraph.types import Interrupt
 
-from langgraph_durable.checkpointers import AsyncDecisionStore, extract_wait
+from langgraph_durable.checkpointers import AsyncDecisionStore, extract_wait, feature
 from langgraph_durable.interrupts._approve import (
     resume_value,
 )
@@ -48,7 +51,7 @@ from langgraph_durable.interrupts._decision_audit import (
     decided_entry,
     refusal_entry,
 )
-from langgraph_durable.interrupts._driver import Env, Flow, op
+from langgraph_durable.interrupts._driver import Env, Flow, Req
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
     DecisionNotAllowed,
@@ -71,7 +74,9 @@ from langgraph_durable.interrupts._records import (
     section,
     won,
 )
+from langgraph_durable.interrupts._requests import AppendAudit, GetDecisions, RecordDecision
 from langgraph_durable.interrupts._store import Backend
+from langgraph_durable.interrupts._telemetry import traced_ask
 
 ANONYMOUS = "anonymous"
 """The decider of a resume that names nobody, on a request open to anyone."""
@@ -92,42 +97,53 @@ class NeedsAsync(InterruptsError, RuntimeError):
         )
 
 
-class NodeEnv(Env):
-    """The operations of a node-side flow: ask (``interrupt``) and the saver's storage."""
+@dataclass(frozen=True)
+class IoReady(Req[bool]):
+    """Whether storage calls may run here: a sync flow must not block an async saver's loop."""
 
-    def __init__(self, saver: Any) -> None:
-        super().__init__(Backend(saver), None)
-        self.saver = saver
-
-    def io_ready(self) -> bool:
-        """Whether sync storage calls may run here (not on an async saver's own loop)."""
+    def run(self, env: Env) -> bool:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return True
-        return not isinstance(self.saver, AsyncDecisionStore)
+        return feature(env.backend.saver, AsyncDecisionStore) is None
 
-    async def aio_ready(self) -> bool:
+    async def arun(self, env: Env) -> bool:
         return True
 
-    def ask(self, value: Any, audit: dict[str, Any]) -> Any:
-        return ask(value, **audit)
 
-    async def aask(self, value: Any, audit: dict[str, Any]) -> Any:
-        return ask(value, **audit)
+@dataclass(frozen=True)
+class Ask(Req[Any]):
+    """The node's ``interrupt(value)`` (traced, audited): the answer it resumes with."""
 
-    def get_tuple(self, config: dict[str, Any]) -> Any:
-        return self.saver.get_tuple(config)
+    value: Any
+    audit: dict[str, Any]
 
-    async def aget_tuple(self, config: dict[str, Any]) -> Any:
-        return await self.saver.aget_tuple(config)
+    def run(self, env: Env) -> Any:
+        return traced_ask(ask, self.value, self.audit)
+
+    async def arun(self, env: Env) -> Any:
+        return traced_ask(ask, self.value, self.audit)
 
 
-def node_env() -> NodeEnv | None:
+@dataclass(frozen=True)
+class GetTuple(Req["CheckpointTuple | None"]):
+    """The saver's checkpoint tuple of ``config``."""
+
+    config: dict[str, Any]
+
+    def run(self, env: Env) -> CheckpointTuple | None:
+        return env.backend.saver.get_tuple(cast(RunnableConfig, self.config))
+
+    async def arun(self, env: Env) -> CheckpointTuple | None:
+        return await env.backend.saver.aget_tuple(cast(RunnableConfig, self.config))
+
+
+def node_env() -> Env | None:
     """The env of the calling node (``None`` outside a graph with a saver)."""
     ctx = current_task()
     saver = None if ctx is None else run_saver(ctx.configurable)
-    return None if saver is None else NodeEnv(saver)
+    return None if saver is None else Env(Backend(saver))
 
 
 def is_record(answer: Any) -> bool:
@@ -138,9 +154,9 @@ def is_record(answer: Any) -> bool:
 def verify_record_flow(answer: dict[str, Any], thread_id: str | None) -> Flow[None]:
     """Refuse a record that is not the one stored for its approval (a forged resume)."""
     key = str(answer.get("approval_id"))
-    if thread_id is None or not (yield op("io_ready")):
+    if thread_id is None or not (yield from IoReady()):
         return  # no storage reachable from here: trusted as before
-    got = yield op("get_decisions", thread_id=thread_id, keys=[key])
+    got = yield from GetDecisions(thread_id=thread_id, keys=[key])
     stored = got.get(key)
     if stored is None or stored.get("decision_id") != answer.get("decision_id"):
         raise NotAuthorized(
@@ -161,7 +177,7 @@ def stored_interrupt_flow(ctx: TaskContext, interrupt_id: str) -> Flow[Any]:
             "checkpoint_id": ctx.checkpoint_id,
         }
     }
-    tup = yield op("get_tuple", config=config)
+    tup = yield from GetTuple(config=config)
     for _task, channel, value in getattr(tup, "pending_writes", None) or ():
         if channel != INTERRUPT:
             continue
@@ -236,7 +252,7 @@ def refuse_flow(
         outcome=outcome,
         reason=f"via Command(resume): {exc}",
     )
-    yield op("append_audit", entries=[entry])
+    yield from AppendAudit(entries=[entry])
     slot.withdraw()
     raise exc
 
@@ -258,7 +274,7 @@ def approval_answer_flow(
         raise ResumeNotUnderstood(
             value=raw, reason="resumed outside a graph run with a checkpointer", accepted=[]
         )
-    if not (yield op("io_ready")):
+    if not (yield from IoReady()):
         slot.withdraw()  # not kept as the answer: the approval waits for a usable one
         raise NeedsAsync(helper=helper)
     thread_id = ctx.thread_id
@@ -322,9 +338,7 @@ def approval_answer_flow(
     )
     if record.get("action") == "edit":
         audit["fingerprint"] = record["edited_fingerprint"]
-    got = yield op(
-        "record_decision", thread_id=thread_id, key=shown.id, decision=record, audit=audit
-    )
+    got = yield from RecordDecision(thread_id=thread_id, key=shown.id, decision=record, audit=audit)
     if not won(got, record):
         lost = AlreadyDecided(thread_id=thread_id, approval_id=shown.id, decision=got)
         entry = refusal_entry(
@@ -337,7 +351,7 @@ def approval_answer_flow(
             outcome="already_decided",
             reason=f"via Command(resume): {already_reason(got)}",
         )
-        yield op("append_audit", entries=[entry])
+        yield from AppendAudit(entries=[entry])
         slot.withdraw()
         raise lost
     answered = resume_value(record, shown.value)

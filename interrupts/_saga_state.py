@@ -10,14 +10,14 @@ Shape of the folded value::
 
     {
         "status": "running" | "compensating" | "compensated" | "aborted",
-        "reason": "order rejected by reviewer",     # why compensation started
+        "reason": "order rejected by the approver",     # why compensation started
         "failure": {"node": ..., "type": ..., "message": ...},  # what failed
         "steps": [                                  # in order of completion
             {"id": ..., "node": ..., "undo": ..., "args": [...], "kwargs": {...},
              "status": "committed" | "compensated" | "skipped" | "failed",
              "attempts": 0, "error": None, "committed_at": ..., "undone_at": ...},
         ],
-        "reports": [ {RecoveryReport as JSON, with the human's decision} ],
+        "reports": [ {UndoReport as JSON, with the human's decision} ],
     }
 """
 

@@ -141,11 +141,13 @@ def shaped_value(
 
 def check_ui(value: Any) -> UiShape:
     """``ui=`` of a request, checked."""
-    if value not in ("hitl", "human_interrupt"):
-        raise InvalidInput(
-            parameter="ui", reason=f'expected "hitl" or "human_interrupt", got {value!r}'
-        )
-    return value  # type: ignore[no-any-return]
+    if value == "hitl":
+        return "hitl"
+    if value == "human_interrupt":
+        return "human_interrupt"
+    raise InvalidInput(
+        parameter="ui", reason=f'expected "hitl" or "human_interrupt", got {value!r}'
+    )
 
 
 # -- reading resumes ---------------------------------------------------------------------

@@ -16,11 +16,11 @@ import asyncio
 import itertools
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langgraph_durable.checkpointers import (
     AsyncAuditLog,
@@ -32,10 +32,9 @@ from langgraph_durable.checkpointers import (
     WaitClaims,
     WaitEntry,
     WaitIndex,
-    extract_wait,
+    feature,
 )
-
-INTERRUPT_CHANNEL = "__interrupt__"
+from langgraph_durable.interrupts._wait_entries import entries_from_tuples, filter_entries
 
 
 class _MemoryState:
@@ -64,68 +63,6 @@ def _memory(saver: Any) -> _MemoryState:
         return state
 
 
-def entries_from_tuples(tuples: Iterable[CheckpointTuple]) -> list[WaitEntry]:
-    """The marked interrupts pending in the latest checkpoint of each thread and namespace."""
-    latest: dict[tuple[str, str], CheckpointTuple] = {}
-    for tup in tuples:
-        conf = tup.config["configurable"]
-        where = (str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")))
-        seen = latest.get(where)
-        if seen is None or conf["checkpoint_id"] > seen.config["configurable"]["checkpoint_id"]:
-            latest[where] = tup
-    found: dict[tuple[str, str], WaitEntry] = {}
-    # root namespace first, so an interrupt re-reported by a parent task wins
-    for (thread_id, ns), tup in sorted(latest.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        for _task, channel, value in tup.pending_writes or ():
-            if channel != INTERRUPT_CHANNEL:
-                continue
-            for intr in value if isinstance(value, (list, tuple)) else [value]:
-                info = extract_wait(intr)
-                intr_id = getattr(intr, "id", None)
-                if info is None or intr_id is None or (thread_id, intr_id) in found:
-                    continue
-                found[(thread_id, intr_id)] = WaitEntry(
-                    thread_id=thread_id,
-                    checkpoint_ns=ns,
-                    checkpoint_id=str(tup.config["configurable"]["checkpoint_id"]),
-                    interrupt_id=str(intr_id),
-                    info=info,
-                    value=intr.value,
-                )
-    return sorted(found.values(), key=_deadline_order)
-
-
-def _deadline_order(entry: WaitEntry) -> tuple[int, str, str]:
-    deadline = entry.info.deadline
-    return (0, deadline.isoformat(), entry.thread_id) if deadline else (1, "", entry.thread_id)
-
-
-def filter_entries(
-    entries: Iterable[WaitEntry],
-    *,
-    kind: str | None = None,
-    kinds: Sequence[str] | None = None,
-    approver: str | None = None,
-    thread_id: str | None = None,
-    limit: int | None = None,
-) -> list[WaitEntry]:
-    """Entries matching the ``WaitIndex.list_waits`` filters."""
-    out: list[WaitEntry] = []
-    for e in entries:
-        if kind is not None and e.info.kind != kind:
-            continue
-        if kinds is not None and e.info.kind not in kinds:
-            continue
-        if thread_id is not None and e.thread_id != thread_id:
-            continue
-        if approver is not None and e.info.approvers and approver not in e.info.approvers:
-            continue
-        if limit is not None and len(out) >= limit:
-            break
-        out.append(e)
-    return out
-
-
 def _decision_age_ok(decision: dict[str, Any] | None, now: datetime, lease: timedelta) -> bool:
     if not decision or not decision.get("at"):
         return False
@@ -148,14 +85,28 @@ class Backend:
 
     def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
         self.saver = saver
-        self.indexed = isinstance(saver, WaitIndex)
-        self.aindexed = isinstance(saver, AsyncWaitIndex)
-        self.claims = isinstance(saver, WaitClaims)
-        self.aclaims = isinstance(saver, AsyncWaitClaims)
-        self.decisions = isinstance(saver, DecisionStore)
-        self.adecisions = isinstance(saver, AsyncDecisionStore)
-        self.audit = isinstance(saver, AuditLog)
-        self.aaudit = isinstance(saver, AsyncAuditLog)
+        # the parts of the saver that implement each protocol (the saver or one of its stores)
+        self._parts: dict[type, Any] = {
+            proto: feature(saver, proto)
+            for proto in (
+                WaitIndex,
+                AsyncWaitIndex,
+                WaitClaims,
+                AsyncWaitClaims,
+                DecisionStore,
+                AsyncDecisionStore,
+                AuditLog,
+                AsyncAuditLog,
+            )
+        }
+        self.indexed = self._parts[WaitIndex] is not None
+        self.aindexed = self._parts[AsyncWaitIndex] is not None
+        self.claims = self._parts[WaitClaims] is not None
+        self.aclaims = self._parts[AsyncWaitClaims] is not None
+        self.decisions = self._parts[DecisionStore] is not None
+        self.adecisions = self._parts[AsyncDecisionStore] is not None
+        self.audit = self._parts[AuditLog] is not None
+        self.aaudit = self._parts[AsyncAuditLog] is not None
         self.mem = _memory(saver)
         # A saver with only the sync protocol (our sync savers also answer
         # LangGraph's async checkpoint calls, so async flows run on them): the
@@ -165,6 +116,47 @@ class Backend:
         self.decisions_sync_only = self.decisions and not self.adecisions
         self.claims_sync_only = self.claims and not self.aclaims
         self.indexed_sync_only = self.indexed and not self.aindexed
+
+    # -- the saver seen through the protocols __init__ found on it -------------------
+    @property
+    def _decisions(self) -> DecisionStore:
+        # only called where __init__ found the protocol
+        return cast(DecisionStore, self._parts[DecisionStore])
+
+    @property
+    def _adecisions(self) -> AsyncDecisionStore:
+        # only called where __init__ found the protocol
+        return cast(AsyncDecisionStore, self._parts[AsyncDecisionStore])
+
+    @property
+    def _audit(self) -> AuditLog:
+        # only called where __init__ found the protocol
+        return cast(AuditLog, self._parts[AuditLog])
+
+    @property
+    def _aaudit(self) -> AsyncAuditLog:
+        # only called where __init__ found the protocol
+        return cast(AsyncAuditLog, self._parts[AsyncAuditLog])
+
+    @property
+    def _index(self) -> WaitIndex:
+        # only called where __init__ found the protocol
+        return cast(WaitIndex, self._parts[WaitIndex])
+
+    @property
+    def _aindex(self) -> AsyncWaitIndex:
+        # only called where __init__ found the protocol
+        return cast(AsyncWaitIndex, self._parts[AsyncWaitIndex])
+
+    @property
+    def _claims(self) -> WaitClaims:
+        # only called where __init__ found the protocol
+        return cast(WaitClaims, self._parts[WaitClaims])
+
+    @property
+    def _aclaims(self) -> AsyncWaitClaims:
+        # only called where __init__ found the protocol
+        return cast(AsyncWaitClaims, self._parts[AsyncWaitClaims])
 
     # -- decisions ---------------------------------------------------------------------
     def _mem_record(
@@ -192,10 +184,12 @@ class Backend:
         if not self.decisions:
             return self._mem_record(thread_id, key, decision, audit)
         if self.audit and audit is not None:
-            return self.saver.record_decision(  # type: ignore[attr-defined,no-any-return]
+            # a saver that keeps the audit log too appends the entry in the same atomic unit
+            # (its record_decision takes audit=; the protocol leaves it out for the others)
+            return self._decisions.record_decision(  # type: ignore[call-arg]
                 thread_id=thread_id, key=key, decision=decision, audit=audit
             )
-        stored: dict[str, Any] = self.saver.record_decision(  # type: ignore[attr-defined]
+        stored: dict[str, Any] = self._decisions.record_decision(
             thread_id=thread_id, key=key, decision=decision
         )
         if audit is not None and stored.get("decision_id") == decision["decision_id"]:
@@ -214,10 +208,12 @@ class Backend:
         if not self.adecisions:
             return self._mem_record(thread_id, key, decision, audit)
         if self.aaudit and audit is not None:
-            return await self.saver.arecord_decision(  # type: ignore[attr-defined,no-any-return]
+            # a saver that keeps the audit log too appends the entry in the same atomic unit
+            # (its arecord_decision takes audit=; the protocol leaves it out for the others)
+            return await self._adecisions.arecord_decision(  # type: ignore[call-arg]
                 thread_id=thread_id, key=key, decision=decision, audit=audit
             )
-        stored: dict[str, Any] = await self.saver.arecord_decision(  # type: ignore[attr-defined]
+        stored: dict[str, Any] = await self._adecisions.arecord_decision(
             thread_id=thread_id, key=key, decision=decision
         )
         if audit is not None and stored.get("decision_id") == decision["decision_id"]:
@@ -232,7 +228,9 @@ class Backend:
         :meth:`record_decision` each.
         """
         batch = (
-            getattr(self.saver, "record_decisions", None) if self.decisions and self.audit else None
+            getattr(self._decisions, "record_decisions", None)
+            if self.decisions and self.audit
+            else None
         )
         if batch is None:
             return [self.record_decision(*item) for item in items]
@@ -242,7 +240,7 @@ class Backend:
         if self.decisions_sync_only:
             return await asyncio.to_thread(self.record_decisions, items)
         batch = (
-            getattr(self.saver, "arecord_decisions", None)
+            getattr(self._adecisions, "arecord_decisions", None)
             if self.adecisions and self.aaudit
             else None
         )
@@ -252,9 +250,7 @@ class Backend:
 
     def get_decisions(self, thread_id: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         if self.decisions:
-            return self.saver.get_decisions(  # type: ignore[attr-defined,no-any-return]
-                thread_id=thread_id, keys=list(keys)
-            )
+            return self._decisions.get_decisions(thread_id=thread_id, keys=list(keys))
         return self._mem_get(thread_id, keys)
 
     async def aget_decisions(
@@ -263,25 +259,19 @@ class Backend:
         if self.decisions_sync_only:
             return await asyncio.to_thread(self.get_decisions, thread_id, keys)
         if self.adecisions:
-            return await self.saver.aget_decisions(  # type: ignore[attr-defined,no-any-return]
-                thread_id=thread_id, keys=list(keys)
-            )
+            return await self._adecisions.aget_decisions(thread_id=thread_id, keys=list(keys))
         return self._mem_get(thread_id, keys)
 
     def count_decisions(self, thread_id: str, keys: Sequence[str]) -> int:
         if self.decisions:
-            return self.saver.count_decisions(  # type: ignore[attr-defined,no-any-return]
-                thread_id=thread_id, keys=list(keys)
-            )
+            return self._decisions.count_decisions(thread_id=thread_id, keys=list(keys))
         return len(self._mem_get(thread_id, keys))
 
     async def acount_decisions(self, thread_id: str, keys: Sequence[str]) -> int:
         if self.decisions_sync_only:
             return await asyncio.to_thread(self.count_decisions, thread_id, keys)
         if self.adecisions:
-            return await self.saver.acount_decisions(  # type: ignore[attr-defined,no-any-return]
-                thread_id=thread_id, keys=list(keys)
-            )
+            return await self._adecisions.acount_decisions(thread_id=thread_id, keys=list(keys))
         return len(self._mem_get(thread_id, keys))
 
     # -- the audit trail ------------------------------------------------------------------
@@ -312,14 +302,14 @@ class Backend:
     def append_audit(self, entries: Sequence[dict[str, Any]]) -> None:
         """Append audit entries (the saver's log, or the in-process one)."""
         if self.audit:
-            self.saver.append_audit(entries=list(entries))  # type: ignore[attr-defined]
+            self._audit.append_audit(entries=list(entries))
             return
         with self.mem.lock:
             self._mem_append(entries)
 
     async def aappend_audit(self, entries: Sequence[dict[str, Any]]) -> None:
         if self.aaudit:
-            await self.saver.aappend_audit(entries=list(entries))  # type: ignore[attr-defined]
+            await self._aaudit.aappend_audit(entries=list(entries))
         elif self.audit:
             await asyncio.to_thread(self.append_audit, entries)
         else:
@@ -328,12 +318,12 @@ class Backend:
     def read_audit(self, thread_id: str) -> list[dict[str, Any]]:
         """The thread's entries, in order."""
         if self.audit:
-            return self.saver.read_audit(thread_id=thread_id)  # type: ignore[attr-defined,no-any-return]
+            return self._audit.read_audit(thread_id=thread_id)
         return self._mem_read(thread_id)
 
     async def aread_audit(self, thread_id: str) -> list[dict[str, Any]]:
         if self.aaudit:
-            return await self.saver.aread_audit(thread_id=thread_id)  # type: ignore[attr-defined,no-any-return]
+            return await self._aaudit.aread_audit(thread_id=thread_id)
         if self.audit:
             return await asyncio.to_thread(self.read_audit, thread_id)
         return self._mem_read(thread_id)
@@ -341,13 +331,13 @@ class Backend:
     def purge_audit(self, thread_id: str) -> int:
         """Retention: delete the thread and its entries."""
         if self.audit:
-            return int(self.saver.purge_audit(thread_id=thread_id))  # type: ignore[attr-defined]
+            return int(self._audit.purge_audit(thread_id=thread_id))
         self.saver.delete_thread(thread_id)
         return self._mem_purge(thread_id)
 
     async def apurge_audit(self, thread_id: str) -> int:
         if self.aaudit:
-            return int(await self.saver.apurge_audit(thread_id=thread_id))  # type: ignore[attr-defined]
+            return int(await self._aaudit.apurge_audit(thread_id=thread_id))
         if self.audit:
             return await asyncio.to_thread(self.purge_audit, thread_id)
         await self.saver.adelete_thread(thread_id)
@@ -362,14 +352,14 @@ class Backend:
 
     def list_waits(self, **filters: Any) -> list[WaitEntry]:
         if self.indexed and "kinds" not in filters:
-            return self.saver.list_waits(**filters)  # type: ignore[attr-defined,no-any-return]
+            return self._index.list_waits(**filters)
         return filter_entries(self._scan(), **filters)
 
     async def alist_waits(self, **filters: Any) -> list[WaitEntry]:
         if self.indexed_sync_only and "kinds" not in filters:
             return await asyncio.to_thread(lambda: self.list_waits(**filters))
         if self.aindexed and "kinds" not in filters:
-            return await self.saver.alist_waits(**filters)  # type: ignore[attr-defined,no-any-return]
+            return await self._aindex.alist_waits(**filters)
         return filter_entries(await self._ascan(), **filters)
 
     # -- claims ----------------------------------------------------------------------------
@@ -410,7 +400,7 @@ class Backend:
         kinds: Sequence[str] | None = None,
     ) -> list[WaitEntry]:
         if self.claims:
-            return self.saver.claim_due_waits(  # type: ignore[attr-defined,no-any-return]
+            return self._claims.claim_due_waits(
                 now=now, owner=owner, lease=lease, limit=limit, kinds=kinds
             )
         return self._mem_claim(self._scan(), now, owner, lease, limit, kinds)
@@ -431,7 +421,7 @@ class Backend:
                 )
             )
         if self.aclaims:
-            return await self.saver.aclaim_due_waits(  # type: ignore[attr-defined,no-any-return]
+            return await self._aclaims.aclaim_due_waits(
                 now=now, owner=owner, lease=lease, limit=limit, kinds=kinds
             )
         return self._mem_claim(await self._ascan(), now, owner, lease, limit, kinds)
@@ -450,7 +440,7 @@ class Backend:
         self, *, thread_id: str, interrupt_id: str, owner: str, done: bool = False
     ) -> None:
         if self.claims:
-            self.saver.release_wait_claim(  # type: ignore[attr-defined]
+            self._claims.release_wait_claim(
                 thread_id=thread_id, interrupt_id=interrupt_id, owner=owner, done=done
             )
         else:
@@ -467,7 +457,7 @@ class Backend:
             )
             return
         if self.aclaims:
-            await self.saver.arelease_wait_claim(  # type: ignore[attr-defined]
+            await self._aclaims.arelease_wait_claim(
                 thread_id=thread_id, interrupt_id=interrupt_id, owner=owner, done=done
             )
         else:
@@ -486,7 +476,7 @@ class Backend:
         self, *, now: datetime, kinds: Sequence[str] | None = None
     ) -> tuple[int, int, datetime | None]:
         if self.claims:
-            return self.saver.wait_counts(now=now, kinds=kinds)  # type: ignore[attr-defined,no-any-return]
+            return self._claims.wait_counts(now=now, kinds=kinds)
         return self._count(self._scan(), now, kinds)
 
     async def await_counts(
@@ -495,5 +485,5 @@ class Backend:
         if self.claims_sync_only:
             return await asyncio.to_thread(lambda: self.wait_counts(now=now, kinds=kinds))
         if self.aclaims:
-            return await self.saver.await_counts(now=now, kinds=kinds)  # type: ignore[attr-defined,no-any-return]
+            return await self._aclaims.await_counts(now=now, kinds=kinds)
         return self._count(await self._ascan(), now, kinds)

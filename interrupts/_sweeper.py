@@ -16,19 +16,33 @@ from typing import Any
 from langgraph.types import Command
 
 from langgraph_durable.checkpointers import ThreadBusy, WaitEntry
-from langgraph_durable.interrupts._approve import (
-    _env,
-    pending_of,
-    resume_config,
-    resume_value,
-)
+from langgraph_durable.interrupts._approve import _env, resume_config, resume_value
 from langgraph_durable.interrupts._clock import Clock, now_of
 from langgraph_durable.interrupts._decision_audit import (
     timeout_entry,
 )
-from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive, op
+from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
+from langgraph_durable.interrupts._pending import pending_of
 from langgraph_durable.interrupts._records import age_at_least, timeout_record, won
+from langgraph_durable.interrupts._requests import (
+    ClaimDueWaits,
+    GetDecisions,
+    GetState,
+    Invoke,
+    RecordDecision,
+    RecordDecisions,
+    ReleaseWaitClaim,
+    RunAll,
+)
 from langgraph_durable.interrupts._store import DecisionItem
+from langgraph_durable.interrupts._telemetry import (
+    approval_attributes,
+    current,
+    link_request,
+    swept_timeout,
+    traced_flow,
+)
+from langgraph_durable.interrupts._types import CompiledGraph
 
 log = logging.getLogger("langgraph_durable.interrupts.sweeper")
 
@@ -67,7 +81,7 @@ def sweep_entry_flow(
     """
     thread_id, approval_id = entry.thread_id, entry.interrupt_id
     if entry.info.kind == "batch":
-        from langgraph_durable.interrupts._batch import batch_timeout_flow
+        from langgraph_durable.interrupts._batch_record import batch_timeout_flow
 
         record = yield from batch_timeout_flow(entry, now=now, lease=lease)
     elif entry.info.deadline is not None and entry.info.deadline <= now:
@@ -78,24 +92,26 @@ def sweep_entry_flow(
         )
         if record is None:
             audit = timeout_entry(thread_id, mine, entry.info.deadline)
-            record = yield op(
-                "record_decision", thread_id=thread_id, key=approval_id, decision=mine, audit=audit
+            record = yield from RecordDecision(
+                thread_id=thread_id, key=approval_id, decision=mine, audit=audit
             )
         if not won(record, mine) and not age_at_least(record, now, lease):
             return False  # somebody just decided; they are resuming it
+        if won(record, mine):
+            swept_timeout(entry, record)
     else:
-        got = yield op("get_decisions", thread_id=thread_id, keys=[approval_id])
+        got = yield from GetDecisions(thread_id=thread_id, keys=[approval_id])
         record = got.get(approval_id)
         if record is None or not age_at_least(record, now, lease):
             return False
     if record is None:
         return False
+    link_request(current(), entry.value)
     config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
     if not native:
-        state = yield op("get_state", config=config)
+        state = yield from GetState(config=config)
         if approval_id not in {i.id for i in pending_of(state, entry.info.kind)}:
-            yield op(
-                "release_wait_claim",
+            yield from ReleaseWaitClaim(
                 thread_id=thread_id,
                 interrupt_id=approval_id,
                 owner=owner,
@@ -103,22 +119,18 @@ def sweep_entry_flow(
             )
             return False
     if entry.info.kind == "batch":
-        from langgraph_durable.interrupts._batch import batch_resume_value
+        from langgraph_durable.interrupts._batch_record import batch_resume_value
 
         answer = yield from batch_resume_value(entry, record)
     else:
         answer = resume_value(record, entry.value)
-    resume = op(
-        "invoke",
+    yield from Invoke(
         input=Command(resume={approval_id: answer}),
         config=resume_config(config, clock, entry.value),
+        durability=durability,
     )
-    if durability is not None:
-        resume.kwargs["durability"] = durability
-    yield resume
     if not native:
-        yield op(
-            "release_wait_claim",
+        yield from ReleaseWaitClaim(
             thread_id=thread_id,
             interrupt_id=approval_id,
             owner=owner,
@@ -161,7 +173,7 @@ def record_timeouts_flow(
         return {}
     items = timeout_items(due, now)
     try:
-        stored = yield op("record_decisions", items=items)
+        stored = yield from RecordDecisions(items=items)
     except Exception:
         log.exception("recording %d timeout decisions together failed; one by one", len(items))
         return {(tid, key): (mine, None) for tid, key, mine, _ in items}
@@ -202,7 +214,7 @@ class ApprovalSweeper:
 
     def __init__(
         self,
-        graph: Any,
+        graph: CompiledGraph,
         *,
         clock: Clock | None = None,
         lease: timedelta = DEFAULT_LEASE,
@@ -231,9 +243,8 @@ class ApprovalSweeper:
             self._env = _env(self.graph)
         return self._env
 
-    def _claim(self, now: datetime) -> Any:
-        return op(
-            "claim_due_waits",
+    def _claim(self, now: datetime) -> ClaimDueWaits:
+        return ClaimDueWaits(
             now=now,
             owner=self.owner,
             lease=self.lease,
@@ -250,15 +261,19 @@ class ApprovalSweeper:
     ) -> Flow[bool]:
         try:
             return (
-                yield from sweep_entry_flow(
-                    entry,
-                    now=now,
-                    owner=self.owner,
-                    lease=self.lease,
-                    clock=self.clock,
-                    native=native,
-                    recorded=recorded,
-                    durability=self.durability,
+                yield from traced_flow(
+                    "approval.resume",
+                    sweep_entry_flow(
+                        entry,
+                        now=now,
+                        owner=self.owner,
+                        lease=self.lease,
+                        clock=self.clock,
+                        native=native,
+                        recorded=recorded,
+                        durability=self.durability,
+                    ),
+                    approval_attributes(entry.thread_id, entry.interrupt_id, entry.value),
                 )
             )
         except ThreadBusy as busy:
@@ -281,7 +296,7 @@ class ApprovalSweeper:
         seen: set[tuple[str, str]] = set()
         while True:
             now = now_of(self.clock)
-            entries = yield self._claim(now)
+            entries = yield from self._claim(now)
             fresh = list(
                 {
                     (e.thread_id, e.interrupt_id): e
@@ -290,6 +305,7 @@ class ApprovalSweeper:
                 }.values()
             )
             if not fresh:
+                current().set_attribute("langgraph_durable.resolved", resolved)
                 return resolved
             seen.update((e.thread_id, e.interrupt_id) for e in fresh)
             # the page's timeout decisions: one compare-and-set round trip for all
@@ -302,7 +318,7 @@ class ApprovalSweeper:
                 for flow in flows:
                     resolved += int((yield from flow))
             else:
-                done = yield op("run_all", flows=flows, concurrency=self.concurrency)
+                done = yield from RunAll(flows=flows, concurrency=self.concurrency)
                 resolved += sum(int(d) for d in done)
             # a short page is not the end: concurrent sweepers' claims (row locks,
             # Redis shard entries leaving while paging) can make a page short while
@@ -310,11 +326,13 @@ class ApprovalSweeper:
 
     def run_once(self) -> int:
         """Resolve every wait due now; return how many threads were resumed."""
-        return drive(self._sweep_flow(self.env.backend.claims), self.env)
+        flow = traced_flow("sweeper.pass", self._sweep_flow(self.env.backend.claims))
+        return drive(flow, self.env)
 
     async def arun_once(self) -> int:
         """Async twin of :meth:`run_once`."""
-        return await adrive(self._sweep_flow(self.env.backend.aclaims), self.env)
+        flow = traced_flow("sweeper.pass", self._sweep_flow(self.env.backend.aclaims))
+        return await adrive(flow, self.env)
 
     def run_forever(self, interval: float = 5.0, *, max_runs: int | None = None) -> None:
         """Call :meth:`run_once` every ``interval`` seconds until :meth:`stop`."""

@@ -15,7 +15,8 @@ from typing import Any
 
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from langgraph_durable.checkpointers._leases import (
+from langgraph_durable.checkpointers import WaitIndex, feature
+from langgraph_durable.checkpointers.runs import (
     ENDED_ERROR,
     ENDED_FINISHED,
     ENDED_INTERRUPTED,
@@ -24,8 +25,9 @@ from langgraph_durable.checkpointers._leases import (
     LeaseCounts,
     LeaseRecord,
     LeaseStore,
+    end_shown_by,
 )
-from langgraph_durable.checkpointers._run_book import end_shown_by
+from langgraph_durable.interrupts._types import Saver
 
 RUNNING_STATE = "running"
 WAITING = "waiting"
@@ -99,7 +101,7 @@ def _now(clock: Clock | None) -> datetime:
 
 
 def _store(saver: Any) -> LeaseStore | None:
-    return saver if isinstance(saver, LeaseStore) else None
+    return feature(saver, LeaseStore)
 
 
 def _since(now: datetime, then: datetime | None) -> timedelta | None:
@@ -108,9 +110,9 @@ def _since(now: datetime, then: datetime | None) -> timedelta | None:
 
 def _waits(saver: Any, thread_id: str) -> tuple[datetime | None, tuple[str, ...]] | None:
     """Earliest deadline and kinds of the thread's pending waits, or ``None`` if not waiting."""
-    list_waits = getattr(saver, "list_waits", None)
-    if callable(list_waits):
-        entries = list_waits(thread_id=thread_id)
+    index = feature(saver, WaitIndex)
+    if index is not None:
+        entries = index.list_waits(thread_id=thread_id)
         if entries:
             deadlines = [e.info.deadline for e in entries if e.info.deadline is not None]
             return (
@@ -123,7 +125,7 @@ def _waits(saver: Any, thread_id: str) -> tuple[datetime | None, tuple[str, ...]
     return None
 
 
-def thread_state(saver: Any, thread_id: str, *, clock: Clock | None = None) -> ThreadState:
+def thread_state(saver: Saver, thread_id: str, *, clock: Clock | None = None) -> ThreadState:
     """The state of one thread in ``saver`` (one of our sync savers, or any saver).
 
     With a saver that has no run leases, running threads cannot be told apart
@@ -183,7 +185,7 @@ def _thread_state(saver: Any, thread_id: str, now: datetime) -> ThreadState:
 
 
 def running_threads(
-    saver: Any, *, clock: Clock | None = None, limit: int = 100
+    saver: Saver, *, clock: Clock | None = None, limit: int = 100
 ) -> list[ThreadState]:
     """Threads whose record says running (live or orphaned), soonest expiry first."""
     store = _store(saver)
@@ -192,7 +194,7 @@ def running_threads(
     return [thread_state_of(r, clock=clock) for r in store.list_leases(state=RUNNING, limit=limit)]
 
 
-def parked_threads(saver: Any, *, limit: int = 100) -> list[ThreadState]:
+def parked_threads(saver: Saver, *, limit: int = 100) -> list[ThreadState]:
     """Parked (poison) threads, oldest first, with their last error."""
     store = _store(saver)
     if store is None:
@@ -227,7 +229,7 @@ def thread_state_of(record: LeaseRecord, *, clock: Clock | None = None) -> Threa
     )
 
 
-def run_health(saver: Any, *, clock: Clock | None = None) -> RunHealth:
+def run_health(saver: Saver, *, clock: Clock | None = None) -> RunHealth:
     """Running, orphaned and parked counts (indexed: independent of finished threads)."""
     now = _now(clock)
     store = _store(saver)

@@ -1,5 +1,7 @@
 """A thread's timeline: what ``langgraph-durable inspect`` prints and notebooks draw.
 
+The drawing is :mod:`._timeline_plot`.
+
 Built from plain saver calls (``list``) plus the decision store and the audit
 trail, so it needs no graph: which nodes ran is read off ``versions_seen`` (a
 node's entry changes in the checkpoint its step produced).
@@ -19,6 +21,7 @@ from langgraph_durable.interrupts._records import item_key, section
 from langgraph_durable.migrations import stored_version_of
 
 INTERRUPT = "__interrupt__"
+TRIGGER = "branch:to:"
 
 
 class TimelineInterrupt(BaseModel):
@@ -47,6 +50,8 @@ class TimelineEntry(BaseModel):
     source: str | None = None
     ts: str | None = None
     nodes: list[str] = Field(default_factory=list)
+    next_nodes: list[str] = Field(default_factory=list)
+    """The nodes this checkpoint triggers: where a run paused at it waits."""
     schema_version: int = 0
     """The schema version the checkpoint is stored with (``saver.schema_version``)."""
     interrupts: list[TimelineInterrupt] = Field(default_factory=list)
@@ -77,6 +82,22 @@ def _nodes(prev: CheckpointTuple | None, cur: CheckpointTuple) -> list[str]:
     ran = [n for n, seen in after.items() if before.get(n) != seen]
     # LangGraph's own entry nodes say nothing; ours (``__compensate__``) do
     return sorted(n.strip("_") for n in ran if n not in ("__start__", "__input__", "__interrupt__"))
+
+
+def _next_nodes(tup: CheckpointTuple) -> list[str]:
+    # a StateGraph node runs when its trigger channel holds a value newer than the
+    # one the node last saw; read off the checkpoint alone, no graph needed
+    ck = tup.checkpoint
+    values, versions = ck.get("channel_values", {}), ck.get("channel_versions", {})
+    seen = ck.get("versions_seen", {})
+    out = []
+    for channel in values:
+        if not channel.startswith(TRIGGER):
+            continue
+        node = channel[len(TRIGGER) :]
+        if str(versions.get(channel, "")) > str(seen.get(node, {}).get(channel, "")):
+            out.append(node.strip("_"))
+    return sorted(out)
 
 
 def _interrupts(tup: CheckpointTuple) -> list[TimelineInterrupt]:
@@ -156,6 +177,7 @@ def thread_timeline(
                 source=md.get("source"),
                 ts=tup.checkpoint.get("ts"),
                 nodes=_nodes(prev, tup),
+                next_nodes=_next_nodes(tup),
                 schema_version=stored_schema_version(saver, tup),
                 interrupts=_interrupts(tup),
                 compensations=comps,
@@ -184,65 +206,3 @@ def thread_timeline(
     if audit and not checkpoint_ns:
         _attach_audit(entries, audit_log(saver, thread_id=thread_id))
     return entries
-
-
-def plot_timeline(entries: list[TimelineEntry], *, title: str | None = None) -> Any:
-    """Draw a thread's timeline with matplotlib (the ``notebooks`` extra).
-
-    One mark per checkpoint, labelled with the nodes that produced it; pauses
-    at an interrupt in orange, decided ones green (approved) or red (rejected),
-    with who decided; compensations in purple.
-
-    Returns:
-        The matplotlib ``Figure``.
-    """
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(entries)), 2.6))
-    ax.axhline(0, color="#bbbbbb", zorder=0)
-    for x, e in enumerate(entries):
-        color, note = "#4c72b0", ""
-        for i in e.interrupts:
-            d = i.decision or {}
-            if not d and i.resumed:
-                color, note = "#55a868", "paused here,\nthen resumed"
-            elif not d:
-                color, note = "#dd8452", f"waiting for\n{', '.join(i.approvers) or 'anyone'}"
-            elif d.get("type") == "escalate":
-                color, note = "#dd8452", f"escalated\nto {', '.join(d.get('to') or [])}"
-            else:
-                ok = bool(d.get("approved"))
-                who = "timeout" if d.get("timed_out") else d.get("by")
-                color = "#55a868" if ok else "#c44e52"
-                note = f"{'approved' if ok else 'rejected'}\nby {who}"
-                if d.get("level"):
-                    note += f"\n(escalation level {d['level']})"
-        if e.compensations or "compensate" in e.nodes:
-            color, note = "#8172b2", note or "undo"
-        ax.scatter([x], [0], s=140, color=color, zorder=2)
-        label = ", ".join(e.nodes) or (e.source or "")
-        ax.annotate(
-            f"step {e.step}\n{label}",
-            (x, 0),
-            xytext=(0, 14),
-            textcoords="offset points",
-            ha="center",
-            fontsize=8,
-        )
-        if note:
-            ax.annotate(
-                note,
-                (x, 0),
-                xytext=(0, -30),
-                textcoords="offset points",
-                ha="center",
-                fontsize=8,
-                color=color,
-            )
-    ax.set_xlim(-0.7, len(entries) - 0.3)
-    ax.set_ylim(-1, 1)
-    ax.axis("off")
-    if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return fig

@@ -4,10 +4,10 @@
 the tool's name, its ``args`` the call's), then acts on the decision:
 
 * approve: the tool runs with the model's arguments;
-* edit: the tool runs with the reviewer's arguments;
+* edit: the tool runs with the approver's arguments;
 * reject: the tool does not run; the model gets a ``ToolMessage`` saying so
-  (with the reviewer's message), marked ``status="error"``;
-* respond: the tool does not run; the model gets the reviewer's text as the
+  (with the approver's message), marked ``status="error"``;
+* respond: the tool does not run; the model gets the approver's text as the
   tool's result.
 
 Everything an approval does applies: deadlines and escalation, the audit

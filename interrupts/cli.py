@@ -1,7 +1,7 @@
 """The ``langgraph-durable`` command line (top floor: nothing imports it).
 
-Each subcommand lives in its own ``interrupts/_cli_<name>.py`` module and is
-registered on :data:`main` by importing it at the bottom of this file.
+Each subcommand lives in its own ``interrupts/_cli_<name>.py`` module, declared
+there with ``@command()``; this module imports them and adds each to :data:`main`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,20 @@ import sys
 import click
 
 from langgraph_durable.checkpointers import CheckpointerError
+from langgraph_durable.interrupts import (
+    _cli_actions,
+    _cli_demo,
+    _cli_inbox,
+    _cli_migrate,
+    _cli_notify,
+    _cli_operate,
+    _cli_retention,
+    _cli_serve,
+    _cli_setup,
+    _cli_sweep,
+    _cli_worker,
+)
+from langgraph_durable.interrupts._cli_common import declared_commands
 from langgraph_durable.interrupts._cli_errors import CliError, describe
 from langgraph_durable.interrupts._errors import InterruptsError
 from langgraph_durable.migrations import MigrationsError
@@ -51,17 +65,22 @@ def run() -> None:
         sys.exit(1)
 
 
-# Subcommands register themselves on `main` when imported.
-from langgraph_durable.interrupts import (  # noqa: E402, F401
+# the subcommand modules imported above declared their commands
+_SUBCOMMAND_MODULES = (
     _cli_actions,
     _cli_demo,
     _cli_inbox,
     _cli_migrate,
+    _cli_notify,
     _cli_operate,
+    _cli_retention,
+    _cli_serve,
     _cli_setup,
     _cli_sweep,
     _cli_worker,
 )
+for _declared in declared_commands():
+    main.add_command(_declared)
 
 __all__ = ["CliError", "main", "run"]
 

@@ -114,14 +114,14 @@ def upgrade_all(
         MigrationChainError: the chain of ``m`` is invalid.
     """
     check_args(batch_size, sample_size)
-    require(saver, MigrationStore, "upgrade_all")
+    store: MigrationStore = require(saver, MigrationStore, "upgrade_all")
     upgrade = upgrader(m)
     started = time.perf_counter()
     result = UpgradeResult(target_version=m.version, dry_run=dry_run, all_history=all_history)
-    counts = saver.migration_counts(below=m.version, all_history=all_history)
+    counts = store.migration_counts(below=m.version, all_history=all_history)
     if dry_run:
         for v in sorted(counts):
-            sample = saver.migration_sample(version=v, all_history=all_history, limit=sample_size)
+            sample = store.migration_sample(version=v, all_history=all_history, limit=sample_size)
             found = sample_findings(v, counts[v], sample, upgrade)
             result.dry_run_versions.append(found)
             result.by_version[v] = counts[v]
@@ -134,7 +134,7 @@ def upgrade_all(
         cursor: Any = None
         held = 0
         while True:
-            out = saver.migration_upgrade_batch(
+            out = store.migration_upgrade_batch(
                 below=m.version,
                 all_history=all_history,
                 cursor=cursor,

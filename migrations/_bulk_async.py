@@ -113,14 +113,14 @@ async def aupgrade_all(
         MigrationChainError: the chain of ``m`` is invalid.
     """
     check_args(batch_size, sample_size)
-    require(saver, AsyncMigrationStore, "aupgrade_all")
+    store: AsyncMigrationStore = require(saver, AsyncMigrationStore, "aupgrade_all")
     upgrade = upgrader(m)
     started = time.perf_counter()
     result = UpgradeResult(target_version=m.version, dry_run=dry_run, all_history=all_history)
-    counts = await saver.amigration_counts(below=m.version, all_history=all_history)
+    counts = await store.amigration_counts(below=m.version, all_history=all_history)
     if dry_run:
         for v in sorted(counts):
-            sample = await saver.amigration_sample(
+            sample = await store.amigration_sample(
                 version=v, all_history=all_history, limit=sample_size
             )
             found = sample_findings(v, counts[v], sample, upgrade)
@@ -135,7 +135,7 @@ async def aupgrade_all(
         cursor: Any = None
         held = 0
         while True:
-            out = await saver.amigration_upgrade_batch(
+            out = await store.amigration_upgrade_batch(
                 below=m.version,
                 all_history=all_history,
                 cursor=cursor,

@@ -214,13 +214,19 @@ def check_args(batch_size: int, sample_size: int) -> None:
         raise ValueError(f"sample_size must be an int >= 0, got {sample_size!r}")
 
 
-def require(saver: Any, proto: type, what: str) -> None:
-    """Refuse a saver that does not implement the store protocol ``proto``."""
-    if not isinstance(saver, proto):
-        raise MigrationsError(
-            f"{type(saver).__name__} does not support {what}: it does not implement "
-            f"langgraph_durable.migrations.{proto.__name__} (the langgraph-durable savers do)"
-        )
+def require(saver: Any, proto: type, what: str) -> Any:
+    """The part of ``saver`` that implements the store protocol ``proto``.
+
+    That is the saver itself, or the store it holds as ``saver.migration_store``
+    (the langgraph-durable savers); a saver with neither is refused.
+    """
+    for part in (saver, getattr(saver, "migration_store", None)):
+        if part is not None and isinstance(part, proto):
+            return part
+    raise MigrationsError(
+        f"{type(saver).__name__} does not support {what}: it does not implement "
+        f"langgraph_durable.migrations.{proto.__name__} (the langgraph-durable savers do)"
+    )
 
 
 def upgrader(m: StateMigrations) -> UpgradeFn:

@@ -32,9 +32,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata, CheckpointTuple
 
 from langgraph_durable.migrations._chain import StateMigrations, Step, is_state_channel, step_error
 from langgraph_durable.migrations._errors import MigrationError, SchemaVersionError
@@ -171,7 +171,7 @@ def untagged(upgraded: CheckpointTuple, stored: CheckpointTuple) -> CheckpointTu
         md[SCHEMA_VERSION_KEY] = before[SCHEMA_VERSION_KEY]
     else:
         md.pop(SCHEMA_VERSION_KEY, None)
-    return upgraded._replace(metadata=md)  # type: ignore[arg-type]
+    return upgraded._replace(metadata=cast(CheckpointMetadata, md))
 
 
 def _run_fn(step: Step, values: dict[str, Any], where: Mapping[str, Any]) -> dict[str, Any]:
@@ -329,7 +329,8 @@ def upgrade_checkpoint(
     if not steps:
         md = dict(tup.metadata or {})
         md[SCHEMA_VERSION_KEY] = current
-        return Upgrade(tup._replace(metadata=md), stored_version, current)  # type: ignore[arg-type]
+        upgraded = tup._replace(metadata=cast(CheckpointMetadata, md))
+        return Upgrade(upgraded, stored_version, current)
     assert migrations is not None
     where = _where(tup)
     cp: dict[str, Any] = dict(tup.checkpoint)
@@ -392,8 +393,8 @@ def upgrade_checkpoint(
     metadata[SCHEMA_VERSION_KEY] = current
     new_tup = CheckpointTuple(
         config=tup.config,
-        checkpoint=cp,  # type: ignore[arg-type]
-        metadata=metadata,  # type: ignore[arg-type]
+        checkpoint=cast(Checkpoint, cp),
+        metadata=cast(CheckpointMetadata, metadata),
         parent_config=tup.parent_config,
         pending_writes=None if tup.pending_writes is None else writes,
     )

@@ -91,15 +91,15 @@ builder.add_edge("book", END);
     md("## Run until the pause"),
     code('''
 import uuid
-from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable import PostgresSaver
 
 config = {"configurable": {"thread_id": f"quickstart-{uuid.uuid4().hex[:6]}"}}
 
 with PostgresSaver.from_conn_string(URL) as saver:
     saver.setup()                      # creates or upgrades the tables, safe to repeat
     graph = builder.compile(checkpointer=saver)
-    result = graph.invoke({"notes": []}, config)
-    print("paused with:", result["__interrupt__"][0].value)
+    graph.invoke({"notes": []}, config)   # runs research, then pauses in ask_human
+    print("paused with:", graph.get_state(config).interrupts[0].value)
     print("next node:", graph.get_state(config).next)
 # the saver and its connection are gone now: nothing is held in memory
 '''),
@@ -110,6 +110,8 @@ This could be another process, another machine, or the same one a day later.
 `Command(resume=...)` is what `interrupt()` returns inside `ask_human`.
 """),
     code('''
+import time
+time.sleep(1)   # the human takes a moment (in production: minutes or days)
 with PostgresSaver.from_conn_string(URL) as saver:
     graph = builder.compile(checkpointer=saver)
     final = graph.invoke(Command(resume="yes, book it"), config)
@@ -122,7 +124,7 @@ Jupyter already runs an event loop, so use `await` directly: `AsyncPostgresSaver
 the storage and the behaviour of the sync saver.
 """),
     code('''
-from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
+from langgraph_durable import AsyncPostgresSaver
 
 config2 = {"configurable": {"thread_id": f"quickstart-async-{uuid.uuid4().hex[:6]}"}}
 async with AsyncPostgresSaver.from_conn_string(URL) as asaver:
@@ -135,7 +137,8 @@ print(done["notes"])
 ## What the thread looks like
 
 `thread_timeline` reads a thread back from any saver (no graph needed), and `plot_timeline`
-draws it: one mark per checkpoint, the nodes that produced it, and the pause.
+draws it on a time axis: each checkpoint with the nodes that produced it, and the pause, on the
+node that paused (`ask_human`), from the moment it asked to the moment the thread resumed.
 """),
     code('''
 from langgraph_durable.interrupts import plot_timeline, thread_timeline
@@ -158,28 +161,23 @@ and what happens when nobody answers (`on_timeout`: reject, approve, or `Escalat
 approver). The deadline is stored in the checkpoint and indexed by our savers, so an inbox and a
 sweeper can find waiting and overdue approvals without scanning every thread.
 
-Every helper takes a `clock`, so this notebook moves time by hand instead of sleeping.
+The deadlines here are seconds, so the lesson runs in seconds; in production they are minutes
+or days. (Tests pass a `clock=` to every helper and move time instead of waiting.)
 """),
     code(STORAGE),
     code('''
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from langgraph_durable.checkpointers.postgres import PostgresSaver
-from langgraph_durable.interrupts import (ApprovalSweeper, Escalate, approval_health, approve,
-                        pending_approvals, request_approval)
+import time
+from contextlib import ExitStack
 
+from langgraph_durable import ApprovalSweeper, PostgresSaver, approve, pending_approvals, request_approval
+from langgraph_durable.interrupts import Escalate, approval_health
 
-class Clock:
-    """A clock we move by hand."""
-    def __init__(self):
-        self.now = datetime.now(timezone.utc)
-    def __call__(self):
-        return self.now
-    def advance(self, **kw):
-        self.now += timedelta(**kw)
+WAIT = timedelta(seconds=2)   # how long each approver has
 
 
 class Refund(TypedDict, total=False):
@@ -190,8 +188,7 @@ class Refund(TypedDict, total=False):
 def build(saver, on_timeout="reject"):
     def review(state):
         d = request_approval({"action": "refund", "amount": state["amount"]},
-                             timeout=timedelta(minutes=15), on_timeout=on_timeout,
-                             approvers=["ops"])
+                             timeout=WAIT, on_timeout=on_timeout, approvers=["ops"])
         who = "the timeout rule" if d.timed_out else d.by
         verdict = "approved" if d.approved else "rejected"
         levels = len(d.escalations)
@@ -203,10 +200,9 @@ def build(saver, on_timeout="reject"):
     return g.compile(checkpointer=saver)
 
 
-saver_cm = PostgresSaver.from_conn_string(URL)
-saver = saver_cm.__enter__()
+stack = ExitStack()   # closes the saver in the last cell
+saver = stack.enter_context(PostgresSaver.from_conn_string(URL))
 saver.setup()
-clock = Clock()
 '''),
     md("## An approval, the inbox, and a decision"),
     code('''
@@ -214,15 +210,14 @@ import uuid
 run = uuid.uuid4().hex[:6]
 graph = build(saver)
 t1 = {"configurable": {"thread_id": f"refund-a-{run}"}}
-graph.invoke({"amount": 120}, {"configurable": {**t1["configurable"], "__durable_clock__": clock}})
+graph.invoke({"amount": 120}, t1)
 
 for item in pending_approvals(saver, approver="ops"):
     if item.thread_id.endswith(run):
-        print(item.thread_id, item.request, "deadline", item.deadline.strftime("%H:%M UTC"))
+        print(item.thread_id, item.request, "deadline", item.deadline.strftime("%H:%M:%S UTC"))
 '''),
     code('''
-clock.advance(minutes=5)
-result = approve(graph, t1, by="alice", roles=["ops"], comment="looks right", clock=clock)
+result = approve(graph, t1, by="alice", roles=["ops"], comment="looks right")
 print(result["outcome"])
 '''),
     md("""
@@ -230,14 +225,15 @@ print(result["outcome"])
 
 `ApprovalSweeper.run_once()` claims every approval past its deadline (exactly once, even with
 several sweepers in several processes), applies `on_timeout` and resumes the thread.
-`approval_health` tells healthy waiting from a stuck sweeper.
+`approval_health` tells healthy waiting from a stuck sweeper. In production a worker runs the
+sweeper in a loop: `langgraph-durable worker --graph pkg.mod:graph --url URL`.
 """),
     code('''
-t2 = {"configurable": {"thread_id": f"refund-b-{run}", "__durable_clock__": clock}}
+t2 = {"configurable": {"thread_id": f"refund-b-{run}"}}
 graph.invoke({"amount": 900}, t2)
-clock.advance(minutes=16)
-print(approval_health(saver, clock=clock))
-print("resolved:", ApprovalSweeper(graph, clock=clock).run_once())
+time.sleep(WAIT.total_seconds() + 0.5)   # nobody answers in time
+print(approval_health(saver))
+print("resolved:", ApprovalSweeper(graph).run_once())
 print(graph.get_state(t2).values["outcome"])
 '''),
     md("""
@@ -247,22 +243,27 @@ On timeout, `Escalate` asks the next approver with a new deadline; when the last
 out, `then` applies. The history is in `Decision.escalations`.
 """),
     code('''
-esc = build(saver, on_timeout=Escalate(to="manager", timeout=timedelta(hours=1), then="reject"))
-t3 = {"configurable": {"thread_id": f"refund-c-{run}", "__durable_clock__": clock}}
+esc = build(saver, on_timeout=Escalate(to="manager", timeout=WAIT, then="reject"))
+t3 = {"configurable": {"thread_id": f"refund-c-{run}"}}
 esc.invoke({"amount": 5000}, t3)
-clock.advance(minutes=16)
-ApprovalSweeper(esc, clock=clock).run_once()          # escalates to the manager
+time.sleep(WAIT.total_seconds() + 0.5)
+ApprovalSweeper(esc).run_once()          # ops did not answer: escalates to the manager
 print([(i.approvers, i.escalation_level) for i in pending_approvals(saver)
        if i.thread_id == t3["configurable"]["thread_id"]])
-clock.advance(hours=2)
-ApprovalSweeper(esc, clock=clock).run_once()          # the manager did not answer either
+time.sleep(WAIT.total_seconds() + 0.5)
+ApprovalSweeper(esc).run_once()          # the manager did not answer either
 print(esc.get_state(t3).values["outcome"])
 '''),
+    md("""
+The picture: the first pause (asked ops, its deadline), the escalation, the second pause (asked
+the manager, its deadline), the rejection by the timeout rule and the resume.
+"""),
     code('''
 from langgraph_durable.interrupts import plot_timeline, thread_timeline
-plot_timeline(thread_timeline(saver, t3["configurable"]["thread_id"]), title="escalated, then rejected");
+plot_timeline(thread_timeline(saver, t3["configurable"]["thread_id"]),
+              title="asked ops, escalated to the manager, rejected by the timeout rule");
 '''),
-    code("saver_cm.__exit__(None, None, None);"),
+    code("stack.close()   # closes the saver and its connection"),
 )
 
 notebook(
@@ -283,8 +284,9 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from langgraph_durable.checkpointers.postgres import PostgresSaver
-from langgraph_durable.interrupts import decide, pending_approvals, request_batch_approval
+from contextlib import ExitStack
+
+from langgraph_durable import PostgresSaver, decide, pending_approvals, request_batch_approval
 
 
 class Orders(TypedDict, total=False):
@@ -304,8 +306,8 @@ g.add_node("review_orders", review_orders)
 g.add_edge(START, "review_orders")
 g.add_edge("review_orders", END)
 
-saver_cm = PostgresSaver.from_conn_string(URL)
-saver = saver_cm.__enter__()
+stack = ExitStack()   # closes the saver in the last cell
+saver = stack.enter_context(PostgresSaver.from_conn_string(URL))
 saver.setup()
 graph = g.compile(checkpointer=saver)
 orders = [{"id": f"o{i}", "price": 10 * i} for i in range(1, 6)]
@@ -355,18 +357,18 @@ decide(graph2, c2, {"p1": True}, by="alice")      # alice approved what she saw:
 (again,) = [i for i in pending_approvals(saver) if i.thread_id == c2["configurable"]["thread_id"]]
 print("asked again with:", again.request)
 '''),
-    code("saver_cm.__exit__(None, None, None);"),
+    code("stack.close()   # closes the saver and its connection"),
 )
 notebook(
     "04_compensation",
     md("""
-# 4. Compensation (sagas), idempotent activities and the recovery report
+# 4. Compensation (sagas), idempotent activities and the undo report
 
 An order workflow reserves stock, charges the card, then ships. If shipping fails for good,
 rolling *everything* back is not possible (the charge happened) and ignoring it is wrong (the
 customer paid for nothing). `add_compensation` runs the recorded **undos** of the steps that
 committed, newest first, each exactly once, and when an undo itself keeps failing it pauses on a
-`RecoveryReport` a human can act on. `activity` makes a side effect idempotent: the same key on
+`UndoReport` a human can act on. `activity` makes a side effect idempotent: the same key on
 every retry of the same step, and a recorded result instead of a second call.
 """),
     code(STORAGE),
@@ -377,9 +379,10 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from langgraph_durable.checkpointers.postgres import PostgresSaver
-from langgraph_durable.interrupts import (Compensate, RecoveryReport, SagaState, activity, add_compensation,
-                        compensable, resume_recovery)
+from contextlib import ExitStack
+
+from langgraph_durable import PostgresSaver, activity, add_compensation, compensable
+from langgraph_durable.interrupts import Compensate, SagaState, UndoReport, resume_undo
 
 LOG: list[str] = []          # what reached the outside world
 REFUND_DOWN = {"on": False}  # flip to make the refund service fail
@@ -434,8 +437,8 @@ builder.add_edge("reserve_inventory", "charge_card")
 builder.add_edge("charge_card", "ship")
 builder.add_edge("ship", END)
 
-saver_cm = PostgresSaver.from_conn_string(URL)
-saver = saver_cm.__enter__()
+stack = ExitStack()   # closes the saver in the last cell
+saver = stack.enter_context(PostgresSaver.from_conn_string(URL))
 saver.setup()
 graph = add_compensation(builder, max_attempts=3, sleep=lambda s: None).compile(checkpointer=saver)
 """),
@@ -449,10 +452,10 @@ for step in final["saga"]["steps"]:
     print(" ", step["node"], step["status"])
 """),
     md("""
-## An undo that keeps failing: the recovery report
+## An undo that keeps failing: the undo report
 
 The refund service is down. The undo is retried with backoff (`max_attempts=3`), then the
-thread pauses on an interrupt whose value is a `RecoveryReport`: what failed and why (type and
+thread pauses on an interrupt whose value is an `UndoReport`: what failed and why (type and
 message, not a stack trace), what committed, what was compensated, what remains, and the actions
 available. The report is JSON: an operator UI can show it as it is.
 """),
@@ -461,7 +464,7 @@ LOG.clear()
 REFUND_DOWN["on"] = True
 config2 = {"configurable": {"thread_id": f"order-{uuid.uuid4().hex[:6]}"}}
 graph.invoke({"order_id": "B-9", "amount": 99}, config2)
-report = RecoveryReport.from_interrupt(graph.get_state(config2).interrupts[0])
+report = UndoReport.from_interrupt(graph.get_state(config2).interrupts[0])
 print(LOG)
 print(report.model_dump_json(indent=1)[:900])
 """),
@@ -472,19 +475,21 @@ Here the operator refunds by hand and answers `skip`: compensation carries on wi
 (release the stock), and the report, with the decision, stays in the final state.
 """),
     code("""
-final2 = graph.invoke(resume_recovery("skip", by="ops@example.com", note="refunded by hand"),
+import time
+time.sleep(1.5)   # the operator reads the report and refunds by hand
+final2 = graph.invoke(resume_undo("skip", by="ops@example.com", note="refunded by hand"),
                       config2)
 print(LOG)
 print(final2["saga"]["status"], [(s["node"], s["status"]) for s in final2["saga"]["steps"]])
-stored = RecoveryReport.model_validate(final2["saga"]["reports"][0])
+stored = UndoReport.model_validate(final2["saga"]["reports"][0])
 print("decision:", stored.decision, "by", stored.decided_by, "-", stored.note)
 """),
     code("""
 from langgraph_durable.interrupts import plot_timeline, thread_timeline
 plot_timeline(thread_timeline(saver, config2["configurable"]["thread_id"]),
-              title="failed undo, recovery report, skip");
+              title="an undo fails: the thread pauses on the undo report, the operator skips it");
 """),
-    code("saver_cm.__exit__(None, None, None);"),
+    code("stack.close()   # closes the saver and its connection"),
 )
 
 
@@ -509,8 +514,8 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
-from langgraph_durable.checkpointers.postgres import PostgresSaver
-from langgraph_durable.migrations import SchemaVersionError, StateMigrations, upgrade_all
+from langgraph_durable import PostgresSaver, StateMigrations, upgrade_all
+from langgraph_durable.migrations import SchemaVersionError
 
 
 class StateV1(TypedDict, total=False):

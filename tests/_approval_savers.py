@@ -15,8 +15,11 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-BACKENDS = ["memory", "postgres", "pgbouncer", "redis"]
-POSTGRES = ("postgres", "pgbouncer")
+from tests._backends import POSTGRES, REDIS
+
+# the savers approvals are tested on: the backends, Postgres through PgBouncer, and memory
+APPROVAL_SAVERS = ["memory", POSTGRES, "pgbouncer", REDIS]
+_ON_POSTGRES = (POSTGRES, "pgbouncer")
 
 
 def saver_url(request: pytest.FixtureRequest, backend: str) -> tuple[str, dict[str, Any]]:
@@ -39,7 +42,7 @@ def open_sync(backend: str, url: str, options: dict[str, Any]) -> Any:
 
     @contextmanager
     def cm() -> Iterator[Any]:
-        if backend in POSTGRES:
+        if backend in _ON_POSTGRES:
             from langgraph_durable.checkpointers.postgres import PostgresSaver
 
             with PostgresSaver.from_conn_string(url, pool_size=12, **options) as saver:
@@ -55,7 +58,7 @@ def open_sync(backend: str, url: str, options: dict[str, Any]) -> Any:
     return cm()
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=APPROVAL_SAVERS)
 def approval_saver(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A set-up sync saver of each backend, isolated for this test."""
     if request.param == "memory":
@@ -66,14 +69,14 @@ def approval_saver(request: pytest.FixtureRequest) -> Iterator[Any]:
         yield saver
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=APPROVAL_SAVERS)
 async def async_approval_saver(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """A set-up async saver of each backend, isolated for this test."""
     if request.param == "memory":
         yield InMemorySaver()
         return
     url, options = saver_url(request, request.param)
-    if request.param in POSTGRES:
+    if request.param in _ON_POSTGRES:
         from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 
         async with AsyncPostgresSaver.from_conn_string(url, pool_size=4, **options) as saver:

@@ -25,6 +25,7 @@ from typing import Any
 from langgraph_durable.interrupts import CLOCK_CONFIG_KEY, decide
 from tests._approval_graphs import order_graph, orders
 from tests._approval_savers import open_sync
+from tests._parts import part_of
 
 
 class Clock:
@@ -50,13 +51,13 @@ def main() -> None:
             if args.get("kill_inside"):
                 # die inside the next call, after its compare-and-set of o3 returned and
                 # before it counts the batch's decisions (and could complete it)
-                count = saver.count_decisions
+                count = part_of(saver, "decisions").count_decisions
 
                 def die_at_count(*a: Any, **kw: Any) -> Any:
                     os.kill(os.getpid(), signal.SIGKILL)
                     return count(*a, **kw)
 
-                saver.count_decisions = die_at_count
+                part_of(saver, "decisions").count_decisions = die_at_count
                 decide(graph, config, {"o3": False}, by="alice", clock=clock)
                 print(json.dumps({"error": "survived the kill"}), flush=True)
                 return

@@ -8,6 +8,9 @@ passwords, so a password masked in its output was masked by that command.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -75,3 +78,24 @@ def assert_one_error_line(outcome: Outcome) -> str:
     assert len(lines) == 1, outcome.err
     assert lines[0].startswith("error: "), lines[0]
     return lines[0]
+
+
+def run_cli_here(*args: str) -> subprocess.CompletedProcess[str]:
+    """``langgraph-durable ARGS`` through ``run()`` in this process, shaped like ``subprocess.run``.
+
+    For tests that call the command many times: importing LangGraph in a new
+    interpreter costs more than most commands.
+    """
+    forget_secrets()
+    out, err = io.StringIO(), io.StringIO()
+    argv = sys.argv
+    sys.argv = ["langgraph-durable", *args]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            run()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())

@@ -25,6 +25,7 @@ from typing import Any
 
 from tests import _crash_saga as s
 from tests import _durability as d
+from tests._parts import STORES
 
 HOOKED = ("put", "put_writes", "record_decision", "put_activity")
 # kill points inside the saga workflow's side effects and undos (tests._crash_saga)
@@ -73,15 +74,24 @@ def arm(saver: Any, kill: KillAt | None, counts: Counter[str] | None = None) -> 
     hit = _kill_hook(kill, counts)
     s.POINT[0] = hit
     for name in HOOKED:
-        original = getattr(saver, name, None)
-        if original is None:
+        # the saver's own method, or its store's (record_decision: saver.decisions)
+        owner = next(
+            (
+                part
+                for part in (saver, *(getattr(saver, a, None) for a in STORES))
+                if part is not None and hasattr(part, name)
+            ),
+            None,
+        )
+        if owner is None:
             continue  # e.g. record_decision on a saver without a decision store
+        original = getattr(owner, name)
 
         def hooked(*args: Any, __name: str = name, __orig: Any = original, **kw: Any) -> Any:
             hit(__name)
             return __orig(*args, **kw)
 
-        setattr(saver, name, functools.wraps(original)(hooked))
+        setattr(owner, name, functools.wraps(original)(hooked))
 
 
 def graph_of(workflow: str, saver: Any) -> Any:

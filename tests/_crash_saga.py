@@ -221,7 +221,7 @@ def saga_graph(saver: Any) -> Any:
     """The order saga compiled with ``saver``, storing every step (``durability="sync"``).
 
     Activity keys name the step's task, so side-effecting runs use ``"sync"``
-    (README, activities): with ``"async"`` a kill can lose the newest
+    (docs/guides/compensation.md): with ``"async"`` a kill can lose the newest
     checkpoint and the re-created step gets new keys.
     """
     builder = StateGraph(OrderState)

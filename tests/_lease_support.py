@@ -23,6 +23,7 @@ from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.checkpointers.redis import RedisSaver
 from langgraph_durable.interrupts._heartbeat import heartbeat
+from tests._backends import POSTGRES
 
 STEPS = 20
 
@@ -44,7 +45,7 @@ def leasing_saver(
     backend: str, where: dict[str, str], lease: LeaseSettings, pool_size: int | None = None
 ) -> Iterator[Any]:
     """One of our sync savers, with run leases, on ``backend`` (``pg`` or ``redis``)."""
-    if backend == "pg":
+    if backend == POSTGRES:
         with PostgresSaver.from_conn_string(
             where["url"], schema=where["schema"], leases=lease, pool_size=pool_size
         ) as saver:
@@ -66,7 +67,7 @@ def leasing_saver(
 
 def where_of(backend: str, request: Any) -> dict[str, str]:
     """The isolated storage area of a test, from its fixtures."""
-    if backend == "pg":
+    if backend == POSTGRES:
         url, schema = request.getfixturevalue("pg_schema")
         return {"url": url, "schema": schema}
     url, prefix = request.getfixturevalue("redis_prefix")

@@ -13,8 +13,6 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-BACKENDS = ["postgres", "redis"]
-
 
 @dataclass(frozen=True)
 class Backend:

@@ -28,6 +28,8 @@ from psycopg import sql
 from langgraph_durable.checkpointers import ThreadBusy
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
+from tests._backends import POSTGRES
+from tests._parts import part_of
 
 THREAD = "shared"
 EFFECT_SECONDS = 0.3
@@ -64,7 +66,7 @@ class Effects:
 
     def create(self) -> None:
         """Make the effect tables (Postgres; Redis needs nothing)."""
-        if self.backend == "pg":
+        if self.backend == POSTGRES:
             conn = self._conn()
             conn.execute(
                 self._sql(
@@ -77,7 +79,7 @@ class Effects:
 
     def enter(self) -> int:
         """One more ``act`` inside its effect; how many are inside now."""
-        if self.backend == "pg":
+        if self.backend == POSTGRES:
             row = (
                 self._conn()
                 .execute(self._sql("UPDATE {s}.mt_inside SET n = n + 1 WHERE id = 1 RETURNING n"))
@@ -88,14 +90,14 @@ class Effects:
         return int(self._r().incr(self._key("inside")))
 
     def leave(self) -> None:
-        if self.backend == "pg":
+        if self.backend == POSTGRES:
             self._conn().execute(self._sql("UPDATE {s}.mt_inside SET n = n - 1 WHERE id = 1"))
         else:
             self._r().decr(self._key("inside"))
 
     def record(self, row: dict[str, Any]) -> None:
         """Store one side effect."""
-        if self.backend == "pg":
+        if self.backend == POSTGRES:
             self._conn().execute(
                 self._sql("INSERT INTO {s}.mt_effects (row) VALUES (%s)"), [json.dumps(row)]
             )
@@ -104,20 +106,20 @@ class Effects:
 
     def rows(self) -> list[dict[str, Any]]:
         """Every side effect, in the order they were stored."""
-        if self.backend == "pg":
+        if self.backend == POSTGRES:
             got = self._conn().execute(self._sql("SELECT row FROM {s}.mt_effects ORDER BY seq"))
             return [r[0] for r in got.fetchall()]
         return [json.loads(r) for r in self._r().lrange(self._key("effects"), 0, -1)]
 
     def note(self, kind: str, tag: str) -> None:
         """A racer says what it did (``invoking``, ``busy``)."""
-        if self.backend == "pg":
+        if self.backend == POSTGRES:
             self._conn().execute(self._sql("INSERT INTO {s}.mt_notes VALUES (%s, %s)"), [kind, tag])
         else:
             self._r().rpush(self._key(f"note:{kind}"), tag)
 
     def count(self, kind: str) -> int:
-        if self.backend == "pg":
+        if self.backend == POSTGRES:
             row = (
                 self._conn()
                 .execute(self._sql("SELECT count(*) FROM {s}.mt_notes WHERE kind = %s"), [kind])
@@ -183,7 +185,7 @@ def chat_graph(saver: Any, effects: Effects, hold: tuple[str, int] | None = None
 @contextmanager
 def sync_saver(backend: str, url: str, area: str, **options: Any) -> Iterator[Any]:
     """A set-up sync saver of ``backend`` on the test's schema or prefix."""
-    if backend == "pg":
+    if backend == POSTGRES:
         with PostgresSaver.from_conn_string(url, schema=area, pool_size=3, **options) as saver:
             saver.setup()
             yield saver
@@ -199,7 +201,7 @@ def sync_saver(backend: str, url: str, area: str, **options: Any) -> Iterator[An
 
 def async_saver(backend: str, url: str, area: str, **options: Any) -> Any:
     """An async saver's context manager (call ``setup()`` inside)."""
-    if backend == "pg":
+    if backend == POSTGRES:
         return AsyncPostgresSaver.from_conn_string(url, schema=area, pool_size=3, **options)
     return AsyncRedisSaver.from_conn_string(url, prefix=area, **options)
 
@@ -287,7 +289,7 @@ def _released(record: Any, owner: str) -> bool:
 def _wait_released(saver: Any, owner: str) -> None:
     """A paused run's lease goes back once the run has returned: wait for that (<= 10 s)."""
     deadline = time.monotonic() + 10
-    while not _released(saver.get_lease(thread_id=THREAD), owner):
+    while not _released(part_of(saver, "leases").get_lease(thread_id=THREAD), owner):
         if time.monotonic() > deadline:
             raise AssertionError("the paused run's lease was not released after it returned")
         time.sleep(0.01)
@@ -296,7 +298,7 @@ def _wait_released(saver: Any, owner: str) -> None:
 async def _await_released(saver: Any, owner: str) -> None:
     """See :func:`_wait_released`."""
     deadline = time.monotonic() + 10
-    while not _released(await saver.aget_lease(thread_id=THREAD), owner):
+    while not _released(await part_of(saver, "leases").aget_lease(thread_id=THREAD), owner):
         if time.monotonic() > deadline:
             raise AssertionError("the paused run's lease was not released after it returned")
         await asyncio.sleep(0.01)

@@ -16,9 +16,11 @@ from urllib.parse import quote
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-IN_PROCESS = ["memory", "langgraph-postgres", "postgres", "redis"]
-DURABLE = ["langgraph-postgres", "postgres", "redis"]
-NATIVE = ["postgres", "redis"]
+from tests._backends import BACKENDS
+
+NATIVE = list(BACKENDS)
+DURABLE = ["langgraph-postgres", *NATIVE]
+IN_PROCESS = ["memory", *DURABLE]
 
 
 def _with_search_path(url: str, schema: str) -> str:

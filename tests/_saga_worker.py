@@ -41,6 +41,17 @@ def install_recorded_hook(saver: Any) -> None:
     if hasattr(cls, "put_activity"):
         attrs["put_activity"] = put_activity
     saver.__class__ = type(f"Killing{cls.__name__}", (cls,), attrs)
+    store = getattr(saver, "activities", None)
+    if store is not None and hasattr(store, "put_activity"):
+        # the saver's activity store records the result: die right after it
+        stored = store.put_activity
+
+        def put_activity_of_store(**kw: Any) -> Any:
+            rec = stored(**kw)
+            g.maybe_kill(f"{g.LAST_CALL[0]}:recorded")
+            return rec
+
+        store.put_activity = put_activity_of_store
 
 
 def order_graph() -> Any:

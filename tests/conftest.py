@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -150,3 +151,21 @@ def protected_redis() -> Iterator[ProtectedRedis]:
     server = start_protected_redis()
     yield server
     server.server.remove()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _telemetry_providers() -> None:
+    """The process's OpenTelemetry SDK, set before any test (see tests/_otel_support.py)."""
+    from langgraph_durable.checkpointers import configure_telemetry
+    from tests._otel_support import process_telemetry
+
+    process_telemetry()
+    configure_telemetry(enabled=False)
+
+
+@pytest.fixture
+def otel() -> Iterator[Any]:
+    """The real OpenTelemetry SDK, with in-memory exporters, recording this test's telemetry."""
+    from tests._otel_support import recording
+
+    yield from recording()

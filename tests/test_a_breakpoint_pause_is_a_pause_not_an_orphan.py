@@ -26,9 +26,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 from langgraph_durable.interrupts import RecoveryWorker
+from tests._backends import BACKENDS, POSTGRES
 from tests._lease_support import settings, where_of
+from tests._parts import method_of
 
-BACKENDS = ["pg", "redis"]
 MODES = ["sync", "async"]
 SLOW_HEARTBEAT = settings(30, 10)  # no heartbeat runs during a test: releases are the run's own
 DEAD = "gone-host:1:run:dead"
@@ -86,8 +87,8 @@ class Side:
 
     async def call(self, name: str, **kwargs: Any) -> Any:
         if self.mode == "sync":
-            return getattr(self.saver, name)(**kwargs)
-        return await getattr(self.saver, "a" + name)(**kwargs)
+            return method_of(self.saver, name)(**kwargs)
+        return await method_of(self.saver, "a" + name)(**kwargs)
 
     async def invoke(self, graph: Any, value: Any, **options: Any) -> Any:
         if self.mode == "sync":
@@ -105,7 +106,7 @@ class Side:
 @asynccontextmanager
 async def _side(backend: str, mode: str, where: dict[str, str]) -> AsyncIterator[Side]:
     if mode == "sync":
-        if backend == "pg":
+        if backend == POSTGRES:
             cm: Any = PostgresSaver.from_conn_string(
                 where["url"], schema=where["schema"], leases=SLOW_HEARTBEAT
             )
@@ -118,7 +119,7 @@ async def _side(backend: str, mode: str, where: dict[str, str]) -> AsyncIterator
             yield Side(saver, mode)
             saver.run_leases.close()
         return
-    if backend == "pg":
+    if backend == POSTGRES:
         acm: Any = AsyncPostgresSaver.from_conn_string(
             where["url"], schema=where["schema"], leases=SLOW_HEARTBEAT
         )

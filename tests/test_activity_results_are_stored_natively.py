@@ -16,6 +16,7 @@ from langgraph_durable.checkpointers import ActivityStore
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 from langgraph_durable.interrupts import activity
+from tests._parts import part_of
 from tests._saga_savers import NATIVE, open_saver, saver_area
 
 pytestmark = pytest.mark.timeout(120)
@@ -62,23 +63,27 @@ def test_results_live_in_the_saver_and_go_with_the_thread(
     builder.add_node("node", node)
     builder.add_edge(START, "node")
     with open_saver(kind, url, area) as saver:
-        assert isinstance(saver, ActivityStore) or hasattr(saver, "put_activity")
+        assert isinstance(saver, ActivityStore) or hasattr(
+            part_of(saver, "activities"), "put_activity"
+        )
         graph = builder.compile(checkpointer=saver)
         graph.invoke({}, {"configurable": {"thread_id": "t-1"}})
         graph.invoke({}, {"configurable": {"thread_id": "t-2"}})
 
         (key,) = _stored_keys(kind, url, area, "t-1")
         assert key == calls[0]
-        record = saver.get_activity(thread_id="t-1", key=key)
+        record = part_of(saver, "activities").get_activity(thread_id="t-1", key=key)
         assert record is not None and record.value == {"id": "ch_1", "amount": 12}
         # first writer wins: a second put returns the first value
-        again = saver.put_activity(thread_id="t-1", key=key, value={"id": "other"})
+        again = part_of(saver, "activities").put_activity(
+            thread_id="t-1", key=key, value={"id": "other"}
+        )
         assert again.value == {"id": "ch_1", "amount": 12}
-        assert saver.get_activity(thread_id="t-1", key="nope") is None
+        assert part_of(saver, "activities").get_activity(thread_id="t-1", key="nope") is None
 
         saver.delete_thread("t-1")
         assert _stored_keys(kind, url, area, "t-1") == []
-        assert saver.get_activity(thread_id="t-1", key=key) is None
+        assert part_of(saver, "activities").get_activity(thread_id="t-1", key=key) is None
         assert len(_stored_keys(kind, url, area, "t-2")) == 1
 
 
@@ -96,12 +101,17 @@ def test_async_savers_store_and_race_first_writer_wins(
         async with ctx as saver:
             await saver.setup()
             results = await asyncio.gather(
-                *(saver.aput_activity(thread_id="t", key="k", value={"n": i}) for i in range(8))
+                *(
+                    part_of(saver, "activities").aput_activity(
+                        thread_id="t", key="k", value={"n": i}
+                    )
+                    for i in range(8)
+                )
             )
             assert len({r.value["n"] for r in results}) == 1
-            stored = await saver.aget_activity(thread_id="t", key="k")
+            stored = await part_of(saver, "activities").aget_activity(thread_id="t", key="k")
             assert stored is not None and stored.value == results[0].value
             await saver.adelete_thread("t")
-            assert await saver.aget_activity(thread_id="t", key="k") is None
+            assert await part_of(saver, "activities").aget_activity(thread_id="t", key="k") is None
 
     asyncio.run(main())

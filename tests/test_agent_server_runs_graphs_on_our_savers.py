@@ -84,15 +84,21 @@ _SECRETS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGGRAPH_CLOUD_LICENSE_K
 
 @contextmanager
 def _agent_server(
-    folder: Path, factory: str, env: dict[str, str], agent: str = AGENT
+    folder: Path, factory: str, env: dict[str, str], agent: str = AGENT, http_app: str | None = None
 ) -> Iterator[str]:
-    """``langgraph dev`` on a free port with our factory as its checkpointer; yields its URL."""
+    """``langgraph dev`` on a free port with our factory as its checkpointer; yields its URL.
+
+    ``http_app``: the source of ``./http_app.py``, served as the server's ``http.app``.
+    """
     (folder / "agent.py").write_text(agent)
-    config = {
+    config: dict[str, Any] = {
         "dependencies": ["."],
         "graphs": {"agent": "./agent.py:graph"},
         "checkpointer": {"path": f"langgraph_durable.checkpointers.agent_server.{factory}"},
     }
+    if http_app is not None:
+        (folder / "http_app.py").write_text(http_app)
+        config["http"] = {"app": "./http_app.py:app"}
     (folder / "langgraph.json").write_text(json.dumps(config))
     port = free_port()
     server_env = {k: v for k, v in os.environ.items() if k not in _SECRETS}

@@ -27,7 +27,7 @@ approval_saver = _approval_savers.approval_saver
 async_approval_saver = _approval_savers.async_approval_saver
 
 
-@pytest.fixture(params=[b for b in _approval_savers.BACKENDS if b != "memory"])
+@pytest.fixture(params=[b for b in _approval_savers.APPROVAL_SAVERS if b != "memory"])
 def leased_saver(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Our sync savers: they hold run leases, so they serialize runs of one thread."""
     url, options = _approval_savers.saver_url(request, request.param)

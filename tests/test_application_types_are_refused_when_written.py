@@ -2,8 +2,8 @@
 
 The savers read with a strict msgpack allowlist. A state holding an
 application type (a dataclass, a pydantic model,
-``langchain_core.agents.AgentAction``) used to be stored fine and then refused
-on the next read with ``CorruptCheckpointError``: at resume, hours later. Now
+``langchain_core.agents.AgentAction``) would be stored fine and then refused
+on the next read with ``CorruptCheckpointError``: at resume, hours later. So
 ``put`` / ``put_writes`` refuse it with an error naming the channel, the type
 and the fix, and store nothing. With the type allowlisted
 (``saver.with_allowlist``), or with ``LANGGRAPH_STRICT_MSGPACK=true`` (the
@@ -33,8 +33,9 @@ from typing_extensions import TypedDict
 from langgraph_durable.checkpointers import UnreadableValueError
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
+from tests._backends import SAVER_KINDS, area_fixture
 
-KINDS = ["pg-sync", "pg-async", "redis-sync", "redis-async"]
+KINDS = SAVER_KINDS
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -86,11 +87,11 @@ def agent_graph(saver: Any) -> Any:
 
 @asynccontextmanager
 async def open_saver(kind: str, url: str, area: str) -> AsyncIterator[Any]:
-    if kind == "pg-sync":
+    if kind == "postgres-sync":
         with PostgresSaver.from_conn_string(url, schema=area) as s:
             s.setup()
             yield s
-    elif kind == "pg-async":
+    elif kind == "postgres-async":
         async with AsyncPostgresSaver.from_conn_string(url, schema=area) as s:
             await s.setup()
             yield s
@@ -123,7 +124,7 @@ async def call(kind: str, saver: Any, method: str, *args: Any) -> Any:
 
 
 def _area(kind: str, request: pytest.FixtureRequest) -> tuple[str, str]:
-    fixture = "pg_schema" if kind.startswith("pg") else "redis_prefix"
+    fixture = area_fixture(kind)
     url, area = request.getfixturevalue(fixture)
     return url, area
 

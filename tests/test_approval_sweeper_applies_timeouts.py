@@ -18,6 +18,7 @@ from langgraph_durable.interrupts import (
     pending_approvals,
 )
 from langgraph_durable.interrupts._approve import _env, decide_approval_flow
+from langgraph_durable.interrupts._requests import Invoke
 from tests import _approval_savers
 from tests._approval_graphs import T0, FakeClock, review_graph, two_level_escalation
 
@@ -101,8 +102,8 @@ def test_decision_recorded_before_a_crash_is_resumed_by_the_sweeper(approval_sav
     )
     env = _env(graph)
     request = next(flow)
-    while request.name != "invoke":
-        request = flow.send(getattr(env, request.name)(**request.kwargs))
+    while not isinstance(request, Invoke):
+        request = flow.send(request.run(env))
     flow.close()
     with pytest.raises(AlreadyDecided) as caught:
         approve(graph, cfg("t1"), by="bob", clock=clock)
@@ -176,8 +177,8 @@ def _record_then_crash(graph: Any, thread_id: str, clock: FakeClock) -> None:
     )
     env = _env(graph)
     request = next(flow)
-    while request.name != "invoke":
-        request = flow.send(getattr(env, request.name)(**request.kwargs))
+    while not isinstance(request, Invoke):
+        request = flow.send(request.run(env))
     flow.close()
 
 

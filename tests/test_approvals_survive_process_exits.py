@@ -29,7 +29,8 @@ from tests._approval_graphs import T0
 from tests._approval_savers import open_sync, saver_url
 from tests._approval_worker import APPROVAL_STEP, STEPS, Clock, build
 
-DURABLE = ["postgres", "pgbouncer", "redis"]
+# through PgBouncer the same kills prove the same thing once more: a stress variant
+DURABLE = ["postgres", pytest.param("pgbouncer", marks=pytest.mark.slow), "redis"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -93,7 +94,7 @@ def count_effects(effects: tuple[str, str]) -> int:
 # (durability, the step the sweeper is killed in, side effects of step 9 at the end).
 # With durability="exit" nothing of a resume is stored until it ends, so the sweeper
 # that takes over re-runs every step after the approval: killed in step 12, step 9's
-# effect happens twice (README: the opt-in's price). Killed in the approval step
+# effect happens twice (docs/guides/approvals.md: the opt-in's price). Killed in the approval step
 # itself, nothing ran twice either way.
 KILLS = [(None, APPROVAL_STEP, 1), ("exit", APPROVAL_STEP, 1), ("exit", 12, 2)]
 

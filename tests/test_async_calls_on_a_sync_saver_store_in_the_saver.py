@@ -5,7 +5,10 @@ Our sync ``RedisSaver`` also answers LangGraph's async checkpoint calls (so
 protocols. ``aapprove``/``areject``/``adecide`` and ``ApprovalSweeper.arun_once``
 on such a saver must still record in storage, through the sync protocol, never in
 this process's memory: a decision kept in memory is lost with the process and
-another process can decide the same approval again.
+another process can decide the same approval again. A sync ``PostgresSaver``
+leaves LangGraph's async calls unimplemented, yet ``aapprove(saver,
+resume=False)`` needs none of them and records the same way: one test runs on
+both backends.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from langgraph_durable.interrupts import (
 )
 from tests._approval_graphs import FakeClock, review_graph
 from tests._approval_savers import open_sync, saver_url
+from tests._backends import BACKENDS
+from tests._parts import part_of
 
 
 def cfg(thread_id: str, clock: Any = None) -> dict[str, Any]:
@@ -40,22 +45,29 @@ def sync_redis(request: pytest.FixtureRequest) -> Any:
         yield saver, url, options
 
 
-async def test_a_deferred_async_decision_on_a_sync_saver_is_stored(sync_redis: Any) -> None:
-    saver, url, options = sync_redis
-    graph = review_graph(saver)
-    await graph.ainvoke({"amount": 9}, cfg("t-sync"))
-    decision = await aapprove(saver, cfg("t-sync"), by="alice", roles=["ops"], resume=False)
-    assert decision.by == "alice"
-
-    # another process (another saver on the same storage) sees the decision
-    with open_sync("redis", url, options) as other:
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_deferred_async_decision_on_a_sync_saver_is_stored(
+    request: pytest.FixtureRequest, backend: str
+) -> None:
+    url, options = saver_url(request, backend)
+    with open_sync(backend, url, options) as saver:
+        graph = review_graph(saver)
+        graph.invoke({"amount": 9}, cfg("t-sync"))
+        decision = await aapprove(saver, cfg("t-sync"), by="alice", roles=["ops"], resume=False)
         intr_id = graph.get_state(cfg("t-sync")).interrupts[0].id
-        stored = other.get_decisions(thread_id="t-sync", keys=[intr_id])
-        assert stored[intr_id]["by"] == "alice"
-        with pytest.raises(AlreadyDecided):
-            approve(review_graph(other), cfg("t-sync"), by="bob")
-    actions = [(e.actor, e.outcome) for e in audit_log(saver, thread_id="t-sync")]
-    assert ("alice", "recorded") in actions
+        assert (decision.by, decision.approval_id) == ("alice", intr_id)
+
+        # another process (another saver on the same storage) sees the decision
+        with open_sync(backend, url, options) as other:
+            stored = part_of(other, "decisions").get_decisions(thread_id="t-sync", keys=[intr_id])
+            assert stored[intr_id]["by"] == "alice"
+            with pytest.raises(AlreadyDecided):
+                approve(review_graph(other), cfg("t-sync"), by="bob")
+        actions = [(e.actor, e.outcome) for e in audit_log(saver, thread_id="t-sync")]
+        assert ("alice", "recorded") in actions
+        # and a sweep resumes the run with it
+        assert ApprovalSweeper(graph).run_once() == 1
+        assert graph.get_state(cfg("t-sync")).values["by"] == "alice"
 
 
 async def test_an_async_sweep_on_a_sync_saver_claims_in_storage(sync_redis: Any) -> None:
@@ -70,21 +82,3 @@ async def test_an_async_sweep_on_a_sync_saver_claims_in_storage(sync_redis: Any)
         entries = [e for e in audit_log(other, thread_id="t-sweep") if e.actor == "system"]
         assert len(entries) == 1, entries
     assert graph.get_state(cfg("t-sweep")).values["timed_out"] is True
-
-
-async def test_a_deferred_async_decision_on_a_sync_postgres_saver(
-    request: pytest.FixtureRequest,
-) -> None:
-    # PostgresSaver (sync) leaves LangGraph's async calls unimplemented; recording a
-    # decision with the saver alone needs none of the graph's async path, so
-    # aapprove(saver, resume=False) works as approve(saver, resume=False) does
-    url, options = saver_url(request, "postgres")
-    with open_sync("postgres", url, options) as saver:
-        graph = review_graph(saver)
-        graph.invoke({"amount": 2}, cfg("t-pg"))
-        decision = await aapprove(saver, cfg("t-pg"), by="fay", roles=["ops"], resume=False)
-        intr_id = graph.get_state(cfg("t-pg")).interrupts[0].id
-        assert decision.approval_id == intr_id
-        assert saver.get_decisions(thread_id="t-pg", keys=[intr_id])[intr_id]["by"] == "fay"
-        assert ApprovalSweeper(graph).run_once() == 1
-        assert graph.get_state(cfg("t-pg")).values["by"] == "fay"

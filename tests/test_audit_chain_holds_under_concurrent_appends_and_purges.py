@@ -28,6 +28,8 @@ from langgraph_durable.interrupts import (
 )
 from tests._approval_graphs import T0
 from tests._approval_savers import open_sync, saver_url
+from tests._backends import BACKENDS
+from tests._parts import part_of
 
 
 def _entry(thread: str, actor: str, **extra: Any) -> dict[str, Any]:
@@ -36,14 +38,14 @@ def _entry(thread: str, actor: str, **extra: Any) -> dict[str, Any]:
     )
 
 
-@pytest.fixture(params=["postgres", "redis"])
+@pytest.fixture(params=BACKENDS)
 def native_saver(request: pytest.FixtureRequest) -> Any:
     url, options = saver_url(request, request.param)
     with open_sync(request.param, url, options) as saver:
         yield saver
 
 
-@pytest.fixture(params=["postgres", "redis"])
+@pytest.fixture(params=BACKENDS)
 async def native_async_saver(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     url, options = saver_url(request, request.param)
     if request.param == "postgres":
@@ -71,14 +73,14 @@ def test_racing_appends_and_decisions_from_threads_make_one_chain(native_saver: 
             for r in range(rounds):
                 if r % 3 == 2:  # a decision with its entry, in the decision's own statement
                     decision = {"decision_id": f"d{w}-{r}", "at": T0.isoformat(), "by": f"u{w}"}
-                    native_saver.record_decision(
+                    part_of(native_saver, "decisions").record_decision(
                         thread_id="race",
                         key=f"k{w}-{r}",
                         decision=decision,
                         audit={**_entry("race", f"u{w}"), "outcome": "recorded"},
                     )
                 else:
-                    native_saver.append_audit(
+                    part_of(native_saver, "audit").append_audit(
                         entries=[_entry("race", f"u{w}"), _entry("side", f"u{w}")]
                     )
         except BaseException as exc:
@@ -102,9 +104,14 @@ def test_racing_appends_and_decisions_from_threads_make_one_chain(native_saver: 
 async def test_racing_appends_from_tasks_make_one_chain(native_async_saver: Any) -> None:
     saver = native_async_saver
     await asyncio.gather(
-        *(saver.aappend_audit(entries=[_entry("race", f"u{i}")]) for i in range(40)),
         *(
-            saver.aappend_audit(entries=[_entry("race", "node", dedupe_key=f"once-{i % 5}")])
+            part_of(saver, "audit").aappend_audit(entries=[_entry("race", f"u{i}")])
+            for i in range(40)
+        ),
+        *(
+            part_of(saver, "audit").aappend_audit(
+                entries=[_entry("race", "node", dedupe_key=f"once-{i % 5}")]
+            )
             for i in range(20)
         ),
     )
@@ -115,14 +122,16 @@ async def test_racing_appends_from_tasks_make_one_chain(native_async_saver: Any)
 
 
 def test_purge_keeps_the_chain_verifiable(native_saver: Any) -> None:
-    native_saver.append_audit(entries=[_entry("t", "a"), _entry("t", "b"), _entry("keep", "c")])
+    part_of(native_saver, "audit").append_audit(
+        entries=[_entry("t", "a"), _entry("t", "b"), _entry("keep", "c")]
+    )
     head = verify_audit(native_saver, "t")
     assert purge_audit(native_saver, thread_id="t") == 2
     gone = verify_audit(native_saver, "t")
     assert gone.intact and gone.entries == 0 and gone.purged == 2 and gone.purged_at is not None
     # the head stays: later entries chain from it, positions go on
     assert (gone.head_position, gone.head_link) == (head.head_position, head.head_link)
-    native_saver.append_audit(entries=[_entry("t", "d")])
+    part_of(native_saver, "audit").append_audit(entries=[_entry("t", "d")])
     later = verify_audit(native_saver, "t")
     assert later.intact and later.entries == 1 and later.head_position == 3
     assert "2 purged" in later.summary()
@@ -135,9 +144,9 @@ def test_purge_keeps_the_chain_verifiable(native_saver: Any) -> None:
 
 async def test_async_purge_keeps_the_chain_verifiable(native_async_saver: Any) -> None:
     saver = native_async_saver
-    await saver.aappend_audit(entries=[_entry("t", "a"), _entry("t", "b")])
+    await part_of(saver, "audit").aappend_audit(entries=[_entry("t", "a"), _entry("t", "b")])
     assert await apurge_audit(saver, thread_id="t") == 2
-    await saver.aappend_audit(entries=[_entry("t", "c")])
+    await part_of(saver, "audit").aappend_audit(entries=[_entry("t", "c")])
     report = await averify_audit(saver, "t")
     assert report.intact and report.entries == 1 and report.purged == 2
     assert report.head_position == 3

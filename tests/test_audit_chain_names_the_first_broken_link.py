@@ -29,13 +29,14 @@ from langgraph_durable.interrupts import (
 from tests._approval_graphs import review_graph
 from tests._approval_savers import open_sync, saver_url
 from tests._audit_tamper import PostgresTamper, RedisTamper
+from tests._backends import BACKENDS
 
 
 def cfg(thread: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread}}
 
 
-@pytest.fixture(params=["postgres", "redis"])
+@pytest.fixture(params=BACKENDS)
 def trail(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
     """A thread with three entries (request, refused attempt, approval) and a tamperer."""
     url, options = saver_url(request, request.param)

@@ -31,7 +31,7 @@ from langgraph_durable.interrupts import (
     reject,
     request_approval,
     request_batch_approval,
-    resume_recovery,
+    resume_undo,
 )
 from langgraph_durable.interrupts._records import fingerprint
 from tests import _saga_graphs as g
@@ -42,6 +42,8 @@ from tests._approval_savers import (  # noqa: F401 - fixtures
     open_sync,
     saver_url,
 )
+from tests._backends import BACKENDS
+from tests._parts import part_of
 
 # ruff: noqa: F811 - the fixtures are parameters of the tests
 
@@ -329,16 +331,14 @@ def test_the_full_story_is_audited_in_order(approval_saver: Any) -> None:
     assert "ch_" not in json.dumps([e.model_dump(mode="json") for e in entries])
 
 
-def test_a_failing_undo_and_its_recovery_are_audited(approval_saver: Any) -> None:
+def test_a_failing_undo_and_its_answer_are_audited(approval_saver: Any) -> None:
     g.LEDGER = g.ListLedger()
     g.FAILING_UNDOS.clear()
     g.FAILING_UNDOS.add("refund")
     graph = g.build_order_graph(max_attempts=2).compile(checkpointer=approval_saver)
     config = cfg("undo-fails")
     graph.invoke({"order_id": "o2", "amount": 7}, config)
-    graph.invoke(
-        resume_recovery("skip", by="ops-oncall", note="card 4111 refunded by hand"), config
-    )
+    graph.invoke(resume_undo("skip", by="ops-oncall", note="card 4111 refunded by hand"), config)
     g.FAILING_UNDOS.clear()
     entries = audit_log(approval_saver, thread_id="undo-fails")
     assert [(e.actor, e.action, e.outcome) for e in entries] == [
@@ -444,7 +444,7 @@ def test_postgres_refuses_update_and_delete_of_audit_rows(pg_saver: Any) -> None
     assert story(audit_log(saver, thread_id="t6"))[-1] == ("mallory", "approve", "not_authorized")
 
 
-@pytest.fixture(params=["postgres", "redis"])
+@pytest.fixture(params=BACKENDS)
 def native_saver(request: pytest.FixtureRequest) -> Any:
     url, options = saver_url(request, request.param)
     with open_sync(request.param, url, options) as saver:
@@ -468,18 +468,20 @@ def test_a_decision_and_its_entry_are_one_atomic_unit(native_saver: Any) -> None
         "action": "approve",
         "outcome": "recorded",
     }
-    native_saver.record_decision(thread_id="t7", key="x", decision=first, audit=entry)
+    part_of(native_saver, "decisions").record_decision(
+        thread_id="t7", key="x", decision=first, audit=entry
+    )
     second = {**first, "decision_id": "d2", "by": "b"}
-    stored = native_saver.record_decision(
+    stored = part_of(native_saver, "decisions").record_decision(
         thread_id="t7", key="x", decision=second, audit={**entry, "actor": "b"}
     )
     assert stored["decision_id"] == "d1"
-    assert [e["actor"] for e in native_saver.read_audit(thread_id="t7")] == ["a"]
+    assert [e["actor"] for e in part_of(native_saver, "audit").read_audit(thread_id="t7")] == ["a"]
     # entries from nodes carry a dedupe key: a re-run node appends nothing twice
     node = {**entry, "actor": "system", "action": "undo", "dedupe_key": "undo:s1"}
-    native_saver.append_audit(entries=[node])
-    native_saver.append_audit(entries=[node, {**node, "dedupe_key": "undo:s2"}])
-    assert [e["dedupe_key"] for e in native_saver.read_audit(thread_id="t7")] == [
+    part_of(native_saver, "audit").append_audit(entries=[node])
+    part_of(native_saver, "audit").append_audit(entries=[node, {**node, "dedupe_key": "undo:s2"}])
+    assert [e["dedupe_key"] for e in part_of(native_saver, "audit").read_audit(thread_id="t7")] == [
         None,
         "undo:s1",
         "undo:s2",

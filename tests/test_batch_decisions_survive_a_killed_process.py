@@ -1,4 +1,4 @@
-"""Issue 6's crash story across real processes: partial decisions survive a SIGKILL.
+"""A batch's crash story across real processes: partial decisions survive a SIGKILL.
 
 Process A starts a 5-order batch and decides three orders (o1, o2 approve; o3
 reject), then dies by SIGKILL: either killed by the test while idle with its
@@ -25,6 +25,7 @@ import pytest
 from langgraph_durable.interrupts import pending_approvals
 from tests._approval_graphs import T0, order_graph
 from tests._approval_savers import open_sync, saver_url
+from tests._backends import BACKENDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -70,7 +71,7 @@ def killed_inside_decide(args: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("kill", ["between_calls", "inside_a_call"])
-@pytest.mark.parametrize("backend", ["postgres", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_partial_batch_decisions_survive_sigkill(
     request: pytest.FixtureRequest, backend: str, kill: str
 ) -> None:

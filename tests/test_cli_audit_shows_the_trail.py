@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from langgraph_durable.interrupts import NotAuthorized, approve
 from langgraph_durable.interrupts._cli_common import open_saver
 from langgraph_durable.interrupts._demo import build_graph
+from tests._backends import BACKENDS
 
 
 def _cli(*args: str) -> Any:
@@ -19,7 +20,7 @@ def _cli(*args: str) -> Any:
     return CliRunner().invoke(main, list(args))
 
 
-@pytest.fixture(params=["postgres", "redis"])
+@pytest.fixture(params=BACKENDS)
 def storage_url(request: pytest.FixtureRequest) -> str:
     if request.param == "postgres":
         url, schema = request.getfixturevalue("pg_schema")

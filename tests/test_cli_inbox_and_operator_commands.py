@@ -5,25 +5,21 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from typing import Any
 
 import pytest
 
 from langgraph_durable.interrupts._cli_common import open_saver
+from tests._backends import BACKENDS
 from tests._cli_graphs import build
+from tests._cli_support import run_cli_here
 from tests._servers import url_with
 
 GRAPH = ("--graph", "tests._cli_graphs:build")
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "langgraph_durable.interrupts.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli_here(*args)
 
 
 def _ok(*args: str) -> str:
@@ -36,7 +32,7 @@ def _inbox(url: str, *args: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in _ok("inbox", "--url", url, "--json", *args).splitlines()]
 
 
-@pytest.fixture(params=["postgres", "redis"])
+@pytest.fixture(params=BACKENDS)
 def storage_url(request: pytest.FixtureRequest) -> str:
     if request.param == "postgres":
         return str(request.getfixturevalue("pg_database"))

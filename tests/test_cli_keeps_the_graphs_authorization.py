@@ -18,6 +18,7 @@ from langgraph_durable.interrupts import set_authorization
 from langgraph_durable.interrupts.cli import main
 from tests._approval_graphs import review_graph
 from tests._approval_savers import open_sync, saver_url
+from tests._backends import BACKENDS
 
 
 def only_root(decider: Any, request: Any) -> bool:
@@ -31,7 +32,7 @@ graph = set_authorization(review_graph(InMemorySaver(), open_to_all=False), only
 SPEC = f"{__name__}:graph"
 
 
-@pytest.mark.parametrize("backend", ["postgres", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_the_cli_applies_the_graphs_policy(request: pytest.FixtureRequest, backend: str) -> None:
     url, options = saver_url(request, backend)
     param = "schema" if backend == "postgres" else "prefix"

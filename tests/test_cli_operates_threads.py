@@ -7,14 +7,12 @@ import sys
 
 import pytest
 
+from tests._backends import BACKENDS
+from tests._cli_support import run_cli_here
+
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "langgraph_durable.interrupts.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli_here(*args)
 
 
 def _agent(url: str, thread: str) -> None:
@@ -36,7 +34,7 @@ def _agent(url: str, thread: str) -> None:
     assert out.returncode == 0, out.stderr
 
 
-@pytest.fixture(params=["postgres", "redis"])
+@pytest.fixture(params=BACKENDS)
 def storage_url(request: pytest.FixtureRequest) -> str:
     if request.param == "postgres":
         return str(request.getfixturevalue("pg_database"))

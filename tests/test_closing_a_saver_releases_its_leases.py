@@ -25,8 +25,10 @@ from langgraph.graph import START, StateGraph
 from langgraph_durable.checkpointers import LeaseSettings
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
+from tests._backends import POSTGRES, SAVER_KINDS, area_fixture
+from tests._parts import part_of
 
-KINDS = ["pg-sync", "pg-async", "redis-sync", "redis-async"]
+KINDS = SAVER_KINDS
 FAST = LeaseSettings(lease=timedelta(seconds=2), heartbeat=timedelta(milliseconds=300))
 HEARTBEAT = FAST.heartbeat.total_seconds()
 
@@ -62,20 +64,20 @@ def _cfg(thread: str) -> Any:
 class Area:
     def __init__(self, kind: str, request: pytest.FixtureRequest) -> None:
         self.kind = kind
-        fixture = "pg_schema" if kind.startswith("pg") else "redis_prefix"
+        fixture = area_fixture(kind)
         self.url, self.name = request.getfixturevalue(fixture)
-        self.option = {"schema": self.name} if kind.startswith("pg") else {"prefix": self.name}
+        self.option = {"schema": self.name} if kind.startswith(POSTGRES) else {"prefix": self.name}
 
     def sync_cls(self) -> Any:
-        return PostgresSaver if self.kind.startswith("pg") else RedisSaver
+        return PostgresSaver if self.kind.startswith(POSTGRES) else RedisSaver
 
     def async_cls(self) -> Any:
-        return AsyncPostgresSaver if self.kind.startswith("pg") else AsyncRedisSaver
+        return AsyncPostgresSaver if self.kind.startswith(POSTGRES) else AsyncRedisSaver
 
     def lease_state(self, thread: str) -> str | None:
         with self.sync_cls().from_conn_string(self.url, **self.option, leases=False) as saver:
             saver.setup()
-            record = saver.get_lease(thread_id=thread)
+            record = part_of(saver, "leases").get_lease(thread_id=thread)
         return None if record is None else record.state
 
 
@@ -158,7 +160,7 @@ async def test_close_releases_on_a_connection_of_ones_own(area: Area) -> None:
     if area.kind.endswith("sync"):
         with area.sync_cls().from_conn_string(area.url, **area.option, leases=FAST) as outer:
             saver = outer.__class__(
-                outer.conn if area.kind.startswith("pg") else outer.client,
+                outer.conn if area.kind.startswith(POSTGRES) else outer.client,
                 **area.option,
                 leases=FAST,
             )
@@ -171,7 +173,7 @@ async def test_close_releases_on_a_connection_of_ones_own(area: Area) -> None:
     else:
         async with area.async_cls().from_conn_string(area.url, **area.option, leases=FAST) as outer:
             saver = outer.__class__(
-                outer.conn if area.kind.startswith("pg") else outer.client,
+                outer.conn if area.kind.startswith(POSTGRES) else outer.client,
                 **area.option,
                 leases=FAST,
             )

@@ -77,7 +77,7 @@ def test_compensate_reason_is_in_the_final_state_and_not_retried(
 
     def review(state: State) -> dict[str, Any]:
         reviewed.append(state["order_id"])
-        raise Compensate("order rejected by reviewer")
+        raise Compensate("order rejected by the approver")
 
     from langgraph.types import RetryPolicy
 
@@ -95,7 +95,7 @@ def test_compensate_reason_is_in_the_final_state_and_not_retried(
     assert "ship" not in ledger.call_names()
     assert ledger.call_names()[-2:] == ["refund", "release"]
     assert final["saga"]["status"] == "compensated"
-    assert final["saga"]["reason"] == "order rejected by reviewer"
+    assert final["saga"]["reason"] == "order rejected by the approver"
     assert final["saga"]["failure"]["node"] == "review"
 
 

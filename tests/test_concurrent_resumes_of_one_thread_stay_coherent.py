@@ -1,7 +1,7 @@
 """Two processes resume the same paused thread at the same moment.
 
 What our savers do without a multitask strategy (the default, documented in
-the README's Guarantees; ``multitask="reject"``/``"enqueue"`` are proved in
+the Guarantees page (docs/guarantees.md); ``multitask="reject"``/``"enqueue"`` are proved in
 tests/test_multitask_strategies_serialize_racing_runs.py): neither saver
 locks a thread, so both runs execute; each run writes its own chain of
 checkpoints from the common parent, so the thread's history forks into two
@@ -24,6 +24,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 
 from tests import _durability as d
+from tests._backends import BACKENDS
 
 NODES = ("a", "b", "c")
 
@@ -66,7 +67,7 @@ def _resume(backend: str, url: str, area: str, tag: str, go: Any, results: Any) 
     os._exit(0)
 
 
-@pytest.mark.parametrize("backend", d.BACKENDS)
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_two_processes_resuming_one_thread_never_interleave(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
@@ -134,6 +135,6 @@ def test_two_processes_resuming_one_thread_never_interleave(
         assert head is not None
         assert head.config["configurable"]["checkpoint_id"] == max(leaves)
         assert len(leaves) == len(outcomes) - len(refused), (outcomes, leaves)
-        # what our savers do today (README, Guarantees): both runs complete and
-        # the history forks in two; update the README when this changes
+        # what our savers do today (docs/guarantees.md): both runs complete and
+        # the history forks in two; update docs/guides/recovery.md when this changes
         assert refused == {} and len(leaves) == 2, outcomes

@@ -21,12 +21,13 @@ from psycopg import sql
 from langgraph_durable.interrupts import CLOCK_CONFIG_KEY, approval_health, pending_approvals
 from tests._approval_graphs import T0, FakeClock, review_graph
 from tests._approval_savers import open_sync, saver_url
+from tests._backends import BACKENDS
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("n", [100, pytest.param(500, marks=pytest.mark.slow)])
-@pytest.mark.parametrize("backend", ["postgres", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_four_sweeper_processes_resume_each_approval_once(
     request: pytest.FixtureRequest, backend: str, pg_schema: tuple[str, str], n: int
 ) -> None:

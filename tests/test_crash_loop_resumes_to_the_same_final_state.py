@@ -35,6 +35,7 @@ import pytest
 from tests import _crash as c
 from tests import _crash_saga as cs
 from tests import _durability as d
+from tests._backends import BACKENDS
 
 SEED = 20261129
 # the saga's kill points right after a side effect (undos first: the default run
@@ -163,7 +164,7 @@ def check_effects(
     return repeated
 
 
-@pytest.mark.parametrize("backend", d.BACKENDS)
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_ten_saga_kills_undo_once_and_end_like_an_uninterrupted_run(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
@@ -172,14 +173,14 @@ def test_ten_saga_kills_undo_once_and_end_like_an_uninterrupted_run(
 
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
-@pytest.mark.parametrize("backend", d.BACKENDS)
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_fifty_saga_kills_undo_once_and_end_like_an_uninterrupted_run(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
     saga_crash_loop(backend, request, iterations=50, seed=SEED + 3)
 
 
-@pytest.mark.parametrize("backend", d.BACKENDS)
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_ten_kills_end_like_an_uninterrupted_run(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
@@ -188,7 +189,7 @@ def test_ten_kills_end_like_an_uninterrupted_run(
 
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
-@pytest.mark.parametrize("backend", d.BACKENDS)
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_fifty_kills_end_like_an_uninterrupted_run(
     backend: str, request: pytest.FixtureRequest
 ) -> None:

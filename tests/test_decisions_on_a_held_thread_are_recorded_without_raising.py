@@ -32,9 +32,10 @@ from langgraph_durable.interrupts import (
     decide,
 )
 from tests._approval_graphs import order_graph, orders, review_graph
+from tests._backends import BACKENDS, area_fixture
 from tests._multitask_support import async_saver, sync_saver
+from tests._parts import method_of
 
-BACKENDS = ["pg", "redis"]
 MODES = ["sync", "async"]
 HOLDER = "elsewhere:8:run:alive"  # another host's run: alive while it renews
 CFG: dict[str, Any] = {"configurable": {"thread_id": "t"}}
@@ -50,8 +51,8 @@ class Side:
 
     async def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         if self.mode == "sync":
-            return getattr(self.saver, name)(*args, **kwargs)
-        return await getattr(self.saver, "a" + name)(*args, **kwargs)
+            return method_of(self.saver, name)(*args, **kwargs)
+        return await method_of(self.saver, "a" + name)(*args, **kwargs)
 
     async def run(self, sync: Any, asynchronous: Any, *args: Any, **kwargs: Any) -> Any:
         if self.mode == "sync":
@@ -125,7 +126,7 @@ async def _scenario(side: Side, strategy: str) -> None:
 async def test_a_decision_on_a_held_thread_is_returned_and_resumed_by_a_sweep(
     backend: str, mode: str, strategy: str, kind: str, request: pytest.FixtureRequest
 ) -> None:
-    url, area = request.getfixturevalue("pg_schema" if backend == "pg" else "redis_prefix")
+    url, area = request.getfixturevalue(area_fixture(backend))
     options = {"multitask": strategy, "multitask_timeout": 0.3}
     if mode == "sync":
         with sync_saver(backend, url, area, **options) as saver:

@@ -29,6 +29,7 @@ from langgraph_durable.interrupts import (
 )
 from tests import _approval_savers
 from tests._approval_graphs import FakeClock, order_graph, orders, review_graph
+from tests._backends import BACKENDS
 
 approval_saver = _approval_savers.approval_saver
 async_approval_saver = _approval_savers.async_approval_saver
@@ -117,7 +118,7 @@ async def test_a_deferred_approval_async(async_approval_saver: Any) -> None:
     assert state.next == ()
 
 
-@pytest.mark.parametrize("backend", ["postgres", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_copied_thread_with_a_deferred_decision_is_resumed_at_once(
     request: pytest.FixtureRequest, backend: str
 ) -> None:

@@ -1,4 +1,4 @@
-"""The ``deltas=`` option turns delta storage off and on per saver (issue 12).
+"""The ``deltas=`` option turns delta storage off and on per saver.
 
 On both backends, sync and async: ``deltas=False`` stores every version of a
 growing list whole; a saver with ``deltas=True`` on the same storage extends
@@ -24,6 +24,7 @@ from langgraph_durable.checkpointers import DeltaPolicy, InvalidConfigError
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 from langgraph_durable.checkpointers.redis._keys import Keys
+from tests._backends import POSTGRES, SAVER_KINDS
 from tests._growing import growing_graph
 
 
@@ -41,18 +42,18 @@ class Backend:
     def __init__(self, kind: str, request: pytest.FixtureRequest) -> None:
         self.kind = kind
         self.is_async = kind.endswith("async")
-        if kind.startswith("pg"):
+        if kind.startswith(POSTGRES):
             self.url, self.schema = request.getfixturevalue("pg_schema")
         else:
             self.url, self.prefix = request.getfixturevalue("redis_prefix")
 
     @asynccontextmanager
     async def open(self, **options: Any) -> AsyncIterator[Any]:
-        if self.kind == "pg-sync":
+        if self.kind == "postgres-sync":
             with PostgresSaver.from_conn_string(self.url, schema=self.schema, **options) as s:
                 s.setup()
                 yield s
-        elif self.kind == "pg-async":
+        elif self.kind == "postgres-async":
             async with AsyncPostgresSaver.from_conn_string(
                 self.url, schema=self.schema, **options
             ) as s:
@@ -80,7 +81,7 @@ class Backend:
 
     def kinds(self) -> list[str]:
         """Stored kind of every version of ``messages``, oldest first ("delta" or not)."""
-        if self.kind.startswith("pg"):
+        if self.kind.startswith(POSTGRES):
             with psycopg.connect(self.url) as conn:
                 rows = conn.execute(
                     sql.SQL(
@@ -112,7 +113,7 @@ def _check(history: list[Any], target: int) -> None:
     assert lengths == sorted(lengths, reverse=True)
 
 
-@pytest.fixture(params=["pg-sync", "pg-async", "redis-sync", "redis-async"])
+@pytest.fixture(params=SAVER_KINDS)
 def backend(request: pytest.FixtureRequest) -> Backend:
     return Backend(request.param, request)
 

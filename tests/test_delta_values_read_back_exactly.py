@@ -25,19 +25,16 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph_durable.checkpointers._delta import (
     DELTA_TYPE,
     BrokenChainError,
-    ChainCache,
     DeltaPolicy,
     Link,
     Stored,
-    WriteCache,
     WriteRef,
-    decode_value,
     delta_base,
     delta_writes,
     encode_value,
-    needed_versions,
 )
-from langgraph_durable.checkpointers._delta_read import ChainReader
+from langgraph_durable.checkpointers._delta_caches import ChainCache, WriteCache
+from langgraph_durable.checkpointers._delta_read import ChainReader, decode_value, needed_versions
 from langgraph_durable.checkpointers._serde import default_serde
 
 SERDE = default_serde()

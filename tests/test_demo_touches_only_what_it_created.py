@@ -26,6 +26,7 @@ from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.checkpointers.redis import RedisSaver
 from langgraph_durable.interrupts import audit_log, pending_approvals, request_approval
 from langgraph_durable.interrupts import thread_state as state_of
+from tests._parts import part_of
 from tests._servers import url_with
 
 APP_THREAD = "app-payout-7"
@@ -68,16 +69,16 @@ def _app_saver(backend: str, url: str, namespace: str | None) -> Iterator[Any]:
 def _snapshot(saver: Any) -> dict[str, Any]:
     """Everything the demo could have changed about the application's thread."""
     config = {"configurable": {"thread_id": APP_THREAD}}
-    waits = saver.list_waits(thread_id=APP_THREAD)
+    waits = part_of(saver, "waits").list_waits(thread_id=APP_THREAD)
     state = state_of(saver, APP_THREAD)
     return {
         "checkpoints": [t.config["configurable"]["checkpoint_id"] for t in saver.list(config)],
         "waits": [(w.interrupt_id, w.info.deadline, w.claimed_by) for w in waits],
-        "decisions": saver.get_decisions(
+        "decisions": part_of(saver, "decisions").get_decisions(
             thread_id=APP_THREAD, keys=[w.interrupt_id for w in waits]
         ),
         "audit": [a.model_dump() for a in audit_log(saver, thread_id=APP_THREAD)],
-        "lease": saver.get_lease(thread_id=APP_THREAD),
+        "lease": part_of(saver, "leases").get_lease(thread_id=APP_THREAD),
         "state": (state.state, state.owner),
         "inbox": [i.thread_id for i in pending_approvals(saver, approver="ops")],
     }

@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 
 from langgraph_durable.checkpointers import InvalidConfigError
 from tests import _durability as d
+from tests._backends import BACKENDS
 
 NASTY = [
     "a') OR 1=1 --",
@@ -87,7 +88,7 @@ FUZZ = settings(
 MANY = settings(FUZZ, max_examples=400, derandomize=False)
 
 
-@pytest.fixture(params=d.BACKENDS)
+@pytest.fixture(params=BACKENDS)
 def saver(request: pytest.FixtureRequest) -> Iterator[Any]:
     url, area = d.storage_area(request.param, request)
     with d.open_saver(request.param, url, area) as s:

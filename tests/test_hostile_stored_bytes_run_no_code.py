@@ -26,6 +26,7 @@ from psycopg import sql
 
 from langgraph_durable.checkpointers import CorruptCheckpointError
 from tests import _durability as d
+from tests._backends import BACKENDS
 
 NS = "sub:1"
 
@@ -148,7 +149,7 @@ class Storage:
             client.close()
 
 
-@pytest.fixture(params=d.BACKENDS)
+@pytest.fixture(params=BACKENDS)
 def setup(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Any, Storage, Any]]:
     url, area = d.storage_area(request.param, request)
     with d.open_saver(request.param, url, area) as saver:

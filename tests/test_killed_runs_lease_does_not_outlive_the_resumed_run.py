@@ -24,9 +24,10 @@ import pytest
 
 from langgraph_durable.checkpointers._leases import RELEASED, RUNNING
 from langgraph_durable.interrupts import RecoveryWorker, thread_state
+from tests._backends import BACKENDS
 from tests._lease_support import builder, expected_final, leasing_saver, settings, spawn, where_of
+from tests._parts import part_of
 
-BACKENDS = ["pg", "redis"]
 ASK_AT = 6
 
 
@@ -50,7 +51,7 @@ def _kill_mid_run(
         LEASE_TEST_HANG_AT="3",
         **env,
     )
-    store = graph.checkpointer
+    store = graph.checkpointer.run_leases.store
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -93,12 +94,12 @@ def test_same_host_resume_takes_the_dead_lease_over_and_releases_it(
     with leasing_saver(backend, where, settings(30, 10)) as saver:
         graph = builder().compile(checkpointer=saver)
         _kill_mid_run(backend, where, graph, "t", 30, 10, **ask)
-        killed = saver.get_lease(thread_id="t")
+        killed = part_of(saver, "leases").get_lease(thread_id="t")
         assert killed.state == RUNNING  # the lease has 30 s to live
 
         _resume_in_child(backend, where, "t", **ask)
 
-        record = saver.get_lease(thread_id="t")
+        record = part_of(saver, "leases").get_lease(thread_id="t")
         assert (record.state, record.reason) == (
             RELEASED,
             "finished" if ends == "finished" else "interrupted",
@@ -129,13 +130,13 @@ def test_worker_never_resumes_a_thread_that_another_host_finished_or_paused(
     with leasing_saver(backend, where, settings(30, 10)) as saver:
         graph = builder().compile(checkpointer=saver)
         _kill_mid_run(backend, where, graph, "t", 30, 10, LEASE_TEST_OWNER_HOST="elsewhere", **ask)
-        killed = saver.get_lease(thread_id="t")
+        killed = part_of(saver, "leases").get_lease(thread_id="t")
         assert killed.owner.startswith("elsewhere:")
 
         # the resuming process ends before the killed run misses a heartbeat:
         # nobody can tell yet that the lease's holder is dead
         _resume_in_child(backend, where, "t", **ask)
-        assert saver.get_lease(thread_id="t").state == RUNNING
+        assert part_of(saver, "leases").get_lease(thread_id="t").state == RUNNING
         assert thread_state(saver, "t").state == ends
 
         before = _checkpoints(saver, "t")
@@ -143,7 +144,7 @@ def test_worker_never_resumes_a_thread_that_another_host_finished_or_paused(
         report = worker.run_once()
         assert (report.found, report.recovered, report.closed) == (1, [], ["t"])
         assert _checkpoints(saver, "t") == before, "the thread was not run again"
-        record = saver.get_lease(thread_id="t")
+        record = part_of(saver, "leases").get_lease(thread_id="t")
         assert (record.state, record.reason, record.recoveries, record.attempts) == (
             RELEASED,
             "finished" if ends == "finished" else "interrupted",
@@ -162,12 +163,12 @@ def test_resuming_process_clears_the_dead_lease_once_its_heartbeat_is_late(
     with leasing_saver(backend, where, settings(1.5, 0.25)) as saver:
         graph = builder().compile(checkpointer=saver)
         _kill_mid_run(backend, where, graph, "t", 6, 1, LEASE_TEST_OWNER_HOST="elsewhere")
-        killed = saver.get_lease(thread_id="t")
+        killed = part_of(saver, "leases").get_lease(thread_id="t")
 
         # resumed here, while the killed run's 6 s lease was renewed under 1 s ago
         assert graph.invoke(None, _config("t")) == expected_final()
         assert thread_state(saver, "t").state == "finished"
-        record = saver.get_lease(thread_id="t")
+        record = part_of(saver, "leases").get_lease(thread_id="t")
         assert killed.expires_at is not None
         assert datetime.now(timezone.utc) < killed.expires_at
         if record.state == RUNNING:
@@ -176,10 +177,10 @@ def test_resuming_process_clears_the_dead_lease_once_its_heartbeat_is_late(
         # our heartbeat releases it once the holder is 4 s (2/3 of its lease) late,
         # before the lease expires; no recovery worker runs here
         deadline = time.monotonic() + 20
-        while saver.get_lease(thread_id="t").state == RUNNING:
+        while part_of(saver, "leases").get_lease(thread_id="t").state == RUNNING:
             assert time.monotonic() < deadline, "the dead lease was never cleared"
             time.sleep(0.1)
-        record = saver.get_lease(thread_id="t")
+        record = part_of(saver, "leases").get_lease(thread_id="t")
         assert (record.state, record.reason, record.owner) == (
             RELEASED,
             "finished",

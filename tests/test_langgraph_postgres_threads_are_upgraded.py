@@ -10,6 +10,7 @@ from langgraph.types import Command
 
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.migrations import StateMigrations, upgrade_all
+from tests._parts import part_of
 from tests._seed_graphs import build_v1, build_v2
 
 CFG = {"configurable": {"thread_id": "legacy"}}
@@ -48,7 +49,7 @@ def test_official_thread_resumes_through_a_0_to_1_step(pg_database: str) -> None
     _official_pauses(url, schema)
     with PostgresSaver.from_conn_string(url, schema=schema, migrations=_money_v1()) as saver:
         saver.setup()  # adopts the official tables in place
-        status = {s.schema_version: s for s in saver.migration_status()}
+        status = {s.schema_version: s for s in part_of(saver, "migration_store").migration_status()}
         assert status[0].threads == 1 and status[0].paused_threads == 1
         app = build_v2(saver)
         snap = app.get_state(CFG)
@@ -71,7 +72,7 @@ def test_upgrade_all_rewrites_official_threads_in_place(pg_database: str) -> Non
         assert (result.upgraded, result.failed, result.by_version) == (3, 0, {0: 3})
         again = upgrade_all(saver, m)
         assert again.upgraded == 0  # idempotent
-        status = {s.schema_version: s for s in saver.migration_status()}
+        status = {s.schema_version: s for s in part_of(saver, "migration_store").migration_status()}
         assert status[1].threads == 3 and status[1].paused_threads == 3
         app = build_v2(saver)
         for i in range(3):

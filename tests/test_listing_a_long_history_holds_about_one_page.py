@@ -22,6 +22,7 @@ from langgraph.checkpoint.base import CheckpointTuple
 
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
+from tests._backends import POSTGRES, SAVER_KINDS
 from tests._growing import put_items
 
 ITEM = "x" * 2000
@@ -31,11 +32,11 @@ STEPS = 400
 @asynccontextmanager
 async def _open(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Any]]:
     """``(sync saver, saver to read with)`` on storage of this test's own."""
-    if backend.startswith("pg"):
+    if backend.startswith(POSTGRES):
         url, schema = request.getfixturevalue("pg_schema")
         with PostgresSaver.from_conn_string(url, schema=schema) as writer:
             writer.setup()
-            if backend == "pg-sync":
+            if backend == "postgres-sync":
                 yield writer, writer
             else:
                 async with AsyncPostgresSaver.from_conn_string(
@@ -55,8 +56,9 @@ async def _open(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[t
 
 def _clear_chains(saver: Any) -> None:
     """Empty the saver's chain cache, so it reads as a fresh process would."""
-    core = getattr(saver, "_core", None)
-    (core.codec.chains if core is not None else saver._chains).clear()
+    core = saver._core
+    codec = getattr(core, "codec", None)  # Redis keeps its caches in the core's codec
+    (codec.chains if codec is not None else core._chains).clear()
 
 
 async def _each(saver: Any, config: Any, fn: Callable[[CheckpointTuple], None]) -> None:
@@ -84,7 +86,7 @@ async def _peak(fn: Callable[[], Any]) -> int:
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("backend", ["pg-sync", "pg-async", "redis-sync", "redis-async"])
+@pytest.mark.parametrize("backend", SAVER_KINDS)
 async def test_listing_a_long_growing_history_holds_about_one_page(
     request: pytest.FixtureRequest, backend: str
 ) -> None:

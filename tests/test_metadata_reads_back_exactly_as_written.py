@@ -27,8 +27,9 @@ from typing_extensions import TypedDict
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 from langgraph_durable.migrations import StateMigrations, aupgrade_all, upgrade_all
+from tests._backends import POSTGRES, SAVER_KINDS
 
-KINDS = ["pg-sync", "pg-async", "redis-sync", "redis-async"]
+KINDS = SAVER_KINDS
 CFG: Any = {"configurable": {"thread_id": "t-1"}}
 
 
@@ -71,7 +72,7 @@ class Area:
     def __init__(self, kind: str, request: pytest.FixtureRequest) -> None:
         self.kind = kind
         self.is_async = kind.endswith("async")
-        if kind.startswith("pg"):
+        if kind.startswith(POSTGRES):
             self.url, self.name = request.getfixturevalue("pg_schema")
         else:
             self.url, self.name = request.getfixturevalue("redis_prefix")
@@ -79,11 +80,11 @@ class Area:
     @asynccontextmanager
     async def open(self, version: int) -> AsyncIterator[Any]:
         m = _migrations(version)
-        if self.kind == "pg-sync":
+        if self.kind == "postgres-sync":
             with PostgresSaver.from_conn_string(self.url, schema=self.name, migrations=m) as s:
                 s.setup()
                 yield s
-        elif self.kind == "pg-async":
+        elif self.kind == "postgres-async":
             async with AsyncPostgresSaver.from_conn_string(
                 self.url, schema=self.name, migrations=m
             ) as s:

@@ -25,9 +25,10 @@ from typing import Any
 import pytest
 from langgraph.graph import END, START, StateGraph
 
+from tests._backends import BACKENDS, area_fixture
 from tests._multitask_support import Chat, async_saver, sync_saver
+from tests._parts import part_of
 
-BACKENDS = ["pg", "redis"]
 TTL = timedelta(seconds=30)
 T = "t"
 CFG: dict[str, Any] = {"configurable": {"thread_id": T}}
@@ -63,7 +64,7 @@ def work_graph(saver: Any, calls: list[str], block: threading.Event | None = Non
 
 
 def _where(backend: str, request: pytest.FixtureRequest) -> tuple[str, str]:
-    url, area = request.getfixturevalue("pg_schema" if backend == "pg" else "redis_prefix")
+    url, area = request.getfixturevalue(area_fixture(backend))
     return url, area
 
 
@@ -80,13 +81,13 @@ def test_sync_reject_run_takes_over_a_gone_holder(
     holder, age = _holders()[case]
     url, area = _where(backend, request)
     with sync_saver(backend, url, area, multitask="reject") as saver:
-        held = saver.acquire_lease(
+        held = part_of(saver, "leases").acquire_lease(
             thread_id=T, owner=holder, now=datetime.now(timezone.utc) - age, ttl=TTL
         )
         calls: list[str] = []
         assert work_graph(saver, calls).invoke({}, CFG)["done"] == ["work"]
         assert calls == ["work"]
-        _taken_over(saver.get_lease(thread_id=T), holder, held.token)
+        _taken_over(part_of(saver, "leases").get_lease(thread_id=T), holder, held.token)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -98,20 +99,20 @@ async def test_async_reject_run_takes_over_a_gone_holder(
     url, area = _where(backend, request)
     async with async_saver(backend, url, area, multitask="reject") as saver:
         await saver.setup()
-        held = await saver.aacquire_lease(
+        held = await part_of(saver, "leases").aacquire_lease(
             thread_id=T, owner=holder, now=datetime.now(timezone.utc) - age, ttl=TTL
         )
         calls: list[str] = []
         assert (await work_graph(saver, calls).ainvoke({}, CFG))["done"] == ["work"]
         assert calls == ["work"]
-        _taken_over(await saver.aget_lease(thread_id=T), holder, held.token)
+        _taken_over(await part_of(saver, "leases").aget_lease(thread_id=T), holder, held.token)
         saver.arun_leases.close()
 
 
 def _let_go_later(saver: Any, holder: str, after: float) -> threading.Thread:
     def release() -> None:
         time.sleep(after)
-        saver.release_lease(
+        part_of(saver, "leases").release_lease(
             thread_id=T, owner=holder, now=datetime.now(timezone.utc), reason="finished"
         )
 
@@ -130,7 +131,7 @@ def test_enqueue_run_starts_when_a_live_holder_lets_go(
         sync_saver(backend, url, area, multitask="enqueue", multitask_timeout=30) as saver,
         sync_saver(backend, url, area) as other,
     ):
-        held = saver.acquire_lease(
+        held = part_of(saver, "leases").acquire_lease(
             thread_id=T, owner=holder, now=datetime.now(timezone.utc), ttl=TTL
         )
         calls: list[str] = []
@@ -140,7 +141,7 @@ def test_enqueue_run_starts_when_a_live_holder_lets_go(
         waited = time.monotonic() - started
         releaser.join()
         assert waited >= 0.5 and calls == ["work"]
-        record = saver.get_lease(thread_id=T)
+        record = part_of(saver, "leases").get_lease(thread_id=T)
         assert record.owner == saver.run_leases.owner and record.token == held.token + 1
 
 
@@ -171,7 +172,7 @@ def test_a_killed_holder_process_does_not_block_the_next_run(
     try:
         assert inside.wait(60), "the holder never started its node"
         with sync_saver(backend, url, area, multitask="reject") as saver:
-            record = saver.get_lease(thread_id=T)
+            record = part_of(saver, "leases").get_lease(thread_id=T)
             assert record.state == "running" and record.owner.split(":")[1] == str(child.pid)
             os.kill(child.pid, signal.SIGKILL)
             child.join(10)
@@ -180,7 +181,7 @@ def test_a_killed_holder_process_does_not_block_the_next_run(
             assert work_graph(saver, calls).invoke(None, CFG)["done"] == ["work"]
             assert time.monotonic() - started < TTL.total_seconds() / 3
             assert calls == ["work"]
-            _taken_over(saver.get_lease(thread_id=T), record.owner, record.token)
+            _taken_over(part_of(saver, "leases").get_lease(thread_id=T), record.owner, record.token)
     finally:
         if child.is_alive():
             child.kill()

@@ -29,11 +29,12 @@ from langgraph_durable.interrupts import (
     pending_approvals,
 )
 from tests._approval_graphs import FakeClock, review_graph
+from tests._backends import BACKENDS, area_fixture
 from tests._lease_support import settings
 from tests._multitask_support import sync_saver
+from tests._parts import part_of
 from tests.test_multitask_holder_that_is_gone_does_not_block import CFG, T, work_graph
 
-BACKENDS = ["pg", "redis"]
 SHORT = settings(1.5, 0.5)
 
 
@@ -55,7 +56,7 @@ def _dies_mid_run(backend: str, url: str, area: str, inside: Any) -> None:
 def test_recovery_resumes_an_orphan_and_user_runs_are_turned_away_meanwhile(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
-    url, area = request.getfixturevalue("pg_schema" if backend == "pg" else "redis_prefix")
+    url, area = request.getfixturevalue(area_fixture(backend))
     ctx = multiprocessing.get_context("fork")
     inside = ctx.Event()
     child = ctx.Process(target=_dies_mid_run, args=(backend, url, area, inside))
@@ -68,7 +69,11 @@ def test_recovery_resumes_an_orphan_and_user_runs_are_turned_away_meanwhile(
         sync_saver(backend, url, area, multitask="reject") as user_saver,
     ):
         deadline = time.monotonic() + 30
-        while not worker_saver.get_lease(thread_id=T).is_orphaned(datetime.now(timezone.utc)):
+        while (
+            not part_of(worker_saver, "leases")
+            .get_lease(thread_id=T)
+            .is_orphaned(datetime.now(timezone.utc))
+        ):
             assert time.monotonic() < deadline, "the killed run's lease never expired"
             time.sleep(0.1)
         calls: list[str] = []
@@ -87,7 +92,7 @@ def test_recovery_resumes_an_orphan_and_user_runs_are_turned_away_meanwhile(
         block.set()
         recovering.join(30)
         assert reports[0].recovered == [T] and reports[0].failed == []
-        record = worker_saver.get_lease(thread_id=T)
+        record = part_of(worker_saver, "leases").get_lease(thread_id=T)
         assert (record.state, record.reason, record.recoveries) == ("released", "finished", 1)
 
 
@@ -99,7 +104,7 @@ def _cfg(clock: FakeClock) -> dict[str, Any]:
 def test_a_sweep_turned_away_resumes_one_lease_later(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
-    url, area = request.getfixturevalue("pg_schema" if backend == "pg" else "redis_prefix")
+    url, area = request.getfixturevalue(area_fixture(backend))
     holder = "elsewhere:8:run:alive"
     clock = FakeClock()
     with sync_saver(backend, url, area, multitask="reject") as saver:
@@ -108,7 +113,7 @@ def test_a_sweep_turned_away_resumes_one_lease_later(
         (waiting,) = pending_approvals(saver)
         key = waiting.approval_id
         deadline = time.monotonic() + 5
-        while not saver.acquire_lease(
+        while not part_of(saver, "leases").acquire_lease(
             thread_id=T, owner=holder, now=datetime.now(timezone.utc), ttl=timedelta(seconds=30)
         ):
             assert time.monotonic() < deadline, "the paused run kept the thread's lease"
@@ -116,10 +121,10 @@ def test_a_sweep_turned_away_resumes_one_lease_later(
         sweeper = ApprovalSweeper(graph, clock=clock)
         clock.advance(timedelta(minutes=15))
         assert sweeper.run_once() == 0  # decided, but the resume was turned away
-        (decision,) = saver.get_decisions(thread_id=T, keys=[key]).values()
+        (decision,) = part_of(saver, "decisions").get_decisions(thread_id=T, keys=[key]).values()
         assert decision["timed_out"] is True
         assert graph.get_state(_cfg(clock)).next == ("review",)
-        saver.release_lease(
+        part_of(saver, "leases").release_lease(
             thread_id=T, owner=holder, now=datetime.now(timezone.utc), reason="finished"
         )
         assert sweeper.run_once() == 0  # its claim stands until the sweeper's lease ends
@@ -127,4 +132,4 @@ def test_a_sweep_turned_away_resumes_one_lease_later(
         assert sweeper.run_once() == 1
         values = graph.get_state(_cfg(clock)).values
         assert values["timed_out"] is True and values["done"] == ["act"]
-        assert saver.get_decisions(thread_id=T, keys=[key]) == {key: decision}
+        assert part_of(saver, "decisions").get_decisions(thread_id=T, keys=[key]) == {key: decision}

@@ -20,9 +20,9 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
+from tests._backends import BACKENDS, area_fixture
 from tests._multitask_support import async_saver, sync_saver
 
-BACKENDS = ["pg", "redis"]
 CFG: dict[str, Any] = {"configurable": {"thread_id": "t"}}
 B_SECONDS = 0.8
 
@@ -69,7 +69,7 @@ def _check(events: list[tuple[str, float]], values: dict[str, Any]) -> None:
 def test_sync_queued_run_waits_for_the_running_sibling(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
-    url, area = request.getfixturevalue("pg_schema" if backend == "pg" else "redis_prefix")
+    url, area = request.getfixturevalue(area_fixture(backend))
     events: list[tuple[str, float]] = []
     with (
         sync_saver(backend, url, area, multitask="enqueue") as first,
@@ -92,7 +92,7 @@ def test_sync_queued_run_waits_for_the_running_sibling(
 async def test_async_queued_run_waits_for_the_running_sibling(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
-    url, area = request.getfixturevalue("pg_schema" if backend == "pg" else "redis_prefix")
+    url, area = request.getfixturevalue(area_fixture(backend))
     events: list[tuple[str, float]] = []
     async with (
         async_saver(backend, url, area, multitask="enqueue") as first,

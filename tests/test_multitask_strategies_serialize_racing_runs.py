@@ -22,15 +22,16 @@ from typing import Any
 
 import pytest
 
+from tests._backends import BACKENDS, area_fixture
 from tests._multitask_support import THREAD, Effects, chat_graph, racer, sync_saver
+from tests._parts import part_of
 
-BACKENDS = ["pg", "redis"]
 APIS = ["sync", "async"]
 RACERS = 4
 
 
 def _area(backend: str, request: pytest.FixtureRequest) -> tuple[str, str]:
-    fixture = "pg_schema" if backend == "pg" else "redis_prefix"
+    fixture = area_fixture(backend)
     url, area = request.getfixturevalue(fixture)
     return url, area
 
@@ -112,7 +113,7 @@ def test_reject_runs_one_racer_and_turns_the_others_away(
         # the winner's answer only: a turned-away resume wrote nothing
         assert state.values == {"answers": [winner["tag"]], "done": [winner["tag"]]}
         assert state.next == ("ask",)
-        lease = saver.get_lease(thread_id=THREAD)
+        lease = part_of(saver, "leases").get_lease(thread_id=THREAD)
         assert lease.state == "released" and lease.owner.split(":")[1] == str(winner["pid"])
 
 
@@ -142,4 +143,4 @@ def test_enqueue_runs_every_racer_one_after_another(
         )
         order = [r["answer"] for r in rows]
         assert state.values == {"answers": order, "done": order}
-        assert saver.get_lease(thread_id=THREAD).state == "released"
+        assert part_of(saver, "leases").get_lease(thread_id=THREAD).state == "released"

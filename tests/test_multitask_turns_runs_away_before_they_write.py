@@ -28,9 +28,10 @@ from langgraph.types import Command, interrupt
 from langgraph_durable.checkpointers import InvalidConfigError, ThreadBusy
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.checkpointers.redis import RedisSaver
+from tests._backends import BACKENDS, POSTGRES, area_fixture
 from tests._multitask_support import async_saver, sync_saver
+from tests._parts import part_of
 
-BACKENDS = ["pg", "redis"]
 HOLDER = "elsewhere:8:run:alive"
 TTL = timedelta(seconds=30)
 T = "t"
@@ -73,7 +74,7 @@ def chat(saver: Any, calls: list[str]) -> Any:
 
 
 def _where(backend: str, request: pytest.FixtureRequest) -> tuple[str, str]:
-    url, area = request.getfixturevalue("pg_schema" if backend == "pg" else "redis_prefix")
+    url, area = request.getfixturevalue(area_fixture(backend))
     return url, area
 
 
@@ -92,7 +93,7 @@ def _stored(saver: Any) -> list[Any]:
 def _hold(saver: Any) -> None:
     """The holder takes the thread once the paused run gave it back (at once, or nearly)."""
     deadline = time.monotonic() + 5
-    while not saver.acquire_lease(
+    while not part_of(saver, "leases").acquire_lease(
         thread_id=T, owner=HOLDER, now=datetime.now(timezone.utc), ttl=TTL
     ):
         assert time.monotonic() < deadline, "the paused run kept the thread's lease"
@@ -100,7 +101,7 @@ def _hold(saver: Any) -> None:
 
 
 def _let_go(saver: Any) -> None:
-    assert saver.release_lease(
+    assert part_of(saver, "leases").release_lease(
         thread_id=T, owner=HOLDER, now=datetime.now(timezone.utc), reason="finished"
     )
 
@@ -150,12 +151,12 @@ def test_sync_entry_points_of_a_held_thread_raise_thread_busy(
         assert len(list(graph.get_state_history(CFG))) == len([s for s in before if s[0] == ""])
         graph.update_state(CFG, {"log": ["edited"]})
         assert graph.get_state(CFG).values["log"][-1] == "edited"
-        assert saver.get_lease(thread_id=T).owner == HOLDER
+        assert part_of(saver, "leases").get_lease(thread_id=T).owner == HOLDER
         _let_go(saver)
         graph.invoke(Command(resume="yes"), CFG)
         assert calls == ["ask", "inner"]
         assert graph.get_state(CFG).values["log"][-2:] == ["answer:yes", "inner"]
-        lease = saver.get_lease(thread_id=T)
+        lease = part_of(saver, "leases").get_lease(thread_id=T)
         assert (lease.state, lease.reason) == ("released", "finished")
 
 
@@ -172,7 +173,7 @@ async def test_async_entry_points_of_a_held_thread_raise_thread_busy(
         tuples = [t async for t in saver.alist(CFG)]
         first_id = tuples[-1].config["configurable"]["checkpoint_id"]
         deadline = time.monotonic() + 5
-        while not await saver.aacquire_lease(
+        while not await part_of(saver, "leases").aacquire_lease(
             thread_id=T, owner=HOLDER, now=datetime.now(timezone.utc), ttl=TTL
         ):
             assert time.monotonic() < deadline, "the paused run kept the thread's lease"
@@ -204,7 +205,7 @@ async def test_async_entry_points_of_a_held_thread_raise_thread_busy(
             ]
             assert after == before, f"{name} wrote something"
         assert (await graph.aget_state(CFG)).next == ("ask",)
-        await saver.arelease_lease(
+        await part_of(saver, "leases").arelease_lease(
             thread_id=T, owner=HOLDER, now=datetime.now(timezone.utc), reason="finished"
         )
         await graph.ainvoke(Command(resume="yes"), CFG)
@@ -249,7 +250,7 @@ def test_the_strategy_is_chosen_per_run(backend: str, request: pytest.FixtureReq
             Command(resume="yes"), {"configurable": {"thread_id": T, "durable_multitask": "none"}}
         )
         assert calls == ["ask", "inner"]
-        assert saver.get_lease(thread_id=T).owner == HOLDER
+        assert part_of(saver, "leases").get_lease(thread_id=T).owner == HOLDER
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -257,7 +258,7 @@ def test_bad_strategies_are_refused_naming_the_option(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
     url, area = _where(backend, request)
-    saver_cls: Any = PostgresSaver if backend == "pg" else RedisSaver
+    saver_cls: Any = PostgresSaver if backend == POSTGRES else RedisSaver
     bad_options: list[tuple[dict[str, Any], str]] = [
         ({"multitask": "rollback"}, "multitask"),
         ({"multitask": "interrupt"}, "multitask"),
@@ -267,9 +268,9 @@ def test_bad_strategies_are_refused_naming_the_option(
         ({"multitask": "enqueue", "multitask_timeout": "soon"}, "multitask_timeout"),
         ({"multitask": "enqueue", "multitask_timeout": timedelta(seconds=-1)}, "multitask_timeout"),
     ]
-    extra = {"schema": area} if backend == "pg" else {"prefix": area}
+    extra = {"schema": area} if backend == POSTGRES else {"prefix": area}
     with sync_saver(backend, url, area) as saver:
-        client = saver.conn if backend == "pg" else saver.client
+        client = saver.conn if backend == POSTGRES else saver.client
         for options, field in bad_options:
             with pytest.raises(InvalidConfigError) as exc:
                 saver_cls(client, **extra, **options)

@@ -21,9 +21,10 @@ from langgraph_durable.checkpointers._leases import RELEASED, RUNNING
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 from langgraph_durable.interrupts import thread_state
+from tests._backends import BACKENDS, POSTGRES
 from tests._lease_support import builder, expected_final, leasing_saver, settings, where_of
+from tests._parts import part_of
 
-BACKENDS = ["pg", "redis"]
 TTL = timedelta(seconds=30)
 
 
@@ -58,13 +59,13 @@ def test_sync_run_takes_over_only_a_dead_holder(
     holder, age = _holders()[case]
     with leasing_saver(backend, where_of(backend, request), settings(30, 10)) as saver:
         graph = builder().compile(checkpointer=saver)
-        held = saver.acquire_lease(
+        held = part_of(saver, "leases").acquire_lease(
             thread_id="t", owner=holder, now=datetime.now(timezone.utc) - age, ttl=TTL
         )
         assert graph.invoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "t"}}) == (
             expected_final()
         )
-        _check(case, holder, saver.get_lease(thread_id="t"), held.token)
+        _check(case, holder, part_of(saver, "leases").get_lease(thread_id="t"), held.token)
         assert thread_state(saver, "t").state == "finished"
 
 
@@ -75,7 +76,7 @@ async def test_async_run_takes_over_only_a_dead_holder(
 ) -> None:
     holder, age = _holders()[case]
     where = where_of(backend, request)
-    if backend == "pg":
+    if backend == POSTGRES:
         cm: Any = AsyncPostgresSaver.from_conn_string(
             where["url"], schema=where["schema"], leases=settings(30, 10)
         )
@@ -86,10 +87,10 @@ async def test_async_run_takes_over_only_a_dead_holder(
     async with cm as saver:
         await saver.setup()
         graph = builder().compile(checkpointer=saver)
-        held = await saver.aacquire_lease(
+        held = await part_of(saver, "leases").aacquire_lease(
             thread_id="t", owner=holder, now=datetime.now(timezone.utc) - age, ttl=TTL
         )
         out = await graph.ainvoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "t"}})
         assert out == expected_final()
-        _check(case, holder, await saver.aget_lease(thread_id="t"), held.token)
+        _check(case, holder, await part_of(saver, "leases").aget_lease(thread_id="t"), held.token)
         saver.arun_leases.close()

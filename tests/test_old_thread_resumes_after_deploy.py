@@ -17,7 +17,9 @@ import pytest
 from langgraph.types import Command
 
 from langgraph_durable.migrations import SchemaVersionError
-from tests._migration_backends import BACKENDS, Backend, backend_from_fixture
+from tests._backends import BACKENDS
+from tests._migration_backends import Backend, backend_from_fixture
+from tests._parts import part_of
 from tests._seed_graphs import build_v2, seed_migrations, v1_migrations
 
 THREAD = "order-42"
@@ -72,7 +74,7 @@ def test_paused_thread_resumes_after_deploy_with_upgraded_state(backend: Backend
         assert saver.schema_version(CFG) == 2
         assert "schema_version" not in latest.metadata
         assert latest.checkpoint["channel_values"]["price"] == {"amount": 11, "currency": "USD"}
-        status = {s.schema_version: s for s in saver.migration_status()}
+        status = {s.schema_version: s for s in part_of(saver, "migration_store").migration_status()}
         assert status[2].threads == 1 and status[2].paused_threads == 0
     # v1 code can no longer read the thread: its latest checkpoint is tagged 2
     with backend.open(v1_migrations()) as saver, pytest.raises(SchemaVersionError) as info:

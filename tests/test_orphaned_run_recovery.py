@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from langgraph_durable.checkpointers._leases import PARKED, RECOVERED_KEY, RECOVERIES_KEY, RELEASED
+from tests._backends import BACKENDS
 from tests._lease_support import builder, expected_final, leasing_saver, settings, spawn, where_of
 
-BACKENDS = ["pg", "redis"]
 LEASE, BEAT = 1.0, 0.25
 
 

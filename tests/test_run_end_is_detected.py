@@ -11,9 +11,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, Send, interrupt
 
 from langgraph_durable.checkpointers._run_book import may_have_next
+from tests._backends import BACKENDS
 from tests._lease_support import leasing_saver, settings, where_of
-
-BACKENDS = ["pg", "redis"]
+from tests._parts import part_of
 
 
 class S(TypedDict):
@@ -75,7 +75,7 @@ def test_finished_runs_release_their_lease(
     with leasing_saver(backend, where, settings(30, 10)) as saver:
         graph = builder.compile(checkpointer=saver)
         graph.invoke({"items": []}, {"configurable": {"thread_id": shape}})
-        record = saver.get_lease(thread_id=shape)
+        record = part_of(saver, "leases").get_lease(thread_id=shape)
         assert (record.state, record.reason) == ("released", "finished")
         assert not saver.run_leases.holds(shape)
         latest = saver.get_tuple({"configurable": {"thread_id": shape}})
@@ -98,15 +98,15 @@ def test_functional_api_and_parallel_interrupt(
             return double(x).result() + 1
 
         assert flow.invoke(4, {"configurable": {"thread_id": "func"}}) == 9
-        assert saver.get_lease(thread_id="func").state == "released"
+        assert part_of(saver, "leases").get_lease(thread_id="func").state == "released"
 
         graph = _parallel_interrupt().compile(checkpointer=saver)
         config = {"configurable": {"thread_id": "pi"}}
         graph.invoke({"items": []}, config)
-        record = saver.get_lease(thread_id="pi")
+        record = part_of(saver, "leases").get_lease(thread_id="pi")
         assert (record.state, record.reason) == ("released", "interrupted")
         out = graph.invoke(Command(resume="yes"), config)
         assert sorted(out["items"]) == ["answer:yes", "other"]
-        record = saver.get_lease(thread_id="pi")
+        record = part_of(saver, "leases").get_lease(thread_id="pi")
         assert (record.state, record.token) == ("released", 2)
         assert not saver.run_leases.holds("pi")

@@ -12,6 +12,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
 from langgraph_durable.checkpointers._leases import PARKED, RELEASED, RUNNING
+from tests._backends import BACKENDS
 from tests._lease_support import (
     StepState,
     builder,
@@ -20,8 +21,6 @@ from tests._lease_support import (
     settings,
     where_of,
 )
-
-BACKENDS = ["pg", "redis"]
 
 
 def _now() -> datetime:

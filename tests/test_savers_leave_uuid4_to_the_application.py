@@ -21,8 +21,9 @@ from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, Postgre
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
 from langgraph_durable.interrupts import ApprovalSweeper, aapprove, approve
 from tests._approval_graphs import review_graph
+from tests._backends import POSTGRES, SAVER_KINDS
 
-KINDS = ["pg-sync", "pg-async", "redis-sync", "redis-async"]
+KINDS = SAVER_KINDS
 
 
 @pytest.fixture
@@ -49,13 +50,13 @@ def _cfg(thread: str) -> Any:
 async def test_an_approval_round_trip_makes_no_uuid4_call(
     kind: str, request: pytest.FixtureRequest, library_calls: list[str]
 ) -> None:
-    if kind.startswith("pg"):
+    if kind.startswith(POSTGRES):
         url, area = request.getfixturevalue("pg_schema")
         options: dict[str, Any] = {"schema": area}
     else:
         url, area = request.getfixturevalue("redis_prefix")
         options = {"prefix": area}
-    if kind == "pg-sync":
+    if kind == "postgres-sync":
         with PostgresSaver.from_conn_string(url, **options) as saver:
             saver.setup()
             _sync_round_trip(saver)
@@ -64,7 +65,7 @@ async def test_an_approval_round_trip_makes_no_uuid4_call(
             saver.setup()
             _sync_round_trip(saver)
     else:
-        opener = AsyncPostgresSaver if kind == "pg-async" else AsyncRedisSaver
+        opener = AsyncPostgresSaver if kind == "postgres-async" else AsyncRedisSaver
         async with opener.from_conn_string(url, **options) as saver:
             await saver.setup()
             graph = review_graph(saver)

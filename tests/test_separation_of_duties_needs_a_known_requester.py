@@ -31,7 +31,9 @@ from langgraph_durable.interrupts import (
     request_batch_approval,
 )
 from tests import _approval_savers
+from tests._backends import BACKENDS, POSTGRES
 from tests._lease_support import where_of
+from tests._parts import part_of
 
 approval_saver = _approval_savers.approval_saver
 
@@ -110,7 +112,7 @@ def test_a_resumed_run_keeps_its_requester_for_the_next_request(approval_saver: 
 
 @asynccontextmanager
 async def _leasing_saver(backend: str, mode: str, where: dict[str, str]) -> AsyncIterator[Any]:
-    if backend == "pg":
+    if backend == POSTGRES:
         from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 
         if mode == "sync":
@@ -139,7 +141,7 @@ async def _leasing_saver(backend: str, mode: str, where: dict[str, str]) -> Asyn
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("backend", ["pg", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_recovered_run_keeps_its_requester(
     backend: str, mode: str, request: pytest.FixtureRequest
 ) -> None:
@@ -183,14 +185,14 @@ async def _take_lease(saver: Any, mode: str, now: datetime) -> Any:
     kwargs = {"thread_id": "t3", "now": now - timedelta(hours=1), "ttl": timedelta(seconds=1)}
     release = {"thread_id": "t3", "now": now - timedelta(hours=1), "reason": "interrupted"}
     if mode == "sync":
-        held = saver.get_lease(thread_id="t3")
+        held = part_of(saver, "leases").get_lease(thread_id="t3")
         if held is not None and held.state == "running":
-            saver.release_lease(owner=held.owner, **release)
-        return saver.acquire_lease(owner="gone-host:1:run:dead", **kwargs)
-    held = await saver.aget_lease(thread_id="t3")
+            part_of(saver, "leases").release_lease(owner=held.owner, **release)
+        return part_of(saver, "leases").acquire_lease(owner="gone-host:1:run:dead", **kwargs)
+    held = await part_of(saver, "leases").aget_lease(thread_id="t3")
     if held is not None and held.state == "running":
-        await saver.arelease_lease(owner=held.owner, **release)
-    return await saver.aacquire_lease(owner="gone-host:1:run:dead", **kwargs)
+        await part_of(saver, "leases").arelease_lease(owner=held.owner, **release)
+    return await part_of(saver, "leases").aacquire_lease(owner="gone-host:1:run:dead", **kwargs)
 
 
 async def _apending(saver: Any, thread_id: str) -> Any:

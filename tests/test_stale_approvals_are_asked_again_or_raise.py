@@ -1,4 +1,4 @@
-"""What was approved is what was shown (issue 6, behaviour 5), on every saver.
+"""What was approved is what was shown on every saver.
 
 The node re-runs on resume; when the payload it computes now differs from the
 one that was decided (the price changed during the wait), the stale decision

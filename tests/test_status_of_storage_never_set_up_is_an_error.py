@@ -14,7 +14,9 @@ import pytest
 from langgraph_durable.checkpointers import LayoutVersionError
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver, RedisSaver
+from tests._backends import BACKENDS
 from tests._cli_support import assert_one_error_line, run_cli
+from tests._parts import part_of
 from tests._servers import url_with
 
 
@@ -27,7 +29,7 @@ def _area(backend: str, request: pytest.FixtureRequest) -> tuple[str, dict[str, 
     return url, {"prefix": prefix}, url_with(url, "prefix", prefix)
 
 
-@pytest.mark.parametrize("backend", ["postgres", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_migration_status_raises_on_both_backends(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
@@ -35,7 +37,7 @@ def test_migration_status_raises_on_both_backends(
     sync_cls = PostgresSaver if backend == "postgres" else RedisSaver
     with sync_cls.from_conn_string(url, **options) as saver:
         with pytest.raises(LayoutVersionError) as caught:
-            saver.migration_status()
+            part_of(saver, "migration_store").migration_status()
         assert caught.value.found is None
         assert "call setup()" in str(caught.value)
 
@@ -43,15 +45,15 @@ def test_migration_status_raises_on_both_backends(
         async_cls = AsyncPostgresSaver if backend == "postgres" else AsyncRedisSaver
         async with async_cls.from_conn_string(url, **options) as saver:
             with pytest.raises(LayoutVersionError) as caught:
-                await saver.amigration_status()
+                await part_of(saver, "migration_store").amigration_status()
             assert caught.value.found is None
             await saver.setup()
-            assert await saver.amigration_status() == []
+            assert await part_of(saver, "migration_store").amigration_status() == []
 
     asyncio.run(_async())
 
 
-@pytest.mark.parametrize("backend", ["postgres", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_status_is_one_line_and_exit_1_until_setup(
     backend: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:

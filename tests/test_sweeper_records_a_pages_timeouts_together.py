@@ -28,6 +28,8 @@ from tests._approval_savers import (  # noqa: F401 - fixtures
     open_sync,
     saver_url,
 )
+from tests._backends import BACKENDS
+from tests._parts import part_of
 
 # ruff: noqa: F811 - the fixtures are parameters of the tests
 
@@ -49,20 +51,31 @@ class CountingSaver:
     def __init__(self, saver: Any) -> None:
         self.saver = saver
         self.calls: list[tuple[str, int]] = []
+        store = part_of(saver, "decisions")
+        self._record_decision = store.record_decision
+        self._record_decisions = store.record_decisions
 
     def record_decision(self, **kwargs: Any) -> Any:
         self.calls.append(("record_decision", 1))
-        return self.saver.record_decision(**kwargs)
+        return self._record_decision(**kwargs)
 
     def record_decisions(self, **kwargs: Any) -> Any:
         self.calls.append(("record_decisions", len(kwargs["items"])))
-        return self.saver.record_decisions(**kwargs)
+        return self._record_decisions(**kwargs)
+
+    def get_decisions(self, **kwargs: Any) -> Any:
+        return part_of(self.saver, "decisions").get_decisions(**kwargs)
+
+    def count_decisions(self, **kwargs: Any) -> Any:
+        return part_of(self.saver, "decisions").count_decisions(**kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.saver, name)
 
 
-def test_a_page_of_timeouts_is_one_call_and_each_is_audited(approval_saver: Any) -> None:
+def test_a_page_of_timeouts_is_one_call_and_each_is_audited(
+    approval_saver: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     clock = FakeClock()
     graph = review_graph(approval_saver)
     for i in range(6):
@@ -72,9 +85,12 @@ def test_a_page_of_timeouts_is_one_call_and_each_is_audited(approval_saver: Any)
     clock.advance(timedelta(minutes=16))
     sweeper = ApprovalSweeper(graph, clock=clock, page_size=4)
     backend = sweeper.env.backend
-    counting = CountingSaver(approval_saver)
-    if backend.decisions and backend.audit:  # our savers: watch their decision calls
-        backend.saver = counting
+    # our savers: watch the calls their decision store gets
+    counting = CountingSaver(approval_saver) if backend.decisions and backend.audit else None
+    if counting is not None:
+        store = part_of(approval_saver, "decisions")
+        for name in ("record_decision", "record_decisions"):
+            monkeypatch.setattr(store, name, getattr(counting, name))
     assert sweeper.run_once() == 6
     for i in range(6):
         values = graph.get_state(cfg(f"p{i}")).values
@@ -91,7 +107,7 @@ def test_a_page_of_timeouts_is_one_call_and_each_is_audited(approval_saver: Any)
             assert system_entries(audit_log(approval_saver, thread_id=f"p{i}")) == [
                 ("reject", "recorded")
             ]
-    if backend.saver is counting:
+    if counting is not None:
         # pages of 4 and 2: one call each, nothing recorded one by one
         assert counting.calls == [("record_decisions", 4), ("record_decisions", 2)]
     assert sweeper.run_once() == 0
@@ -112,7 +128,7 @@ async def test_async_sweep_records_a_page_together(async_approval_saver: Any) ->
         assert system_entries(entries) == [("reject", "recorded")]
 
 
-@pytest.fixture(params=["postgres", "redis"])
+@pytest.fixture(params=BACKENDS)
 def native_saver(request: pytest.FixtureRequest) -> Any:
     url, options = saver_url(request, request.param)
     with open_sync(request.param, url, options) as saver:
@@ -141,7 +157,7 @@ def entry(thread: str, actor: str) -> dict[str, Any]:
 
 
 def test_record_decisions_is_a_compare_and_set_per_item(native_saver: Any) -> None:
-    native_saver.record_decision(
+    part_of(native_saver, "decisions").record_decision(
         thread_id="t2", key="x", decision=decision("h", "alice"), audit=entry("t2", "alice")
     )
     items = [
@@ -153,18 +169,20 @@ def test_record_decisions_is_a_compare_and_set_per_item(native_saver: Any) -> No
         }
         for t in ("t3", "t2", "t1")
     ]
-    stored = native_saver.record_decisions(items=items)
+    stored = part_of(native_saver, "decisions").record_decisions(items=items)
     # in the order asked; t2 keeps the decision it had
     assert [d["decision_id"] for d in stored] == ["s-t3", "h", "s-t1"]
     for thread, actors in (("t1", ["system"]), ("t2", ["alice"]), ("t3", ["system"])):
-        assert [e["actor"] for e in native_saver.read_audit(thread_id=thread)] == actors
+        assert [
+            e["actor"] for e in part_of(native_saver, "audit").read_audit(thread_id=thread)
+        ] == actors
     # again: every item loses to what is stored, and no entry is added
-    again = native_saver.record_decisions(
+    again = part_of(native_saver, "decisions").record_decisions(
         items=[{**item, "decision": decision("late", "system")} for item in items]
     )
     assert [d["decision_id"] for d in again] == ["s-t3", "h", "s-t1"]
-    assert len(native_saver.read_audit(thread_id="t1")) == 1
-    assert native_saver.record_decisions(items=[]) == []
+    assert len(part_of(native_saver, "audit").read_audit(thread_id="t1")) == 1
+    assert part_of(native_saver, "decisions").record_decisions(items=[]) == []
 
 
 def test_concurrent_batches_over_the_same_rows_store_one_decision_each(
@@ -175,7 +193,7 @@ def test_concurrent_batches_over_the_same_rows_store_one_decision_each(
     threads = [f"c{i}" for i in range(20)]
 
     def batch(name: str, order: list[str]) -> list[Any]:
-        return native_saver.record_decisions(
+        return part_of(native_saver, "decisions").record_decisions(
             items=[
                 {
                     "thread_id": t,
@@ -195,7 +213,7 @@ def test_concurrent_batches_over_the_same_rows_store_one_decision_each(
     one, two = asyncio.run(both())
     for t, a, b in zip(threads, one, two[::-1], strict=True):
         assert a["decision_id"] == b["decision_id"], t
-        actors = [e["actor"] for e in native_saver.read_audit(thread_id=t)]
+        actors = [e["actor"] for e in part_of(native_saver, "audit").read_audit(thread_id=t)]
         assert actors == [a["by"]], t
 
 

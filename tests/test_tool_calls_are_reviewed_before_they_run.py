@@ -1,4 +1,4 @@
-"""review_tool_call: approve runs the tool, edit runs it with the reviewer's arguments,
+"""review_tool_call: approve runs the tool, edit runs it with the approver's arguments,
 reject and respond answer the model without running it (HumanInTheLoopMiddleware's rules)."""
 
 from __future__ import annotations

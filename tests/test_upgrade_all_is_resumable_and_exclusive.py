@@ -15,8 +15,10 @@ import sys
 
 import pytest
 
+from tests._backends import BACKENDS
 from tests._bulk_seed import check_each_upgraded_once, m
-from tests._migration_backends import BACKENDS, Backend, backend_from_fixture, seed_bulk
+from tests._migration_backends import Backend, backend_from_fixture, seed_bulk
+from tests._parts import part_of
 
 # 4 checkpoints per thread: 20,000 checkpoints in the slow variant, 4,000 by default
 SIZES = [
@@ -58,7 +60,10 @@ def _finish(proc: subprocess.Popen[str]) -> tuple[int, dict[str, int] | None]:
 
 def _status(backend: Backend) -> dict[int, int]:
     with backend.open(m) as saver:
-        return {s.schema_version: s.checkpoints for s in saver.migration_status()}
+        return {
+            s.schema_version: s.checkpoints
+            for s in part_of(saver, "migration_store").migration_status()
+        }
 
 
 @pytest.mark.timeout(900)

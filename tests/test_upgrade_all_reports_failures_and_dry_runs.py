@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from langgraph_durable.migrations import aupgrade_all, upgrade_all
+from tests._backends import BACKENDS
 from tests._bulk_seed import add_bad_thread, picky, v1
-from tests._migration_backends import BACKENDS, Backend, backend_from_fixture, seed_bulk
+from tests._migration_backends import Backend, backend_from_fixture, seed_bulk
+from tests._parts import part_of
 from tests._servers import url_with
 
 THREADS = 20
@@ -30,7 +32,7 @@ def _versions(backend: Backend) -> dict[int, tuple[int, int, int]]:
     with backend.open(picky) as saver:
         return {
             s.schema_version: (s.threads, s.checkpoints, s.paused_threads)
-            for s in saver.migration_status()
+            for s in part_of(saver, "migration_store").migration_status()
         }
 
 

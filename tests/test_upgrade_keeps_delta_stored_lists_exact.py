@@ -1,4 +1,4 @@
-"""upgrade_all and lazy upgrades on threads whose lists are stored as deltas (issue 12).
+"""upgrade_all and lazy upgrades on threads whose lists are stored as deltas.
 
 Every checkpoint of a long thread (its message list stored as delta chains)
 is upgraded by ``upgrade_all`` with a step that rewrites the list; every
@@ -14,7 +14,8 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 
 from langgraph_durable.migrations import StateMigrations, upgrade_all
-from tests._migration_backends import BACKENDS, Backend, backend_from_fixture
+from tests._backends import BACKENDS
+from tests._migration_backends import Backend, backend_from_fixture
 
 
 class State(TypedDict, total=False):

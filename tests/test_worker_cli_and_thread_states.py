@@ -16,6 +16,7 @@ from langgraph.types import interrupt
 
 from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
 from langgraph_durable.interrupts import parked_threads, run_health, running_threads, thread_state
+from tests._backends import POSTGRES
 from tests._lease_support import StepState, builder, expected_final, leasing_saver, settings, spawn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +32,7 @@ def _wait_for(cond: Any, timeout: float = 60) -> None:
 def test_states_and_worker_command_recover_an_orphan(pg_database: str) -> None:
     where = {"url": pg_database, "schema": "public"}
     deadline = datetime.now(timezone.utc) + timedelta(hours=1)
-    with leasing_saver("pg", where, settings(1, 0.25)) as saver:
+    with leasing_saver(POSTGRES, where, settings(1, 0.25)) as saver:
         graph = builder().compile(checkpointer=saver)
 
         # finished
@@ -64,7 +65,7 @@ def test_states_and_worker_command_recover_an_orphan(pg_database: str) -> None:
         # running in another process, then orphaned by SIGKILL
         child = spawn(
             "run",
-            {"backend": "pg", "where": where, "lease": 1, "beat": 0.25, "threads": ["orphan"]},
+            {"backend": POSTGRES, "where": where, "lease": 1, "beat": 0.25, "threads": ["orphan"]},
             LEASE_TEST_HANG_AT="3",
         )
         _wait_for(

@@ -13,7 +13,9 @@ from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 from langgraph_durable.interrupts import NotParked, aunpark_thread, thread_state, unpark_thread
 from langgraph_durable.interrupts.cli import main
+from tests._backends import BACKENDS, POSTGRES, REDIS
 from tests._lease_support import builder, expected_final, leasing_saver, settings
+from tests._parts import part_of
 from tests._servers import url_with
 
 DEAD = "elsewhere:1:run:dead"
@@ -21,10 +23,10 @@ DEAD = "elsewhere:1:run:dead"
 
 def _area(kind: str, request: pytest.FixtureRequest) -> tuple[str, dict[str, str], str]:
     """``(backend, where, url for the CLI)`` of an isolated storage area."""
-    if kind == "pg":
+    if kind == POSTGRES:
         url, schema = request.getfixturevalue("pg_schema")
         sep = "&" if "?" in url else "?"
-        return "pg", {"url": url, "schema": schema}, f"{url}{sep}schema={schema}"
+        return POSTGRES, {"url": url, "schema": schema}, f"{url}{sep}schema={schema}"
     fixture = "cluster_prefix" if kind == "cluster" else "redis_prefix"
     url, prefix = request.getfixturevalue(fixture)
     return "redis", {"url": url, "prefix": prefix}, url_with(url, "prefix", prefix)
@@ -38,7 +40,7 @@ def _half_run(saver: Any, thread_id: str) -> None:
     graph.invoke(None, config)
     saver.run_leases.release(thread_id, "ended")  # the run ended at the breakpoint
     past = datetime.now(timezone.utc) - timedelta(minutes=5)
-    record = saver.acquire_lease(
+    record = part_of(saver, "leases").acquire_lease(
         thread_id=thread_id, owner=DEAD, now=past, ttl=timedelta(seconds=30)
     )
     assert record is not None and record.is_orphaned(datetime.now(timezone.utc))
@@ -49,7 +51,7 @@ def _cli(*args: str) -> Any:
 
 
 @pytest.mark.parametrize(
-    "kind", ["pg", "redis", pytest.param("cluster", marks=pytest.mark.cluster)]
+    "kind", [POSTGRES, REDIS, pytest.param("cluster", marks=pytest.mark.cluster)]
 )
 def test_worker_recovers_parks_and_unpark_requeues(
     kind: str, request: pytest.FixtureRequest
@@ -58,10 +60,10 @@ def test_worker_recovers_parks_and_unpark_requeues(
     with leasing_saver(backend, where, settings(30, 10)) as saver:
         _half_run(saver, "orphan")
         _half_run(saver, "poison")
-        poison = saver.get_lease(thread_id="poison")
+        poison = part_of(saver, "leases").get_lease(thread_id="poison")
         now = datetime.now(timezone.utc)
         assert (
-            saver.park_lease(
+            part_of(saver, "leases").park_lease(
                 thread_id="poison",
                 token=poison.token,
                 now=now,
@@ -87,7 +89,7 @@ def test_worker_recovers_parks_and_unpark_requeues(
         out = _cli("unpark", "poison", "--url", url)
         assert out.exit_code == 0, out.output
         assert "unparked poison: the next worker pass resumes it" in out.output
-        record = saver.get_lease(thread_id="poison")
+        record = part_of(saver, "leases").get_lease(thread_id="poison")
         assert (record.state, record.attempts, record.reason) == ("running", 0, "unparked")
         assert thread_state(saver, "poison").state == "orphaned"
 
@@ -97,7 +99,7 @@ def test_worker_recovers_parks_and_unpark_requeues(
         graph = builder().compile(checkpointer=saver)
         for t in ("orphan", "poison"):
             assert graph.get_state({"configurable": {"thread_id": t}}).values == (expected_final())
-        assert saver.get_lease(thread_id="poison").recoveries == 1
+        assert part_of(saver, "leases").get_lease(thread_id="poison").recoveries == 1
 
         out = _cli("unpark", "poison", "--url", url)
         assert out.exit_code != 0
@@ -105,7 +107,7 @@ def test_worker_recovers_parks_and_unpark_requeues(
         assert "thread 'poison' is not parked (it is finished)" in str(out.exception)
 
 
-@pytest.mark.parametrize("backend", ["pg", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_unpark_thread_releases_a_parked_thread_that_had_ended(
     backend: str, request: pytest.FixtureRequest
 ) -> None:
@@ -114,24 +116,24 @@ def test_unpark_thread_releases_a_parked_thread_that_had_ended(
         graph = builder().compile(checkpointer=saver)
         graph.invoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "done"}})
         past = datetime.now(timezone.utc) - timedelta(minutes=5)
-        record = saver.acquire_lease(
+        record = part_of(saver, "leases").acquire_lease(
             thread_id="done", owner=DEAD, now=past, ttl=timedelta(seconds=30)
         )
-        saver.park_lease(
+        part_of(saver, "leases").park_lease(
             thread_id="done", token=record.token, now=datetime.now(timezone.utc), reason="poison"
         )
         assert unpark_thread(saver, "done") == "released"
-        record = saver.get_lease(thread_id="done")
+        record = part_of(saver, "leases").get_lease(thread_id="done")
         assert (record.state, record.reason) == ("released", "unparked")
         assert thread_state(saver, "done").state == "finished"
         with pytest.raises(NotParked, match="'nope' is not parked \\(it is unknown\\)"):
             unpark_thread(saver, "nope")
 
 
-@pytest.mark.parametrize("backend", ["pg", "redis"])
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_aunpark_thread_on_async_savers(backend: str, request: pytest.FixtureRequest) -> None:
     _, where, _ = _area(backend, request)
-    if backend == "pg":
+    if backend == POSTGRES:
         cm: Any = AsyncPostgresSaver.from_conn_string(
             where["url"], schema=where["schema"], leases=settings(30, 10)
         )
@@ -145,14 +147,14 @@ async def test_aunpark_thread_on_async_savers(backend: str, request: pytest.Fixt
         await graph.ainvoke({"n": 0, "trace": []}, {"configurable": {"thread_id": "p"}})
         await saver.arun_leases.release("p", "ended")
         past = datetime.now(timezone.utc) - timedelta(minutes=5)
-        record = await saver.aacquire_lease(
+        record = await part_of(saver, "leases").aacquire_lease(
             thread_id="p", owner=DEAD, now=past, ttl=timedelta(seconds=30)
         )
-        await saver.apark_lease(
+        await part_of(saver, "leases").apark_lease(
             thread_id="p", token=record.token, now=datetime.now(timezone.utc), reason="poison"
         )
         assert await aunpark_thread(saver, "p") == "queued"
-        record = await saver.aget_lease(thread_id="p")
+        record = await part_of(saver, "leases").aget_lease(thread_id="p")
         assert (record.state, record.attempts, record.reason) == ("running", 0, "unparked")
         assert record.is_orphaned(datetime.now(timezone.utc))
         with pytest.raises(NotParked, match="'p' is not parked \\(it is running\\)"):

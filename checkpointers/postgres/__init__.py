@@ -3,6 +3,8 @@
 :class:`PostgresSaver` (sync) and :class:`AsyncPostgresSaver` (asyncio) share
 one I/O-free core and the tables of langgraph-checkpoint-postgres, which they
 adopt in place (``setup()`` only adds columns, indexes and tables).
+:func:`apply_retention` / :func:`aapply_retention` delete or prune idle threads
+under a :class:`RetentionPolicy`.
 
 Example:
     >>> from langgraph_durable.checkpointers.postgres import PostgresSaver  # doctest: +SKIP
@@ -12,6 +14,21 @@ Example:
 """
 
 from langgraph_durable.checkpointers.postgres._aio import AsyncPostgresSaver
+from langgraph_durable.checkpointers.postgres._pool import DEFAULT_POOL_SIZE
+from langgraph_durable.checkpointers.postgres._retention import apply_retention
+from langgraph_durable.checkpointers.postgres._retention_async import aapply_retention
+from langgraph_durable.checkpointers.postgres._retention_core import (
+    RetentionPolicy,
+    RetentionReport,
+)
 from langgraph_durable.checkpointers.postgres._sync import PostgresSaver
 
-__all__ = ["AsyncPostgresSaver", "PostgresSaver"]
+__all__ = [
+    "DEFAULT_POOL_SIZE",
+    "AsyncPostgresSaver",
+    "PostgresSaver",
+    "RetentionPolicy",
+    "RetentionReport",
+    "aapply_retention",
+    "apply_retention",
+]

@@ -1,8 +1,9 @@
 """Activity results on PostgreSQL: the ``ActivityStore`` protocol over layout step 5.
 
 :class:`ActivitiesCore` holds the I/O-free operations (generators of
-:class:`~langgraph_durable.checkpointers.postgres._core.Stmt`); :class:`SyncActivities` and
-:class:`AsyncActivities` are the thin shells mixed into the two savers. Values
+:class:`~langgraph_durable.checkpointers.postgres._core.Stmt`);
+:class:`~._activity_store_async.AsyncPostgresActivities`
+(and its generated sync twin) runs them as ``saver.activities``. Values
 are encoded like channel values (the saver's serde, no pickle); rows are
 deleted with their thread (``delete_thread``).
 """
@@ -10,13 +11,16 @@ deleted with their thread (``delete_thread``).
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from langgraph_durable.checkpointers._activities import ActivityRecord
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers.postgres._core import Op, Stmt
 from langgraph_durable.checkpointers.postgres._sql import render
 from langgraph_durable.checkpointers.postgres._stmt import key_to_store
+from langgraph_durable.checkpointers.postgres._store import PostgresStore
+
+T = TypeVar("T")
 
 # Insert once; a loser of the race reads the winner's row in the same statement
 # (or, if the winner committed after this statement's snapshot, re-reads).
@@ -43,26 +47,10 @@ class _ActivityQueries:
         self.get = render(GET_ACTIVITY, schema)
 
 
-class ActivitiesCore:
-    """I/O-free activity operations; mixed into a class with ``_q`` and the value codec."""
+class ActivitiesCore(PostgresStore):
+    """I/O-free activity operations, the base of the activity stores."""
 
     _q: Any
-
-    if TYPE_CHECKING:  # provided by PostgresCore, later in the MRO
-
-        def _encode_value(
-            self, value: Any, channel: str | None = None, extends: Any = None
-        ) -> tuple[str, bytes]: ...
-
-        def _decode_value(
-            self,
-            type_: str,
-            blob: bytes | None,
-            *,
-            where: Any,
-            channel: str,
-            rebuilt: bool = False,
-        ) -> Any: ...
 
     @cached_property
     def _actq(self) -> _ActivityQueries:
@@ -75,12 +63,12 @@ class ActivitiesCore:
         )
         return ActivityRecord(thread_id=thread_id, key=key, value=value, created_at=created)
 
-    def _op_get_activity(self, thread_id: str, key: str) -> Op:
+    def _op_get_activity(self, thread_id: str, key: str) -> Op[ActivityRecord | None]:
         params = {"thread_id": check_id("thread_id", thread_id), "key": check_id("key", key)}
         rows = yield Stmt(self._actq.get, params, fetch=True)
         return self._record(thread_id, key, rows[0]) if rows else None
 
-    def _op_put_activity(self, thread_id: str, key: str, value: Any) -> Op:
+    def _op_put_activity(self, thread_id: str, key: str, value: Any) -> Op[ActivityRecord]:
         value_type, blob = self._encode_value(value)
         params = {
             "thread_id": key_to_store("thread_id", thread_id),
@@ -94,45 +82,3 @@ class ActivitiesCore:
         if not rows:  # pragma: no cover - the row exists once the insert ran
             return ActivityRecord(thread_id=thread_id, key=key, value=value)
         return self._record(thread_id, key, rows[0])
-
-
-class SyncActivities(ActivitiesCore):
-    """Sync shell of :class:`~langgraph_durable.checkpointers.ActivityStore`."""
-
-    if TYPE_CHECKING:
-
-        def _run(self, operation: str, op: Op) -> Any: ...
-
-    def get_activity(self, *, thread_id: str, key: str) -> ActivityRecord | None:
-        """The recorded result of activity ``key`` on ``thread_id``, or ``None``."""
-        return self._run("get_activity", self._op_get_activity(thread_id, key))  # type: ignore[no-any-return]
-
-    def put_activity(self, *, thread_id: str, key: str, value: Any) -> ActivityRecord:
-        """Record ``value`` unless a result exists; return the stored record."""
-        return self._run("put_activity", self._op_put_activity(thread_id, key, value))  # type: ignore[no-any-return]
-
-
-class AsyncActivities(ActivitiesCore):
-    """Async shell of the ``ActivityStore`` protocol (with sync bridges)."""
-
-    if TYPE_CHECKING:
-
-        async def _run(self, operation: str, op: Op) -> Any: ...
-
-        def _bridge(self, coro: Any) -> Any: ...
-
-    async def aget_activity(self, *, thread_id: str, key: str) -> ActivityRecord | None:
-        """The recorded result of activity ``key`` on ``thread_id``, or ``None``."""
-        return await self._run("get_activity", self._op_get_activity(thread_id, key))  # type: ignore[no-any-return]
-
-    async def aput_activity(self, *, thread_id: str, key: str, value: Any) -> ActivityRecord:
-        """Record ``value`` unless a result exists; return the stored record."""
-        return await self._run("put_activity", self._op_put_activity(thread_id, key, value))  # type: ignore[no-any-return]
-
-    def get_activity(self, *, thread_id: str, key: str) -> ActivityRecord | None:
-        """Sync bridge of :meth:`aget_activity` (from a thread other than the loop's)."""
-        return self._bridge(self.aget_activity(thread_id=thread_id, key=key))  # type: ignore[no-any-return]
-
-    def put_activity(self, *, thread_id: str, key: str, value: Any) -> ActivityRecord:
-        """Sync bridge of :meth:`aput_activity`."""
-        return self._bridge(self.aput_activity(thread_id=thread_id, key=key, value=value))  # type: ignore[no-any-return]

@@ -1,7 +1,7 @@
 """The audit trail on PostgreSQL: the table of layout step 0007, chained by step 0010.
 
-:class:`AuditCore` builds the statements (no I/O); :class:`SyncAudit` and
-:class:`AsyncAudit` are the thin shells mixed into the two savers. They
+:class:`AuditCore` builds the statements (no I/O); :class:`~._audit_store_async.AsyncPostgresAudit`
+(``saver.audit``, with its generated sync twin) runs them. They
 implement :class:`~langgraph_durable.checkpointers.AuditLog` (and the async
 twin) and verify the hash chain
 (:class:`~langgraph_durable.checkpointers.VerifiableAudit`).
@@ -19,11 +19,11 @@ import hashlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from psycopg.types.json import Jsonb
 
-from langgraph_durable.checkpointers._audit import AUDIT_FIELDS, DeferredAuditMixin
+from langgraph_durable.checkpointers._audit import AUDIT_FIELDS
 from langgraph_durable.checkpointers._audit_chain import (
     AuditVerification,
     ChainedEntry,
@@ -34,6 +34,9 @@ from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers.postgres import _sql
 from langgraph_durable.checkpointers.postgres._sql import render
 from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt, key_to_store
+from langgraph_durable.checkpointers.postgres._store import PostgresStore
+
+T = TypeVar("T")
 
 _COLUMNS = ", ".join(AUDIT_FIELDS)
 
@@ -144,25 +147,21 @@ def audit_param(entry: dict[str, Any]) -> Jsonb:
     return Jsonb(_jsonable([entry]))
 
 
-class AuditCore:
-    """I/O-free audit operations; mixed into a class that has ``_q`` and ``_op_delete_threads``."""
+class AuditCore(PostgresStore):
+    """I/O-free audit operations of the audit store."""
 
     _q: Any
-
-    if TYPE_CHECKING:
-
-        def _op_delete_threads(self, thread_ids: Sequence[str]) -> Op: ...
 
     @cached_property
     def _auq(self) -> _AuditQueries:
         return _AuditQueries(self._q.schema)
 
-    def _op_append_audit(self, entries: Sequence[dict[str, Any]]) -> Op:
+    def _op_append_audit(self, entries: Sequence[dict[str, Any]]) -> Op[Any]:
         rows = _jsonable(entries)
         if rows:
             yield Stmt(self._auq.append, {"entries": Jsonb(rows)}, prepare=False)
 
-    def _op_read_audit(self, thread_id: str) -> Op:
+    def _op_read_audit(self, thread_id: str) -> Op[list[dict[str, Any]]]:
         rows = yield Stmt(
             self._auq.read, {"thread_id": check_id("thread_id", thread_id)}, fetch=True
         )
@@ -173,91 +172,17 @@ class AuditCore:
             out.append(entry)
         return out
 
-    def _op_purge_audit(self, thread_id: str) -> Op:
+    def _op_purge_audit(self, thread_id: str) -> Op[Any]:
         params = {"thread_id": check_id("thread_id", thread_id)}
         yield Stmt(_sql.BEGIN)
         # the thread first: a decision being recorded meanwhile takes its
         # decision row, then the head; the purge takes them in the same order
-        yield from self._op_delete_threads([thread_id])
+        yield from self._core._op_delete_threads([thread_id])
         rows = yield Stmt(self._auq.purge, params, fetch=True)
         yield Stmt(_sql.COMMIT)
         return int(rows[0][0]) if rows else 0
 
-    def _op_verify_audit(self, thread_id: str) -> Op:
+    def _op_verify_audit(self, thread_id: str) -> Op[AuditVerification]:
         thread_id = check_id("thread_id", thread_id)
         rows = yield Stmt(self._auq.verify, {"thread_id": thread_id}, fetch=True)
         return _chain(thread_id, rows or ())
-
-
-class SyncAudit(AuditCore):
-    """Sync shell: :class:`~langgraph_durable.checkpointers.AuditLog`."""
-
-    if TYPE_CHECKING:
-
-        def _run(self, operation: str, op: Op) -> Any: ...
-
-        def _op_delete_lease(self, thread_id: str) -> Op: ...
-
-    def append_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
-        """Append audit entries (one statement; ``dedupe_key`` ones at most once)."""
-        self._run("append_audit", self._op_append_audit(entries))
-
-    def read_audit(self, *, thread_id: str) -> list[dict[str, Any]]:
-        """The thread's audit entries, in order."""
-        return self._run("read_audit", self._op_read_audit(thread_id))  # type: ignore[no-any-return]
-
-    def purge_audit(self, *, thread_id: str) -> int:
-        """Retention: delete the thread and its audit entries (one transaction)."""
-        gone = self._run("purge_audit", self._op_purge_audit(thread_id))
-        self._run("delete_lease", self._op_delete_lease(thread_id))
-        return int(gone)
-
-    def verify_audit(self, *, thread_id: str) -> AuditVerification:
-        """Check the thread's audit chain; the report names the first broken link."""
-        return self._run("verify_audit", self._op_verify_audit(thread_id))  # type: ignore[no-any-return]
-
-
-class AsyncAudit(DeferredAuditMixin, AuditCore):
-    """Async shell (plus sync bridges, as the async saver's other methods have)."""
-
-    if TYPE_CHECKING:
-
-        async def _run(self, operation: str, op: Op) -> Any: ...
-
-        def _bridge(self, coro: Any) -> Any: ...
-
-        def _op_delete_lease(self, thread_id: str) -> Op: ...
-
-    async def aappend_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
-        """Async twin of ``append_audit``."""
-        await self._run("append_audit", self._op_append_audit(entries))
-
-    async def aread_audit(self, *, thread_id: str) -> list[dict[str, Any]]:
-        """Async twin of ``read_audit``."""
-        return await self._run("read_audit", self._op_read_audit(thread_id))  # type: ignore[no-any-return]
-
-    async def apurge_audit(self, *, thread_id: str) -> int:
-        """Async twin of ``purge_audit``."""
-        gone = await self._run("purge_audit", self._op_purge_audit(thread_id))
-        await self._run("delete_lease", self._op_delete_lease(thread_id))
-        return int(gone)
-
-    async def averify_audit(self, *, thread_id: str) -> AuditVerification:
-        """Async twin of ``verify_audit``."""
-        return await self._run("verify_audit", self._op_verify_audit(thread_id))  # type: ignore[no-any-return]
-
-    def append_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
-        """Sync bridge to :meth:`aappend_audit`."""
-        self._bridge(self.aappend_audit(entries=entries))
-
-    def read_audit(self, *, thread_id: str) -> list[dict[str, Any]]:
-        """Sync bridge to :meth:`aread_audit`."""
-        return self._bridge(self.aread_audit(thread_id=thread_id))  # type: ignore[no-any-return]
-
-    def purge_audit(self, *, thread_id: str) -> int:
-        """Sync bridge to :meth:`apurge_audit`."""
-        return self._bridge(self.apurge_audit(thread_id=thread_id))  # type: ignore[no-any-return]
-
-    def verify_audit(self, *, thread_id: str) -> AuditVerification:
-        """Sync bridge to :meth:`averify_audit`."""
-        return self._bridge(self.averify_audit(thread_id=thread_id))  # type: ignore[no-any-return]

@@ -9,6 +9,7 @@ does), so the logic exists once.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import random
 from collections.abc import Mapping, Sequence
@@ -31,265 +32,65 @@ from psycopg.types.json import Jsonb
 
 from langgraph_durable.checkpointers._delta import (
     DELTA_TYPE,
-    BrokenChainError,
-    ChainCache,
     DeltaPolicy,
-    Link,
     Stored,
-    WriteCache,
     WriteRef,
-    WriteRows,
-    encode_value,
-    snapshot_link,
 )
-from langgraph_durable.checkpointers._delta_read import ChainReader, rebuilds_held
 from langgraph_durable.checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers._migrations import check_migrations
-from langgraph_durable.checkpointers._readable import mark_readable
-from langgraph_durable.checkpointers._serde import dumps_exact, loads_exact
 from langgraph_durable.checkpointers._waits import WaitInfo, extract_wait
-from langgraph_durable.checkpointers.postgres import _sql
+from langgraph_durable.checkpointers.postgres._arrays import ByteaArray, IntArray, TextArray
+from langgraph_durable.checkpointers.postgres._codec import (
+    PostgresCodec,
+    _inline_ok,
+    _StaleHeld,
+    _Values,
+)
 from langgraph_durable.checkpointers.postgres._metadata import (
+    _without_own_version,
     decode_metadata,
     encode_metadata,
-    float_survives_jsonb,
 )
 from langgraph_durable.checkpointers.postgres._stmt import Op, Rows, Stmt, _ids, _Queries
 from langgraph_durable.checkpointers.postgres._thread_ops import ThreadOpsCore
 from langgraph_durable.migrations import (
-    SCHEMA_VERSION_KEY,
-    finish_read,
-    is_migrated_version,
     versions_to_store,
 )
-from langgraph_durable.migrations.postgres import LayoutStep, layout_steps
 
 # The vocabulary every core module and shell imports from here
 __all__ = ["Op", "PostgresCore", "Rows", "Stmt", "_Queries", "check_migrations"]
 
 
-def _inline_ok(value: Any) -> bool:
-    """Whether jsonb holds ``value`` exactly (so it can live in the checkpoint row)."""
-    # exact types only: an IntEnum or a str subclass would come back as a plain value
-    kind = type(value)
-    if value is None or kind is bool or kind is int:
-        return True
-    if kind is float:
-        return float_survives_jsonb(value)
-    if kind is str:
-        if "\x00" in value:
-            return False
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return False
-        return True
-    return False
+class PostgresCore(PostgresCodec, ThreadOpsCore):
+    """Statement builders and row parsers shared by both Postgres savers (no I/O).
 
-
-class PostgresCore(ThreadOpsCore):
-    """Statement builders and row parsers shared by both Postgres savers.
-
-    Subclasses provide ``serde`` (LangGraph's attribute, replaced by
-    ``with_allowlist``), ``_q`` (the rendered statements) and ``_migrations``.
+    One per saver, held by the saver and by its stores. Args: ``serde``,
+    ``queries`` (the statements of the saver's schema), ``migrations`` (a
+    checked ``StateMigrations`` or ``None``) and ``delta_policy``.
     """
 
-    serde: SerializerProtocol
-    _q: _Queries
-    _migrations: Any
-
-    # -- value encoding: the one place a channel value becomes bytes (issue 12) --
-
-    delta_policy: DeltaPolicy = DeltaPolicy()
-    """When a growing value is stored as a delta (the savers' ``deltas=`` option)."""
-
-    @property
-    def _chains(self) -> ChainCache:
-        # per saver instance, created on first use (no I/O in constructors)
-        cache = self.__dict__.get("_chain_cache")
-        if cache is None:
-            cache = self.__dict__.setdefault("_chain_cache", ChainCache())
-        return cache  # type: ignore[no-any-return]
-
-    @property
-    def _write_cache(self) -> WriteCache:
-        # the pending writes a put's deltas may refer to (issue 12)
-        cache = self.__dict__.get("_pending_write_cache")
-        if cache is None:
-            cache = self.__dict__.setdefault("_pending_write_cache", WriteCache())
-        return cache  # type: ignore[no-any-return]
-
-    def _encode_value(
-        self, value: Any, channel: str | None = None, extends: Link | None = None
-    ) -> tuple[str, bytes]:
-        return dumps_exact(
-            self.serde, value, field="channel value", channel=channel, extends=extends
-        )
-
-    def _encode_channel_values(
+    def __init__(
         self,
-        thread_id: str,
-        checkpoint_ns: str,
-        values: list[tuple[str, str, Any]],
-        *,
-        deltas: bool = True,
-        writes_of: str | None = None,
-    ) -> tuple[list[tuple[str, str, Stored]], list[tuple[str, Link | None]]]:
-        """Rows to store for ``(channel, version, value)``: whole values or deltas.
-
-        ``writes_of`` is the parent checkpoint: a delta refers to its pending
-        writes (when this saver stored them) instead of copying their items.
-        Returns the rows ``(channel, version, stored)`` and the chain states to
-        remember once they are committed.
-        """
-        rows: list[tuple[str, str, Stored]] = []
-        links: list[tuple[str, Link | None]] = []
-        policy = self.delta_policy
-        for channel, version, value in values:
-            on = deltas and policy.enabled
-            prev = self._chains.get(thread_id, checkpoint_ns, channel) if on else None
-            # bases are always older than what extends them (reads fetch a chain
-            # by range); an upgraded value is stored whole (issue 12)
-            if prev is not None and (not prev.version < version or is_migrated_version(version)):
-                prev = None
-            type_, data = self._encode_value(value, channel, prev)
-            pending = (
-                self._write_cache.get(thread_id, checkpoint_ns, writes_of, channel)
-                if prev is not None
-                else []
-            )
-            # compact deltas: their base and writes_of are the row's columns
-            stored, link = encode_value(
-                prev,
-                version,
-                type_,
-                data,
-                policy,
-                writes=pending,
-                writes_of=writes_of if pending else None,
-                compact=True,
-            )
-            mark_readable(self.serde, link)
-            rows.append((channel, version, stored))
-            links.append((channel, link))
-        return rows, links
-
-    def _remember(
-        self, thread_id: str, checkpoint_ns: str, channel: str, link: Link | None
+        serde: SerializerProtocol,
+        queries: _Queries,
+        migrations: Any,
+        delta_policy: DeltaPolicy,
     ) -> None:
-        """Cache a version read or written, unless a newer one is cached."""
-        if link is None or not self.delta_policy.enabled:
-            return
-        cached = self._chains.get(thread_id, checkpoint_ns, channel)
-        if cached is None or cached.version <= link.version:
-            self._chains.put(thread_id, checkpoint_ns, channel, link)
+        self.serde = serde
+        self._q = queries
+        self._migrations = migrations
+        self.delta_policy = delta_policy
 
-    def _decode_channel(
-        self,
-        channel: str,
-        version: str,
-        rows: Mapping[str, tuple[Any, ...]],
-        *,
-        where: tuple[str, str, str],
-        writes: WriteRows | None = None,
-        reader: ChainReader | None = None,
-    ) -> Any:
-        """The value of ``channel`` at ``version`` from its row (and chain, for a delta).
+    def with_serde(self, serde: SerializerProtocol) -> PostgresCore:
+        """A core like this one with another serializer, sharing its caches."""
+        # created now so that the copy shares them
+        _ = self._chains, self._write_cache
+        clone = copy.copy(self)
+        clone.serde = serde
+        return clone
 
-        ``reader`` shares the rebuilding of one chain between the checkpoints
-        of a read (made from ``rows`` and ``writes`` if not given).
-        """
-        type_, blob = rows[version][:2]
-        rebuilt = type_ == DELTA_TYPE
-        if rebuilt:
-            try:
-                if reader is None:
-                    reader = ChainReader(rows, writes, self.delta_policy)
-                type_, blob, link = reader.read(version)
-            except BrokenChainError as exc:
-                raise CorruptCheckpointError(
-                    thread_id=where[0],
-                    checkpoint_ns=where[1],
-                    checkpoint_id=where[2],
-                    channel=channel,
-                    reason=str(exc),
-                ) from exc
-        elif blob is not None:
-            link = snapshot_link(version, type_, blob, self.delta_policy)
-        else:
-            link = None
-        value = self._decode_value(type_, blob, where=where, channel=channel, rebuilt=rebuilt)
-        self._remember(where[0], where[1], channel, link)
-        return value
-
-    def _held_value(
-        self,
-        channel: str,
-        version: str,
-        rows: Mapping[str, tuple[Any, ...]],
-        held: Link,
-        where: tuple[str, str, str],
-    ) -> Any:
-        """The value of a version the saver holds whole, if its stored delta rebuilds it.
-
-        Raises :class:`_StaleHeld` when the stored row rebuilds other bytes
-        (another writer stored that version): the store wins, read with chains.
-        """
-        try:
-            same = rebuilds_held(rows[version][1], version, held)
-        except BrokenChainError as exc:
-            raise CorruptCheckpointError(
-                thread_id=where[0],
-                checkpoint_ns=where[1],
-                checkpoint_id=where[2],
-                channel=channel,
-                reason=str(exc),
-            ) from exc
-        if not same:
-            raise _StaleHeld(channel)
-        return self._decode_value(held.type, held.data, where=where, channel=channel)
-
-    def _decode_value(
-        self,
-        type_: str,
-        blob: bytes | None,
-        *,
-        where: tuple[str, str, str],
-        channel: str,
-        rebuilt: bool = False,
-    ) -> Any:
-        try:
-            return loads_exact(
-                self.serde, type_, blob if blob is not None else b"", rebuilt=rebuilt
-            )
-        except Exception as exc:
-            raise CorruptCheckpointError(
-                thread_id=where[0],
-                checkpoint_ns=where[1],
-                checkpoint_id=where[2],
-                channel=channel,
-                reason=f"{type(exc).__name__}: {exc}",
-            ) from exc
-
-    # -- schema version (issue 4 fills _finish_read in) --
-
-    def _schema_version(self) -> int:
-        return int(getattr(self._migrations, "version", 0) or 0) if self._migrations else 0
-
-    def _finish_read(self, tup: CheckpointTuple, stored_version: int) -> CheckpointTuple:
-        """Every read builds its tuple through here: upgrade to the code's schema version.
-
-        Stored version == code version (the common case) returns ``tup`` as is;
-        an older one is upgraded in memory by the migrations' steps; one with no
-        path raises ``langgraph_durable.migrations.SchemaVersionError``.
-        """
-        if stored_version == self._schema_version():
-            return tup
-        # the version is the row's column: the metadata stays as written
-        return finish_read(tup, stored_version, self._migrations, tag_metadata=False)
-
-    def _op_schema_version(self, config: RunnableConfig) -> Op:
+    def _op_schema_version(self, config: RunnableConfig) -> Op[int | None]:
         thread_id, checkpoint_ns, checkpoint_id = _ids(config)
         params: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         if checkpoint_id:
@@ -300,42 +101,9 @@ class PostgresCore(ThreadOpsCore):
         rows = yield Stmt(query, params, fetch=True)
         return int(rows[0][0]) if rows else None
 
-    # -- setup --
-
-    def _op_setup(self) -> Op:
-        """Apply the pending layout steps, each in one locked transaction."""
-        schema = self._q.schema
-        steps: tuple[LayoutStep, ...] = layout_steps()
-        lock = {"schema": schema}
-        # nothing of setup is prepared: each statement runs once per process,
-        # and psycopg drops its prepared statements when an ALTER or DROP of a
-        # step completes, which in pipeline mode may be after the next
-        # statement was sent under its old name
-        while True:
-            yield Stmt(_sql.BEGIN)
-            yield Stmt(_sql.SETUP_LOCK, lock, prepare=False)
-            yield Stmt(self._q.setup_schema)
-            yield Stmt(self._q.setup_prepare)
-            rows = yield Stmt(self._q.setup_current, None, fetch=True)
-            current = int(rows[0][0]) if rows else 0
-            pending = [s for s in steps if s.version > current]
-            if not pending:
-                yield Stmt(_sql.COMMIT)
-                return current
-            step = pending[0]
-            # search_path only for this transaction: the step files name tables
-            # unqualified, and pg_catalog stays resolvable.
-            yield Stmt(_sql.SETUP_SEARCH_PATH, {"path": _search_path(schema)}, prepare=False)
-            # statement by statement: a connection in pipeline mode refuses a script
-            for statement in step.statements:
-                yield Stmt(statement)
-            record = {"version": step.version, "name": step.name}
-            yield Stmt(self._q.setup_record, record, prepare=False)
-            yield Stmt(_sql.COMMIT)
-
     # -- reads --
 
-    def _op_get_tuple(self, config: RunnableConfig) -> Op:
+    def _op_get_tuple(self, config: RunnableConfig) -> Op[CheckpointTuple | None]:
         thread_id, checkpoint_ns, checkpoint_id = _ids(config)
         params: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         if checkpoint_id:
@@ -343,10 +111,10 @@ class PostgresCore(ThreadOpsCore):
             query = self._q.get_by_id
         else:
             query = self._q.get_latest
-        # the chains of versions this saver holds whole are not fetched (issue 12)
+        # the chains of versions this saver holds whole are not fetched
         held = dict(self._chains.links(thread_id, checkpoint_ns))
-        params["held_channels"] = list(held)
-        params["held_versions"] = [link.version for link in held.values()]
+        params["held_channels"] = TextArray(held)
+        params["held_versions"] = TextArray([link.version for link in held.values()])
         rows = yield Stmt(query, params, fetch=True)
         if not rows:
             return None
@@ -356,73 +124,12 @@ class PostgresCore(ThreadOpsCore):
             return self._parse_tuple(rows[0], values)
         except _StaleHeld:
             # another writer stored other bytes at a held version: read the chains
-            params["held_channels"] = params["held_versions"] = []
+            params["held_channels"] = params["held_versions"] = TextArray()
             rows = yield Stmt(query, params, fetch=True)
             return self._parse_tuple(rows[0], self._values(rows)) if rows else None
 
     def _parse_tuple(self, row: tuple[Any, ...], values: _Values) -> CheckpointTuple:
         return self._finish_read(self._parse_raw(row, values), int(row[7] or 0))
-
-    def _values(self, rows: Sequence[tuple[Any, ...]]) -> _Values:
-        """The value rows a ``SELECT_TUPLES`` statement fetched once for all its checkpoints."""
-        out = _Values(self.delta_policy)
-        for row in rows:
-            versions = row[19]
-            if versions:
-                if row[8] is None and row[20] is None:
-                    # get_tuple of one channel's chain (the common case)
-                    chain = out.blobs.setdefault((row[0], row[1], row[31]), {})
-                    for version, type_, blob, base, writes_of in zip(
-                        versions, row[9], row[10], row[29], row[30], strict=True
-                    ):
-                        # a NULL type is a delta's (the statement sends no 'delta')
-                        chain[version] = (
-                            DELTA_TYPE if type_ is None else type_,
-                            blob,
-                            base,
-                            writes_of,
-                        )
-                else:
-                    n = len(versions)
-                    # NULL: every row's is the statement row's (thread, namespace)
-                    # or the one channel sent beside the arrays
-                    channels = row[8] if row[8] is not None else [row[31]] * n
-                    threads = row[20] if row[20] is not None else [row[0]] * n
-                    nss = row[21] if row[21] is not None else [row[1]] * n
-                    for thread_id, ns, channel, version, type_, blob, base, writes_of in zip(
-                        threads,
-                        nss,
-                        channels,
-                        versions,
-                        row[9],
-                        row[10],
-                        row[29],
-                        row[30],
-                        strict=True,
-                    ):
-                        out.blobs.setdefault((thread_id, ns, channel), {})[version] = (
-                            DELTA_TYPE if type_ is None else type_,
-                            blob,
-                            base,
-                            writes_of,
-                        )
-            if row[24]:
-                # the statement sends msgpack writes only (what deltas refer to)
-                if row[22] is None:
-                    writes = out.writes.setdefault((row[0], row[1]), {})
-                    for cid, task_id, idx, blob in zip(
-                        row[24], row[25], row[26], row[28], strict=True
-                    ):
-                        writes[(cid, task_id, idx)] = (_MSGPACK, blob)
-                else:
-                    for thread_id, ns, cid, task_id, idx, blob in zip(
-                        row[22], row[23], row[24], row[25], row[26], row[28], strict=True
-                    ):
-                        out.writes.setdefault((thread_id, ns), {})[(cid, task_id, idx)] = (
-                            _MSGPACK,
-                            blob,
-                        )
-        return out
 
     def _parse_raw(self, row: tuple[Any, ...], fetched: _Values) -> CheckpointTuple:
         """The tuple of a ``SELECT_TUPLES`` row exactly as stored (no upgrade).
@@ -544,7 +251,7 @@ class PostgresCore(ThreadOpsCore):
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
-    ) -> Op:
+    ) -> Op[RunnableConfig]:
         thread_id, checkpoint_ns, parent_id = _ids(config, write=True)
         checkpoint_id = check_id("checkpoint_id", checkpoint["id"])
         # values a read upgraded in memory (migrated versions) are stored too
@@ -564,13 +271,13 @@ class PostgresCore(ThreadOpsCore):
             "checkpoint_ns": checkpoint_ns,
             "checkpoint_id": checkpoint_id,
             "parent_id": parent_id,
-            "channels": [r[0] for r in rows],
-            "versions": [r[1] for r in rows],
-            "types": [r[2].type for r in rows],
-            "blobs": [r[2].blob for r in rows],
-            "bases": [r[2].base for r in rows],
-            "roots": [r[2].root for r in rows],
-            "writes_of": [r[2].writes_of for r in rows],
+            "channels": TextArray([r[0] for r in rows]),
+            "versions": TextArray([r[1] for r in rows]),
+            "types": TextArray([r[2].type for r in rows]),
+            "blobs": ByteaArray([r[2].blob for r in rows]),
+            "bases": TextArray([r[2].base for r in rows]),
+            "roots": TextArray([r[2].root for r in rows]),
+            "writes_of": TextArray([r[2].writes_of for r in rows]),
             **_ref_params(rows),
             "checkpoint": Jsonb(stored),
             "metadata": Jsonb(json_md),
@@ -586,11 +293,11 @@ class PostgresCore(ThreadOpsCore):
                 thread_id, checkpoint_ns, to_store, deltas=False
             )
             params.update(
-                types=[r[2].type for r in rows],
-                blobs=[r[2].blob for r in rows],
-                bases=[None] * len(rows),
-                roots=[None] * len(rows),
-                writes_of=[None] * len(rows),
+                types=TextArray([r[2].type for r in rows]),
+                blobs=ByteaArray([r[2].blob for r in rows]),
+                bases=TextArray([None] * len(rows)),
+                roots=TextArray([None] * len(rows)),
+                writes_of=TextArray([None] * len(rows)),
                 **_ref_params([]),
             )
             yield Stmt(self._q.put, params, fetch=True)
@@ -665,7 +372,7 @@ class PostgresCore(ThreadOpsCore):
         writes: Sequence[tuple[str, Any]],
         task_id: str,
         task_path: str,
-    ) -> Op:
+    ) -> Op[Any]:
         thread_id, checkpoint_ns, checkpoint_id = _ids(config, write=True)
         if not checkpoint_id:
             raise InvalidConfigError(field="checkpoint_id", reason="put_writes needs one")
@@ -690,17 +397,19 @@ class PostgresCore(ThreadOpsCore):
             "task_id": task_id,
             "task_path": task_path,
             "has_interrupt": INTERRUPT in channels,
-            "idxs": idxs,
-            "channels": channels,
-            "types": types,
-            "blobs": blobs,
-            "w_ids": [],
-            "w_kinds": [],
-            "w_deadlines": [],
-            "w_approvers": [],
-            "w_levels": [],
-            "w_types": [],
-            "w_values": [],
+            "idxs": IntArray(idxs),
+            "channels": TextArray(channels),
+            "types": TextArray(types),
+            "blobs": ByteaArray(blobs),
+            "w_ids": TextArray(),
+            "w_kinds": TextArray(),
+            # timestamptz[] and jsonb[] in the statement: an empty text[] casts
+            # to either; entries go as lists psycopg adapts
+            "w_deadlines": TextArray() if not waits else [],
+            "w_approvers": TextArray() if not waits else [],
+            "w_levels": IntArray(),
+            "w_types": TextArray(),
+            "w_values": ByteaArray(),
         }
         for interrupt_id, info, value in waits:
             v_type, v_blob = self._encode_value(value)
@@ -736,44 +445,14 @@ class PostgresCore(ThreadOpsCore):
         return f"{current_v + 1:032}.{random.random():016}"
 
 
-_MSGPACK = "msgpack"
-
-
-class _StaleHeld(Exception):
-    """A version read without its chain is not the one the saver holds: read again."""
-
-
-class _Values:
-    """The value rows one read fetched for all its checkpoints, and a reader per chain."""
-
-    __slots__ = ("blobs", "held", "policy", "readers", "writes")
-
-    def __init__(self, policy: DeltaPolicy) -> None:
-        self.policy = policy
-        # (thread, ns, channel) -> {version: (type, blob, base version, writes_of)}
-        self.blobs: dict[tuple[str, str, str], dict[str, tuple[Any, ...]]] = {}
-        # (thread, ns) -> {(checkpoint id, task id, idx): (type, blob)}
-        self.writes: dict[tuple[str, str], dict[tuple[str, str, int], tuple[str, bytes | None]]]
-        self.writes = {}
-        self.readers: dict[tuple[str, str, str], ChainReader] = {}
-        # (thread, ns, channel) -> the version the saver holds whole, whose
-        # chain the statement did not fetch (get_tuple only)
-        self.held: dict[tuple[str, str, str], Link] = {}
-
-    def reader(
-        self, key: tuple[str, str, str], chain: Mapping[str, tuple[Any, ...]]
-    ) -> ChainReader:
-        reader = self.readers.get(key)
-        if reader is None:
-            reader = self.readers[key] = ChainReader(
-                chain, self.writes.get((key[0], key[1]), {}), self.policy
-            )
-        return reader
-
-
 def _ref_params(rows: Sequence[tuple[str, str, Stored]]) -> dict[str, list[Any]]:
     """The pending writes the put's deltas refer to, with the md5 of their bytes."""
-    out: dict[str, list[Any]] = {"r_channels": [], "r_tasks": [], "r_idxs": [], "r_md5s": []}
+    out: dict[str, list[Any]] = {
+        "r_channels": TextArray(),
+        "r_tasks": TextArray(),
+        "r_idxs": IntArray(),
+        "r_md5s": TextArray(),
+    }
     for channel, _, stored in rows:
         for task_id, idx, blob in stored.refs:
             out["r_channels"].append(channel)
@@ -795,21 +474,6 @@ def _marked_interrupts(value: Any) -> list[tuple[str, WaitInfo, Any]]:
     return found
 
 
-def _without_own_version(metadata: Any, schema_version: Any) -> Any:
-    """A row's metadata without the ``schema_version`` key an earlier release put there.
-
-    Rows of earlier releases hold the schema version twice, in their column and
-    as ``metadata["schema_version"]`` (written over any value of the caller's);
-    the key is left out where it equals the column. A row whose caller wrote a
-    key of that name keeps it: such metadata is stored in its exact encoding
-    with a mark (:func:`~._metadata.encode_metadata`), which skips this.
-    """
-    own = metadata.get(SCHEMA_VERSION_KEY) if isinstance(metadata, dict) else None
-    if type(own) is int and own == int(schema_version or 0):
-        return {k: v for k, v in metadata.items() if k != SCHEMA_VERSION_KEY}
-    return metadata
-
-
 def _contains(actual: Any, expected: Any) -> bool:
     """jsonb's ``@>`` on Python values: what ``list(filter=...)`` means."""
     if isinstance(expected, dict):
@@ -821,8 +485,3 @@ def _contains(actual: Any, expected: Any) -> bool:
             any(_contains(a, e) for a in actual) for e in expected
         )
     return bool(actual == expected)
-
-
-def _search_path(schema: str) -> str:
-    # set_config takes the list as text: quote the schema as an identifier
-    return '"' + schema.replace('"', '""') + '", pg_catalog'

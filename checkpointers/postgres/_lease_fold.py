@@ -110,7 +110,7 @@ def foldable(pre: Step | None, post: Step | None) -> Step | None:
     return step if step[0] in (ACQUIRE_STEP, RELEASE_STEP) else None
 
 
-def fold_op(op: Op, step: Step, queries: FoldedQueries) -> Op:
+def fold_op(op: Op[Any], step: Step, queries: FoldedQueries) -> Op[Any]:
     """Run the write ``op`` with ``step`` folded into its statement.
 
     Returns ``(write result, lease result)``: the lease result is what the

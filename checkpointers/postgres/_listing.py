@@ -34,7 +34,15 @@ from langgraph_durable.checkpointers.postgres._metadata import encode_metadata
 from langgraph_durable.checkpointers.postgres._stmt import Op, Rows, Stmt
 from langgraph_durable.migrations import SCHEMA_VERSION_KEY
 
-__all__ = ["PAGE_BYTES", "PAGE_FIRST", "PAGE_FIRST_LIMITED", "PAGE_MAX", "ListPages", "fetch"]
+__all__ = [
+    "ORDERED_METADATA_KEYS",
+    "PAGE_BYTES",
+    "PAGE_FIRST",
+    "PAGE_FIRST_LIMITED",
+    "PAGE_MAX",
+    "ListPages",
+    "fetch",
+]
 
 PAGE_FIRST = 10
 """Checkpoints in the first page of a listing without a limit."""
@@ -45,6 +53,11 @@ PAGE_MAX = 1000
 """Checkpoints in a page at most."""
 PAGE_BYTES = 8 << 20
 """Stored bytes (values and writes) a page aims to stay under."""
+ORDERED_METADATA_KEYS = ("source", "step")
+"""Metadata keys with an index in the listing's order (layout step 15). Across
+threads, a filter of only these keys, with scalar values, is answered newest
+first from one of them, stopping at the limit; any other filter through the
+GIN index, which finds every match before the newest are kept."""
 
 # positions in a list row: the byte arrays (value rows, the checkpoint's
 # writes, its pending sends, the writes deltas refer to) and the size of the
@@ -53,7 +66,7 @@ _BLOB_COLUMNS = (10, 14, 18, 28)
 _ROW_BYTES = 32
 
 
-def fetch(stmt: Stmt) -> Op:
+def fetch(stmt: Stmt) -> Op[Any]:
     """The operation that runs one page's statement and returns its rows."""
     rows = yield stmt
     return rows or []
@@ -99,8 +112,19 @@ class ListPages:
         self._exact_check = False
         if filter:
             json_filter, exact_filter = encode_metadata(filter)
-            params["filter"] = Jsonb(json_filter)
-            predicates.append("filter")
+            # within one thread its primary key is the index to read, in order
+            if (
+                "thread_id" not in params
+                and isinstance(json_filter, dict)
+                and _ordered(json_filter)
+            ):
+                for key in ORDERED_METADATA_KEYS:
+                    if key in json_filter:
+                        params[f"meta_{key}"] = Jsonb(json_filter[key])
+                        predicates.append(f"meta_{key}")
+            else:
+                params["filter"] = Jsonb(json_filter)
+                predicates.append("filter")
             self._exact_check = exact_filter is not None or SCHEMA_VERSION_KEY in filter
         before_id = ((before or {}).get("configurable") or {}).get("checkpoint_id")
         if before_id:
@@ -171,6 +195,19 @@ class ListPages:
         # most twice as many as this page
         fit = PAGE_BYTES * len(rows) // max(used, 1)
         self._size = max(1, min(fit, 2 * self._size, PAGE_MAX))
+
+
+def _ordered(json_filter: dict[str, Any]) -> bool:
+    """Whether ``metadata @> json_filter`` is the same as equalities on ordered keys.
+
+    A scalar contains only itself, so for a scalar the containment of a key
+    is its equality, which the indexes of :data:`ORDERED_METADATA_KEYS` answer
+    in order (the GIN index cannot).
+    """
+    return bool(json_filter) and all(
+        key in ORDERED_METADATA_KEYS and (value is None or isinstance(value, str | int | float))
+        for key, value in json_filter.items()
+    )
 
 
 def _check_limit(limit: Any) -> int | None:

@@ -132,3 +132,18 @@ def decode_metadata(serde: SerializerProtocol, data: bytes) -> tuple[Any, bool]:
         data = data[len(CALLER_KEY) :]
     type_, _, blob = data.partition(b":")
     return loads_exact(serde, type_.decode("ascii"), blob), caller_key
+
+
+def _without_own_version(metadata: Any, schema_version: Any) -> Any:
+    """A row's metadata without the ``schema_version`` key an earlier release put there.
+
+    Rows of earlier releases hold the schema version twice, in their column and
+    as ``metadata["schema_version"]`` (written over any value of the caller's);
+    the key is left out where it equals the column. A row whose caller wrote a
+    key of that name keeps it: such metadata is stored in its exact encoding
+    with a mark (:func:`encode_metadata`), which skips this.
+    """
+    own = metadata.get(SCHEMA_VERSION_KEY) if isinstance(metadata, dict) else None
+    if type(own) is int and own == int(schema_version or 0):
+        return {k: v for k, v in metadata.items() if k != SCHEMA_VERSION_KEY}
+    return metadata

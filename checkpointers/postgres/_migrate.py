@@ -13,13 +13,15 @@ another worker committed meanwhile is re-checked by PostgreSQL under the lock
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import CheckpointTuple
 from psycopg.types.json import Jsonb
 
 from langgraph_durable.checkpointers.postgres import _migrate_refs, _sql
 from langgraph_durable.checkpointers.postgres._metadata import encode_metadata
+from langgraph_durable.checkpointers.postgres._stmt import Op
+from langgraph_durable.checkpointers.postgres._store import PostgresStore
 from langgraph_durable.migrations import (
     BatchOutcome,
     CheckpointRef,
@@ -162,8 +164,11 @@ class _MigrationQueries:
         self.status = r(STATUS)
 
 
-class PostgresMigrationCore:
-    """I/O-free operations of ``MigrationStore`` (mixed into the savers)."""
+T = TypeVar("T")
+
+
+class PostgresMigrationCore(PostgresStore):
+    """I/O-free operations of ``MigrationStore``, the base of ``saver.migration_store``."""
 
     _mq_cache: _MigrationQueries | None = None
 
@@ -171,21 +176,23 @@ class PostgresMigrationCore:
     def _mq(self) -> _MigrationQueries:
         # rendered on first use (no I/O), so savers that never migrate pay nothing
         if self._mq_cache is None:
-            self._mq_cache = _MigrationQueries(self._q.schema)  # type: ignore[attr-defined]
+            self._mq_cache = _MigrationQueries(self._q.schema)
         return self._mq_cache
 
-    def _op_migration_counts(self, below: int, all_history: bool) -> Any:
+    def _op_migration_counts(self, below: int, all_history: bool) -> Op[dict[int, int]]:
         rows = yield _sql_stmt(self._mq.counts[all_history], {"below": below}, fetch=True)
         return {int(v): int(n) for v, n in rows or ()}
 
-    def _op_migration_sample(self, version: int, all_history: bool, limit: int) -> Any:
+    def _op_migration_sample(
+        self, version: int, all_history: bool, limit: int
+    ) -> Op[list[CheckpointTuple]]:
         rows = yield _sql_stmt(
             self._mq.sample[all_history], {"version": version, "limit": limit}, fetch=True
         )
-        values = self._values(rows or ())  # type: ignore[attr-defined]
-        return [self._parse_raw(row, values) for row in rows or ()]  # type: ignore[attr-defined]
+        values = self._core._values(rows or ())
+        return [self._core._parse_raw(row, values) for row in rows or ()]
 
-    def _op_migration_status(self) -> Any:
+    def _op_migration_status(self) -> Op[list[VersionStatus]]:
         rows = yield _sql_stmt(self._mq.status, None, fetch=True)
         return [VersionStatus(int(v), int(t), int(c), int(p)) for v, t, c, p in rows or ()]
 
@@ -196,7 +203,7 @@ class PostgresMigrationCore:
         cursor: Any,
         limit: int,
         upgrade: Callable[[CheckpointTuple, int], Upgrade],
-    ) -> Any:
+    ) -> Op[BatchOutcome]:
         c_version, c_thread, c_ns, c_id = cursor if cursor is not None else _START
         yield _sql_stmt(_sql.BEGIN)
         rows = yield _sql_stmt(
@@ -223,18 +230,16 @@ class PostgresMigrationCore:
         replaced_old: _migrate_refs.OldWrites = {}
         replaced_new: _migrate_refs.NewWrites = {}
         moved_tasks: dict[_migrate_refs.Key, dict[str, str]] = {}
-        values = self._values(rows)  # type: ignore[attr-defined]
+        values = self._core._values(rows)
         for row in rows:
             ref = CheckpointRef(row[0], row[1], row[2], int(row[7] or 0))
             try:
-                raw = self._parse_raw(row, values)  # type: ignore[attr-defined]
+                raw = self._core._parse_raw(row, values)
                 up = upgrade(raw, ref.schema_version)
                 # the version goes to its column: the metadata stays as written
                 new = untagged(up.tuple, raw)
-                stored, blob_parts = self._split_values(  # type: ignore[attr-defined]
-                    new.checkpoint, up.new_versions
-                )
-                json_md, exact_md = encode_metadata(dict(new.metadata), self.serde)  # type: ignore[attr-defined]
+                stored, blob_parts = self._core._split_values(new.checkpoint, up.new_versions)
+                json_md, exact_md = encode_metadata(dict(new.metadata), self._core.serde)
                 new_writes = self._encode_writes(row, new, up) if up.writes_changed else None
             except Exception as exc:
                 items.append(ItemOutcome(ref, exc))
@@ -266,7 +271,7 @@ class PostgresMigrationCore:
                 prepare=False,
             )
         if writes.deleted["d_ids"]:
-            # the deltas naming the writes about to be replaced (issue 12)
+            # the deltas naming the writes about to be replaced
             fix = _migrate_refs.RefFix()
             affected = yield _sql_stmt(
                 self._mq.ref_affected, writes.deleted, fetch=True, prepare=False
@@ -274,7 +279,7 @@ class PostgresMigrationCore:
             fix.plan(affected or (), replaced_old, replaced_new, moved_tasks)
             if fix.heads["h_versions"]:
                 chains = yield _sql_stmt(self._mq.ref_chains, fix.heads, fetch=True, prepare=False)
-                fix.rewrite_whole(chains or (), self.delta_policy)  # type: ignore[attr-defined]
+                fix.rewrite_whole(chains or (), self._core.delta_policy)
             if fix.update["u_versions"]:
                 yield _sql_stmt(self._mq.ref_update, fix.update, prepare=False)
             yield _sql_stmt(self._mq.delete_writes, writes.deleted, prepare=False)
@@ -300,11 +305,11 @@ class PostgresMigrationCore:
             path = _PULL_PATH.format(node=node) if node else paths.get(back.get(tid, tid), "")
             idx = position.get(tid, 0)
             position[tid] = idx + 1
-            type_, blob = self._encode_value(val)  # type: ignore[attr-defined]
+            type_, blob = self._encode_value(val)
             rows.append((tid, path or "", WRITES_IDX_MAP.get(ch, idx), ch, type_, blob))
             if ch == "__interrupt__":
                 for interrupt_id, info, value in _marked_interrupts(val):
-                    v_type, v_blob = self._encode_value(value)  # type: ignore[attr-defined]
+                    v_type, v_blob = self._encode_value(value)
                     waits.append((interrupt_id, info, v_type, v_blob, tid))
         return rows, waits
 
@@ -366,77 +371,3 @@ def _sql_stmt(query: str, params: Any = None, *, fetch: bool = False, prepare: A
     from langgraph_durable.checkpointers.postgres._core import Stmt
 
     return Stmt(query, params, fetch=fetch, prepare=prepare)
-
-
-class PostgresMigrationSync(PostgresMigrationCore):
-    """``langgraph_durable.migrations.MigrationStore`` on the sync saver."""
-
-    def migration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""
-        return self._run(  # type: ignore[attr-defined,no-any-return]
-            "migration_counts", self._op_migration_counts(below, all_history)
-        )
-
-    def migration_sample(
-        self, *, version: int, all_history: bool, limit: int
-    ) -> list[CheckpointTuple]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_sample``."""
-        return self._run(  # type: ignore[attr-defined,no-any-return]
-            "migration_sample", self._op_migration_sample(version, all_history, limit)
-        )
-
-    def migration_upgrade_batch(
-        self,
-        *,
-        below: int,
-        all_history: bool,
-        cursor: Any,
-        limit: int,
-        upgrade: Callable[[CheckpointTuple, int], Upgrade],
-    ) -> BatchOutcome:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_upgrade_batch``."""
-        return self._run(  # type: ignore[attr-defined,no-any-return]
-            "migration_upgrade_batch",
-            self._op_migration_batch(below, all_history, cursor, limit, upgrade),
-        )
-
-    def migration_status(self) -> list[VersionStatus]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_status``."""
-        return self._run("migration_status", self._op_migration_status())  # type: ignore[attr-defined,no-any-return]
-
-
-class PostgresMigrationAsync(PostgresMigrationCore):
-    """``AsyncMigrationStore`` on the async saver (sync names bridge to it)."""
-
-    async def amigration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""
-        return await self._run(  # type: ignore[attr-defined,no-any-return]
-            "migration_counts", self._op_migration_counts(below, all_history)
-        )
-
-    async def amigration_sample(
-        self, *, version: int, all_history: bool, limit: int
-    ) -> list[CheckpointTuple]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_sample``."""
-        return await self._run(  # type: ignore[attr-defined,no-any-return]
-            "migration_sample", self._op_migration_sample(version, all_history, limit)
-        )
-
-    async def amigration_upgrade_batch(
-        self,
-        *,
-        below: int,
-        all_history: bool,
-        cursor: Any,
-        limit: int,
-        upgrade: Callable[[CheckpointTuple, int], Upgrade],
-    ) -> BatchOutcome:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_upgrade_batch``."""
-        return await self._run(  # type: ignore[attr-defined,no-any-return]
-            "migration_upgrade_batch",
-            self._op_migration_batch(below, all_history, cursor, limit, upgrade),
-        )
-
-    async def amigration_status(self) -> list[VersionStatus]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_status``."""
-        return await self._run("migration_status", self._op_migration_status())  # type: ignore[attr-defined,no-any-return]

@@ -1,4 +1,4 @@
-"""Deltas that refer to pending writes an upgrade rewrites (issue 12), I/O-free.
+"""Deltas that refer to pending writes an upgrade rewrites, I/O-free.
 
 A channel value that extends its previous version may be stored as a delta
 naming the pending writes of the parent checkpoint that hold its new items

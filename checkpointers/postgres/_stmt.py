@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from psycopg.pq import TransactionStatus
 
 from langgraph_durable.checkpointers._errors import InvalidConfigError
 from langgraph_durable.checkpointers._ids import check_id
-from langgraph_durable.checkpointers.postgres import _sql
+from langgraph_durable.checkpointers.postgres import _sql, _sql_threads
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +71,12 @@ def connect_kwargs(prepared_statements: bool) -> dict[str, Any]:
 
 
 Rows = list[tuple[Any, ...]]
-Op = Generator[Stmt, Rows | None, Any]
+T = TypeVar("T")
+# an I/O-free operation: yields statements, is sent their rows, returns its result (a T)
+Op = Generator[Stmt, Rows | None, T]
 
 
-def advance(op: Op, rows: Rows | None) -> tuple[bool, Any]:
+def advance(op: Op[Any], rows: Rows | None) -> tuple[bool, Any]:
     """Send ``rows`` into ``op``: ``(False, next statement)`` or ``(True, its result)``.
 
     The shells loop on this instead of catching ``StopIteration`` around their
@@ -93,7 +95,7 @@ CALLERS_TRANSACTION = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
 _TRANSACTION_CONTROL = frozenset((_sql.BEGIN, _sql.BEGIN_SNAPSHOT, _sql.COMMIT))
 
 
-def within_callers_transaction(op: Op) -> Op:
+def within_callers_transaction(op: Op[Any]) -> Op[Any]:
     """``op`` in a transaction the caller opened: its own ``BEGIN`` and ``COMMIT`` left out.
 
     The caller commits or rolls back everything, this operation's writes
@@ -129,12 +131,12 @@ class _Queries:
         self.put = r(_sql.PUT, schema)
         self.put_writes_upsert = r(_sql.PUT_WRITES_UPSERT, schema)
         self.put_writes_insert = r(_sql.PUT_WRITES_INSERT, schema)
-        self.delete_threads = r(_sql.DELETE_THREADS, schema)
-        self.delete_for_runs = r(_sql.DELETE_FOR_RUNS, schema)
-        self.copy_thread = r(_sql.COPY_THREAD, schema)
-        self.prune_heads = r(_sql.PRUNE_HEADS, schema)
-        self.prune_chain = r(_sql.PRUNE_CHAIN, schema)
-        self.prune_delete = r(_sql.PRUNE_DELETE, schema)
+        self.delete_threads = r(_sql_threads.DELETE_THREADS, schema)
+        self.delete_for_runs = r(_sql_threads.DELETE_FOR_RUNS, schema)
+        self.copy_thread = r(_sql_threads.COPY_THREAD, schema)
+        self.prune_heads = r(_sql_threads.PRUNE_HEADS, schema)
+        self.prune_chain = r(_sql_threads.PRUNE_CHAIN, schema)
+        self.prune_delete = r(_sql_threads.PRUNE_DELETE, schema)
         self.delta_history = r(_sql.DELTA_HISTORY, schema)
         self.value_chain = r(_sql.VALUE_CHAIN, schema)
         self.list_waits = r(_sql.LIST_WAITS, schema)

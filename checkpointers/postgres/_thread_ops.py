@@ -1,6 +1,6 @@
 """I/O-free operations on whole threads: delete, copy, prune, delta history, waits.
 
-Mixed into :class:`langgraph_durable.checkpointers.postgres._core.PostgresCore`; same protocol
+A base of :class:`langgraph_durable.checkpointers.postgres._core.PostgresCore`; same protocol
 (generators of :class:`~langgraph_durable.checkpointers.postgres._stmt.Stmt`).
 """
 
@@ -13,7 +13,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite, writes_sort_key
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from langgraph_durable.checkpointers._delta import DELTA_TYPE, ChainCache
+from langgraph_durable.checkpointers._delta import DELTA_TYPE
+from langgraph_durable.checkpointers._delta_caches import ChainCache
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers._waits import WaitEntry, WaitInfo
 from langgraph_durable.checkpointers.postgres import _sql
@@ -47,14 +48,14 @@ class ThreadOpsCore:
     ) -> Any:
         raise NotImplementedError
 
-    def _op_delete_threads(self, thread_ids: Sequence[str]) -> Op:
+    def _op_delete_threads(self, thread_ids: Sequence[str]) -> Op[Any]:
         ids = [check_id("thread_id", t) for t in thread_ids]
         if ids:
             yield Stmt(self._q.delete_threads, {"thread_ids": ids})
             for t in ids:
                 self._chains.forget(t)
 
-    def _op_delete_for_runs(self, run_ids: Sequence[str]) -> Op:
+    def _op_delete_for_runs(self, run_ids: Sequence[str]) -> Op[Any]:
         ids = [str(r) for r in run_ids]
         if ids:
             yield Stmt(self._q.delete_for_runs, {"run_ids": ids}, prepare=False)
@@ -62,7 +63,7 @@ class ThreadOpsCore:
             # its base anyway, this only spares it the retry
             self._chains.clear()
 
-    def _op_copy_thread(self, source: str, target: str) -> Op:
+    def _op_copy_thread(self, source: str, target: str) -> Op[Any]:
         params = {
             "source": check_id("thread_id", source),
             "target": key_to_store("thread_id", target),
@@ -71,7 +72,7 @@ class ThreadOpsCore:
         yield Stmt(self._q.copy_thread, params)
         yield Stmt(_sql.COMMIT)
 
-    def _op_prune(self, thread_ids: Sequence[str], strategy: str) -> Op:
+    def _op_prune(self, thread_ids: Sequence[str], strategy: str) -> Op[Any]:
         if isinstance(thread_ids, str):
             raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
         if strategy not in PRUNE_STRATEGIES:
@@ -83,6 +84,13 @@ class ThreadOpsCore:
             yield from self._op_delete_threads(ids)
             return
         yield Stmt(_sql.BEGIN_SNAPSHOT)
+        yield from self._prune_to_heads(ids)
+        yield Stmt(_sql.COMMIT)
+        for t in ids:
+            self._chains.forget(t)
+
+    def _prune_to_heads(self, ids: list[str]) -> Op[Any]:
+        """Keep-latest pruning of ``ids`` inside the caller's transaction."""
         heads = yield Stmt(self._q.prune_heads, {"thread_ids": ids}, fetch=True, prepare=False)
         keep: list[tuple[str, str, str]] = []
         for thread_id, ns, head_id, delta_channels in heads or ():
@@ -120,13 +128,12 @@ class ThreadOpsCore:
             },
             prepare=False,
         )
-        yield Stmt(_sql.COMMIT)
-        for t in ids:
-            self._chains.forget(t)
 
     # -- delta channel history --
 
-    def _op_delta_history(self, config: RunnableConfig, channels: Sequence[str]) -> Op:
+    def _op_delta_history(
+        self, config: RunnableConfig, channels: Sequence[str]
+    ) -> Op[Mapping[str, DeltaChannelHistory]]:
         channels = list(channels)
         if not channels:
             return {}
@@ -153,7 +160,7 @@ class ThreadOpsCore:
                 key = writes_sort_key(task_path or "", task_id, idx)
                 writes[channel].append((depth, key, (task_id, channel, value)))
             elif type_ == DELTA_TYPE:
-                # a seed stored as a delta (issue 12): fetch its chain (seed rows
+                # a seed stored as a delta: fetch its chain (seed rows
                 # carry their version in the task_id column)
                 chain = yield Stmt(
                     self._q.value_chain,
@@ -198,7 +205,7 @@ class ThreadOpsCore:
         approver: str | None,
         thread_id: str | None,
         limit: int | None,
-    ) -> Op:
+    ) -> Op[list[WaitEntry]]:
         rows = yield Stmt(
             self._q.list_waits,
             {

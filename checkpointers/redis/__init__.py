@@ -4,6 +4,6 @@ Importing this package imports redis-py, never psycopg.
 """
 
 from langgraph_durable.checkpointers.redis._async import AsyncRedisSaver
-from langgraph_durable.checkpointers.redis._sync import RedisSaver
+from langgraph_durable.checkpointers.redis._sync import RedisSaver, connect
 
-__all__ = ["AsyncRedisSaver", "RedisSaver"]
+__all__ = ["AsyncRedisSaver", "RedisSaver", "connect"]

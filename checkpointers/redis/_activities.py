@@ -12,12 +12,15 @@ run by the savers' own shells (``_run``), sync and async alike.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from langgraph_durable.checkpointers._activities import ActivityRecord
 from langgraph_durable.checkpointers._errors import CorruptCheckpointError
 from langgraph_durable.checkpointers._ids import check_id
-from langgraph_durable.checkpointers.redis._core import Call, Op, RedisCore
+from langgraph_durable.checkpointers.redis._core import RedisCore
+from langgraph_durable.checkpointers.redis._ops import Call, Op
+
+T = TypeVar("T")
 
 
 def activity_key(core: RedisCore, thread_id: str) -> str:
@@ -41,14 +44,14 @@ def _decode(core: RedisCore, thread_id: str, key: str, raw: Any) -> ActivityReco
     return ActivityRecord(thread_id=thread_id, key=key, value=value)
 
 
-def get_activity(core: RedisCore, thread_id: str, key: str) -> Op:
+def get_activity(core: RedisCore, thread_id: str, key: str) -> Op[ActivityRecord | None]:
     """One HGET."""
     thread_id, key = check_id("thread_id", thread_id), check_id("key", key)
     replies = yield Call([("HGET", activity_key(core, thread_id), key)])
     return _decode(core, thread_id, key, replies[0])
 
 
-def put_activity(core: RedisCore, thread_id: str, key: str, value: Any) -> Op:
+def put_activity(core: RedisCore, thread_id: str, key: str, value: Any) -> Op[ActivityRecord]:
     """HSETNX then HGET (the winner's value) in one pipeline, plus the TTL."""
     thread_id, key = check_id("thread_id", thread_id), check_id("key", key)
     hkey = activity_key(core, thread_id)
@@ -60,58 +63,6 @@ def put_activity(core: RedisCore, thread_id: str, key: str, value: Any) -> Op:
     return record if record is not None else ActivityRecord(thread_id, key, value)
 
 
-def delete_activities(core: RedisCore, thread_id: str) -> Op:
+def delete_activities(core: RedisCore, thread_id: str) -> Op[Any]:
     """Delete a thread's activity results."""
     yield Call([("DEL", activity_key(core, check_id("thread_id", thread_id)))])
-
-
-class SyncActivities:
-    """Sync shell, mixed into :class:`~langgraph_durable.checkpointers.redis.RedisSaver`."""
-
-    _core: RedisCore
-
-    if TYPE_CHECKING:
-
-        def _run(self, operation: str, gen: Any) -> Any: ...
-
-    def get_activity(self, *, thread_id: str, key: str) -> ActivityRecord | None:
-        """The recorded result of activity ``key`` on ``thread_id``, or ``None``."""
-        return self._run("get_activity", get_activity(self._core, thread_id, key))  # type: ignore[no-any-return]
-
-    def put_activity(self, *, thread_id: str, key: str, value: Any) -> ActivityRecord:
-        """Record ``value`` unless a result exists; return the stored record."""
-        return self._run("put_activity", put_activity(self._core, thread_id, key, value))  # type: ignore[no-any-return]
-
-
-class AsyncActivities:
-    """Async shell, mixed into :class:`~langgraph_durable.checkpointers.redis.AsyncRedisSaver`."""
-
-    _core: RedisCore
-
-    if TYPE_CHECKING:
-
-        async def _run(self, operation: str, gen: Any) -> Any: ...
-
-    async def aget_activity(self, *, thread_id: str, key: str) -> ActivityRecord | None:
-        """The recorded result of activity ``key`` on ``thread_id``, or ``None``."""
-        return await self._run("get_activity", get_activity(self._core, thread_id, key))  # type: ignore[no-any-return]
-
-    async def aput_activity(self, *, thread_id: str, key: str, value: Any) -> ActivityRecord:
-        """Record ``value`` unless a result exists; return the stored record."""
-        return await self._run(  # type: ignore[no-any-return]
-            "put_activity", put_activity(self._core, thread_id, key, value)
-        )
-
-    if TYPE_CHECKING:
-
-        def _sync(self, coro: Any) -> Any: ...
-
-    def get_activity(self, *, thread_id: str, key: str) -> ActivityRecord | None:
-        """Sync :meth:`aget_activity` (from another thread than the saver's loop)."""
-        return self._sync(self.aget_activity(thread_id=thread_id, key=key))  # type: ignore[no-any-return]
-
-    def put_activity(self, *, thread_id: str, key: str, value: Any) -> ActivityRecord:
-        """Sync :meth:`aput_activity`."""
-        return self._sync(  # type: ignore[no-any-return]
-            self.aput_activity(thread_id=thread_id, key=key, value=value)
-        )

@@ -29,9 +29,10 @@ local function iid_of(field)
 end
 """
 
-# ARGV: key, decision json, at_ms, owner, is_wait ('1' when key may name a wait),
-# then optionally the audit entry json and its digest (KEYS then end with the
-# audit stream and its chain head).
+# KEYS: the thread's, its outbox, then (with an audit entry) the audit stream
+# and its chain head. ARGV: key, decision json, at_ms, owner, is_wait ('1' when
+# key may name a wait), the audit entry json and its digest ('' '' without),
+# the event id and event json ('' '' without).
 # Compare-and-set: the stored decision wins; the winner also takes the claim on
 # resuming (taken at the decision time, kept if a later claim exists).
 # A script is not rolled back when a command fails halfway, so every command
@@ -47,18 +48,22 @@ RECORD_DECISION = Script(
 local key, decision, at, owner = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local entry = ARGV[6]
 if entry == '' then entry = nil end
+local eid = ARGV[8]
+if eid == '' then eid = nil end
 -- reads first: each also checks its key's type
 if redis.call('HEXISTS', DC, key) == 1 then return redis.call('HGET', DC, key) end
 local old = ARGV[5] == '1' and redis.call('HGET', CL, key)
-local AU, AH = KEYS[#KEYS - 1], KEYS[#KEYS]
+local AU, AH, OB = KEYS[#KEYS - 1], KEYS[#KEYS], KEYS[NTHREAD + 1]
 if entry then
   must_be(AU, 'stream')
   must_be(AH, 'hash')
 end
+if eid then must_be(OB, 'hash') end
 local left = redis.call('PTTL', KEYS[1])
--- then the writes, which cannot fail: the entry, the decision, the claim
+-- then the writes, which cannot fail: the entry, the decision, its event, the claim
 if entry then chain_add(AU, AH, entry, ARGV[7]) end
 redis.call('HSET', DC, key, decision)
+if eid then redis.call('HSETNX', OB, eid, ARGV[9]) end
 if ARGV[5] == '1' then
   if old then
     local o, taken, done = parse_claim(old)

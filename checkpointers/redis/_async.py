@@ -7,7 +7,7 @@ import builtins
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -22,37 +22,39 @@ from redis import asyncio as aredis
 from redis import exceptions as rx
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-from langgraph_durable.checkpointers._delta import DeltaPolicy
-from langgraph_durable.checkpointers._errors import CheckpointerError
-from langgraph_durable.checkpointers._leases import LeaseSettings
-from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
-from langgraph_durable.checkpointers._run_leases import (
+from langgraph_durable.checkpointers._async_run_leases import (
     AsyncRunLeases,
     async_run_leases,
     lease_settings,
 )
-from langgraph_durable.checkpointers._waits import WaitEntry
+from langgraph_durable.checkpointers._delta import DeltaPolicy
+from langgraph_durable.checkpointers._lease_flows import Step
+from langgraph_durable.checkpointers._leases import LeaseSettings
+from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
+from langgraph_durable.checkpointers._otel_saver import async_traced_saver
 from langgraph_durable.checkpointers.redis import _layout
-from langgraph_durable.checkpointers.redis._activities import AsyncActivities
-from langgraph_durable.checkpointers.redis._approvals import AsyncApprovals
-from langgraph_durable.checkpointers.redis._audit import AsyncAudit
+from langgraph_durable.checkpointers.redis import _thread_ops as threads
 from langgraph_durable.checkpointers.redis._base import (
-    REFUSED_CONNECTING,
-    RETRIES,
-    TOLERATED,
-    UNAVAILABLE,
     RedisSaverBase,
-    as_eval,
     check_client,
-    check_replies,
     describe,
     opening_error,
-    translate,
 )
-from langgraph_durable.checkpointers.redis._core import Call, Cmd, Emit, Sleep
-from langgraph_durable.checkpointers.redis._leases import AsyncLeases
-from langgraph_durable.checkpointers.redis._migrate import RedisMigrationAsync
-from langgraph_durable.checkpointers.redis._wire import DIRECT, AsyncLane, direct_pool
+from langgraph_durable.checkpointers.redis._lease_commands import with_lease
+from langgraph_durable.checkpointers.redis._run_stores_async import (
+    AsyncRedisLeases,
+    AsyncRedisMigrationStore,
+    AsyncRedisOutbox,
+)
+from langgraph_durable.checkpointers.redis._runner_async import AsyncRedisRunner
+from langgraph_durable.checkpointers.redis._stores_async import (
+    AsyncRedisActivities,
+    AsyncRedisAudit,
+    AsyncRedisDecisions,
+    AsyncRedisWaits,
+)
+
+T = TypeVar("T")
 
 MAX_CONNECTIONS = 100
 """Connections of the client ``from_conn_string`` opens (as redis-py's default)."""
@@ -111,20 +113,23 @@ async def _probe(url: str, exc: Exception) -> Exception | None:
     return None
 
 
+@async_traced_saver("redis")
 @async_run_leases
-class AsyncRedisSaver(
-    AsyncActivities,
-    AsyncLeases,
-    AsyncApprovals,
-    AsyncAudit,
-    RedisMigrationAsync,
-    RedisSaverBase,
-):
+class AsyncRedisSaver(RedisSaverBase):
     """Asyncio LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     Same storage, options and behaviour as :class:`langgraph_durable.checkpointers.redis.RedisSaver`
     (one core drives both). The sync methods work from other threads while
     the saver's event loop runs (as langgraph-checkpoint-postgres's async saver).
+
+    The features beyond LangGraph's saver are attributes, each implementing
+    the async protocols of :mod:`langgraph_durable.checkpointers` (and, for
+    other threads, the sync ones): ``waits`` (``AsyncWaitIndex``,
+    ``AsyncWaitClaims``), ``decisions`` (``AsyncDecisionStore``), ``audit``
+    (``AsyncAuditLog``, ``AsyncVerifiableAudit``, ``DeferredAudit``),
+    ``leases`` (``AsyncLeaseStore``), ``activities`` (``ActivityStore``),
+    ``outbox`` (``AsyncOutbox``) and ``migration_store`` (the
+    ``AsyncMigrationStore`` that ``aupgrade_all`` drives).
 
     Args:
         client: A ``redis.asyncio.Redis`` or ``redis.asyncio.cluster.RedisCluster``
@@ -178,13 +183,8 @@ class AsyncRedisSaver(
             client, (aredis.Redis, AsyncRedisCluster), "redis.asyncio.Redis or its RedisCluster"
         )
         self.client = client
-        # plain (non-cluster) clients that pool their connections take the direct path
-        pool = direct_pool(client, aredis.Redis)
-        self._lane = AsyncLane(pool) if pool is not None else None
-        try:
-            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self.loop = None
+        self._runner = AsyncRedisRunner(client, type(self).__name__)
+        self.loop: asyncio.AbstractEventLoop | None = self._runner.loop
         self._init_core(
             serde=serde,
             migrations=migrations,
@@ -196,7 +196,20 @@ class AsyncRedisSaver(
         )
         settings = lease_settings(leases)
         policy = multitask_policy(multitask, multitask_timeout, leases=settings is not None)
-        self.arun_leases = AsyncRunLeases(self, settings, multitask=policy) if settings else None
+        self._compose()
+        self.arun_leases = (
+            AsyncRunLeases(self.leases, settings, multitask=policy) if settings else None
+        )
+
+    def _compose(self) -> None:
+        runner, core = self._runner, self._core
+        self.waits = AsyncRedisWaits(runner, core)
+        self.decisions = AsyncRedisDecisions(runner, core)
+        self.audit = AsyncRedisAudit(runner, core, self.adelete_thread)
+        self.leases = AsyncRedisLeases(runner, core)
+        self.activities = AsyncRedisActivities(runner, core)
+        self.outbox = AsyncRedisOutbox(runner, core)
+        self.migration_store = AsyncRedisMigrationStore(runner, core)
 
     @classmethod
     @asynccontextmanager
@@ -232,93 +245,24 @@ class AsyncRedisSaver(
         if self.arun_leases is not None:
             await self.arun_leases.aclose()
 
-    # -- the shell ------------------------------------------------------------
-    async def _execute(self, cmds: list[Cmd]) -> list[Any]:
-        # every command the core sends is idempotent, so a call that met a
-        # dropped connection (a restart, a failover) is simply sent again
-        for attempt in range(RETRIES):
-            try:
-                return await self._execute_once(cmds)
-            except UNAVAILABLE as exc:
-                # a refused password is an answer: sending again would not change it
-                if attempt == RETRIES - 1 or isinstance(exc, REFUSED_CONNECTING):
-                    raise
-                await asyncio.sleep(0.05 * 2**attempt)
-        raise AssertionError("unreachable")
+    async def _run_with_lease(
+        self, operation: str, op: Any, pre: Step | None, post: Step | None
+    ) -> tuple[Any, Any, Any]:
+        """Run a write with a run's lease commands, in one pipeline (``AsyncRunLeases.around``)."""
+        return await self._runner.run(operation, with_lease(self.leases.commands, op, pre, post))
 
-    async def _execute_once(self, cmds: list[Cmd]) -> list[Any]:
-        if self._lane is not None and all(c[0] in DIRECT for c in cmds):
-            replies = await self._lane.execute(cmds)
-            for i in check_replies(cmds, replies):
-                replies[i] = await self.client.execute_command(*as_eval(cmds[i]))
-            return replies
-        if len(cmds) == 1:
-            try:
-                return [await self.client.execute_command(*cmds[0])]
-            except rx.NoScriptError:
-                return [await self.client.execute_command(*as_eval(cmds[0]))]
-            except (rx.ResponseError, rx.RedisClusterException) as exc:
-                if cmds[0][0] in TOLERATED:
-                    return [exc]
-                raise
-        pipe = self.client.pipeline(transaction=False)
-        for cmd in cmds:
-            pipe.execute_command(*cmd)
-        replies = list(await pipe.execute(raise_on_error=False))
-        for i in check_replies(cmds, replies):
-            replies[i] = await self.client.execute_command(*as_eval(cmds[i]))
-        return replies
-
-    async def _run(self, operation: str, gen: Any) -> Any:
-        reply: Any = None
-        failed: Exception | None = None
-        try:
-            while True:
-                try:
-                    # a command's error goes into the operation, so that its
-                    # ``finally`` can still send what it must (setup's unlock)
-                    step = gen.send(reply) if failed is None else gen.throw(failed)
-                except StopIteration as stop:
-                    return stop.value
-                failed = None
-                if isinstance(step, Sleep):
-                    await asyncio.sleep(step.seconds)
-                    reply = None
-                else:
-                    try:
-                        reply = await self._execute(step.cmds)
-                    except Exception as exc:
-                        failed, reply = exc, None
-        except Exception as exc:
-            raise translate(exc, operation) from exc
-
-    async def _iterate(self, operation: str, gen: Any) -> AsyncIterator[Any]:
-        reply: Any = None
-        while True:
-            try:
-                step = gen.send(reply)
-            except StopIteration:
-                return
-            except Exception as exc:
-                raise translate(exc, operation) from exc
-            if isinstance(step, Emit):
-                reply = None
-                yield step.value
-            else:
-                assert isinstance(step, Call)
-                try:
-                    reply = await self._execute(step.cmds)
-                except Exception as exc:
-                    raise translate(exc, operation) from exc
+    async def _write_deferred_audit(self) -> None:
+        # entries a sync helper handed over (DeferredAudit), before the write (_leased_writes)
+        await self.audit._write_deferred_audit()
 
     # -- BaseCheckpointSaver (async) ------------------------------------------------
     async def setup(self) -> None:
         """Apply pending layout steps under a lock; warn once if Redis persists nothing."""
-        await self._run("setup", _layout.setup(self._core, where=describe(self.client)))
+        await self._runner.run("setup", _layout.setup(self._core, where=describe(self.client)))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The latest (or ``checkpoint_id``'s) checkpoint of a thread+namespace."""
-        return await self._run("get_tuple", self._core.get_tuple(config))  # type: ignore[no-any-return]
+        return await self._runner.run("get_tuple", self._core.get_tuple(config))
 
     async def aschema_version(self, config: RunnableConfig) -> int | None:
         """The schema version ``config``'s checkpoint is stored with, or ``None``.
@@ -330,7 +274,7 @@ class AsyncRedisSaver(
         the checkpoint's record, beside the metadata, which reads back exactly
         as written.
         """
-        return await self._run("schema_version", self._core.schema_version_of(config))  # type: ignore[no-any-return]
+        return await self._runner.run("schema_version", self._core.schema_version_of(config))
 
     async def alist(
         self,
@@ -341,8 +285,8 @@ class AsyncRedisSaver(
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """Checkpoints newest first, filtered by metadata, before a cursor, up to ``limit``."""
-        gen = self._core.list_checkpoints(config, filter, before, limit)
-        async for item in self._iterate("list", gen):
+        op = self._core.list_checkpoints(config, filter, before, limit)
+        async for item in self._runner.iterate("list", op):
             yield item
 
     async def aput(
@@ -353,7 +297,7 @@ class AsyncRedisSaver(
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint atomically; returns its config."""
-        return await self._run(  # type: ignore[no-any-return]
+        return await self._runner.run(
             "put", self._core.put(config, checkpoint, metadata, new_versions)
         )
 
@@ -365,77 +309,45 @@ class AsyncRedisSaver(
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes atomically (and index marked interrupts)."""
-        await self._run("put_writes", self._core.put_writes(config, writes, task_id, task_path))
+        await self._runner.run(
+            "put_writes", self._core.put_writes(config, writes, task_id, task_path)
+        )
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait of one thread (nothing else)."""
-        await self._run("delete_thread", self._core.delete_thread(thread_id))
-        await self._run("delete_lease", self._lc.delete(thread_id))
+        await self._runner.run("delete_thread", threads.delete_thread(self._core, thread_id))
+        await self.leases.adelete_lease(thread_id=thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints and writes that the given runs created."""
-        await self._run("delete_for_runs", self._core.delete_for_runs(run_ids))
+        await self._runner.run("delete_for_runs", threads.delete_for_runs(self._core, run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread onto another thread."""
-        await self._run("copy_thread", self._core.copy_thread(source_thread_id, target_thread_id))
+        await self._runner.run(
+            "copy_thread", threads.copy_thread(self._core, source_thread_id, target_thread_id)
+        )
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``keep_latest`` (keeps what DeltaChannels rebuild from) or ``delete``."""
-        await self._run("prune", self._core.prune(thread_ids, strategy))
+        await self._runner.run("prune", threads.prune(self._core, thread_ids, strategy))
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Per channel, writes along the parent chain back to the nearest stored value."""
-        return await self._run(  # type: ignore[no-any-return]
+        return await self._runner.run(
             "get_delta_channel_history", self._core.delta_history(config, channels)
         )
 
-    async def alist_waits(
-        self,
-        *,
-        kind: str | None = None,
-        approver: str | None = None,
-        thread_id: str | None = None,
-        limit: int | None = None,
-    ) -> list[WaitEntry]:
-        """Pending marked interrupts, oldest deadline first (``None`` deadlines last)."""
-        return await self._run(  # type: ignore[no-any-return]
-            "list_waits",
-            self._core.list_waits(kind=kind, approver=approver, thread_id=thread_id, limit=limit),
-        )
-
-    async def areconcile_waits(self) -> int:
-        """Re-add to the due-wait shards every indexed wait they miss; returns how many."""
-        return await self._run("reconcile_waits", self._core.reconcile_waits())  # type: ignore[no-any-return]
-
     # -- sync methods: run on the saver's loop from another thread -----------------
-    def _sync(self, coro: Any) -> Any:
-        if self.loop is None:
-            coro.close()
-            raise CheckpointerError(
-                "AsyncRedisSaver's sync methods need the saver to be created inside a running "
-                "event loop; use RedisSaver for sync code"
-            )
-        try:
-            if asyncio.get_running_loop() is self.loop:
-                coro.close()
-                raise asyncio.InvalidStateError(
-                    "Synchronous calls to AsyncRedisSaver are only allowed from a different "
-                    "thread. From the main thread, use the async interface."
-                )
-        except RuntimeError:
-            pass
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Sync :meth:`aget_tuple` (from another thread than the saver's loop)."""
-        return self._sync(self.aget_tuple(config))  # type: ignore[no-any-return]
+        return self._runner.blocking(self.aget_tuple(config))
 
     def schema_version(self, config: RunnableConfig) -> int | None:
         """Sync :meth:`aschema_version` (from another thread than the saver's loop)."""
-        return self._sync(self.aschema_version(config))  # type: ignore[no-any-return]
+        return self._runner.blocking(self.aschema_version(config))
 
     def list(
         self,
@@ -450,7 +362,7 @@ class AsyncRedisSaver(
         async def collect() -> builtins.list[CheckpointTuple]:
             return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
 
-        yield from self._sync(collect())
+        yield from self._runner.blocking(collect())
 
     def put(
         self,
@@ -460,7 +372,7 @@ class AsyncRedisSaver(
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Sync :meth:`aput` (from another thread than the saver's loop)."""
-        return self._sync(self.aput(config, checkpoint, metadata, new_versions))  # type: ignore[no-any-return]
+        return self._runner.blocking(self.aput(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -470,32 +382,28 @@ class AsyncRedisSaver(
         task_path: str = "",
     ) -> None:
         """Sync :meth:`aput_writes` (from another thread than the saver's loop)."""
-        self._sync(self.aput_writes(config, writes, task_id, task_path))
+        self._runner.blocking(self.aput_writes(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
         """Sync :meth:`adelete_thread` (from another thread than the saver's loop)."""
-        self._sync(self.adelete_thread(thread_id))
+        self._runner.blocking(self.adelete_thread(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Sync :meth:`adelete_for_runs` (from another thread than the saver's loop)."""
-        self._sync(self.adelete_for_runs(run_ids))
+        self._runner.blocking(self.adelete_for_runs(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Sync :meth:`acopy_thread` (from another thread than the saver's loop)."""
-        self._sync(self.acopy_thread(source_thread_id, target_thread_id))
+        self._runner.blocking(self.acopy_thread(source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Sync :meth:`aprune` (from another thread than the saver's loop)."""
-        self._sync(self.aprune(thread_ids, strategy=strategy))
+        self._runner.blocking(self.aprune(thread_ids, strategy=strategy))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Sync :meth:`aget_delta_channel_history`."""
-        return self._sync(  # type: ignore[no-any-return]
+        return self._runner.blocking(
             self.aget_delta_channel_history(config=config, channels=channels)
         )
-
-    def list_waits(self, **kwargs: Any) -> builtins.list[WaitEntry]:
-        """Sync :meth:`alist_waits` (from another thread than the saver's loop)."""
-        return self._sync(self.alist_waits(**kwargs))  # type: ignore[no-any-return]

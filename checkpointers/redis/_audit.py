@@ -24,9 +24,8 @@ import json
 import time
 from collections.abc import Generator, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
-from langgraph_durable.checkpointers._audit import DeferredAuditMixin
 from langgraph_durable.checkpointers._audit_chain import (
     GENESIS,
     AuditVerification,
@@ -36,10 +35,13 @@ from langgraph_durable.checkpointers._audit_chain import (
 )
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers.redis import _audit_lua as L
-from langgraph_durable.checkpointers.redis._approvals import entry_args
-from langgraph_durable.checkpointers.redis._core import Call, RedisCore, script
+from langgraph_durable.checkpointers.redis._core import RedisCore
+from langgraph_durable.checkpointers.redis._decision_ops import entry_args
+from langgraph_durable.checkpointers.redis._ops import Call, script
+from langgraph_durable.checkpointers.redis._outbox_events import outbox_hint, reminder_event
 
-Op = Generator[Call, Any, Any]
+T = TypeVar("T")
+Op = Generator[Call, Any, T]
 
 
 def _text(v: Any) -> str:
@@ -56,15 +58,26 @@ def _chain_keys(core: RedisCore, thread_id: str) -> list[str]:
     return [*core.keys.audit(thread_id), core.keys.audit_head(thread_id)]
 
 
-def append_audit(core: RedisCore, entries: Sequence[dict[str, Any]]) -> Op:
+def append_audit(core: RedisCore, entries: Sequence[dict[str, Any]]) -> Op[Any]:
     """Append entries, one script per thread (atomic per thread, dedupe keys once)."""
     by_thread: dict[str, list[Any]] = {}
+    hints: list[Any] = []
     for e in entries:
         thread_id = check_id("thread_id", e["thread_id"])
-        by_thread.setdefault(thread_id, []).extend([e.get("dedupe_key") or "", *entry_args(e)])
+        event = reminder_event(e)
+        if event is not None:
+            hints.append(outbox_hint(core.keys, thread_id, event[0]))
+        by_thread.setdefault(thread_id, []).extend(
+            [e.get("dedupe_key") or "", *entry_args(e), *(event or ("", ""))]
+        )
     if by_thread:
+        # a reminder's outbox shard entry first, so a stored event is always listed
         yield Call(
-            [script(L.APPEND_AUDIT, _chain_keys(core, t), *args) for t, args in by_thread.items()]
+            hints
+            + [
+                script(L.APPEND_AUDIT, [*_chain_keys(core, t), core.keys.outbox(t)], *args)
+                for t, args in by_thread.items()
+            ]
         )
 
 
@@ -78,7 +91,7 @@ def _fields(fields: Any) -> dict[str, Any]:
     return {_text(k): v for k, v in pairs}
 
 
-def read_audit(core: RedisCore, thread_id: str) -> Op:
+def read_audit(core: RedisCore, thread_id: str) -> Op[list[dict[str, Any]]]:
     """The thread's entries in stream order, each with its ``seq``."""
     stream = core.keys.audit(check_id("thread_id", thread_id))[0]
     (rows,) = yield Call([("XRANGE", stream, "-", "+")])
@@ -128,7 +141,7 @@ def _head(fields: dict[str, Any], stored: int) -> ChainHead:
     )
 
 
-def verify_audit(core: RedisCore, thread_id: str) -> Op:
+def verify_audit(core: RedisCore, thread_id: str) -> Op[AuditVerification]:
     """Check the thread's chain against its stored entries (read in one script)."""
     thread_id = check_id("thread_id", thread_id)
     keys = [core.keys.audit(thread_id)[0], core.keys.audit_head(thread_id)]
@@ -149,7 +162,7 @@ def verify_audit(core: RedisCore, thread_id: str) -> Op:
     return check_chain(thread_id, _head(_fields(head), len(entries)), entries)
 
 
-def purge_audit(core: RedisCore, thread_id: str) -> Op:
+def purge_audit(core: RedisCore, thread_id: str) -> Op[Any]:
     """Retention: delete the thread's audit stream and dedupe set (one script).
 
     The shells delete the thread first (``delete_thread``), so a failure in
@@ -159,79 +172,3 @@ def purge_audit(core: RedisCore, thread_id: str) -> Op:
     now_ms = str(int(time.time() * 1000))
     (gone,) = yield Call([script(L.PURGE_AUDIT, _chain_keys(core, thread_id), now_ms)])
     return int(gone)
-
-
-class SyncAudit:
-    """Sync shell: :class:`~langgraph_durable.checkpointers.AuditLog`."""
-
-    _core: RedisCore
-
-    if TYPE_CHECKING:
-
-        def _run(self, operation: str, gen: Any) -> Any: ...
-
-        def delete_thread(self, thread_id: str) -> None: ...
-
-    def append_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
-        """Append audit entries (``dedupe_key`` ones at most once per thread)."""
-        self._run("append_audit", append_audit(self._core, entries))
-
-    def read_audit(self, *, thread_id: str) -> list[dict[str, Any]]:
-        """The thread's audit entries, in order."""
-        return self._run("read_audit", read_audit(self._core, thread_id))  # type: ignore[no-any-return]
-
-    def purge_audit(self, *, thread_id: str) -> int:
-        """Retention: delete the thread and its audit stream; how many entries went."""
-        self.delete_thread(thread_id)  # the saver's own delete: its lease goes too
-        return int(self._run("purge_audit", purge_audit(self._core, thread_id)))
-
-    def verify_audit(self, *, thread_id: str) -> AuditVerification:
-        """Check the thread's audit chain; the report names the first broken link."""
-        return self._run("verify_audit", verify_audit(self._core, thread_id))  # type: ignore[no-any-return]
-
-
-class AsyncAudit(DeferredAuditMixin):
-    """Async shell, plus the sync bridges the async saver offers for other threads."""
-
-    _core: RedisCore
-
-    if TYPE_CHECKING:
-
-        async def _run(self, operation: str, gen: Any) -> Any: ...
-
-        def _sync(self, coro: Any) -> Any: ...
-
-        async def adelete_thread(self, thread_id: str) -> None: ...
-
-    async def aappend_audit(self, *, entries: Sequence[dict[str, Any]]) -> None:
-        """Async twin of ``append_audit``."""
-        await self._run("append_audit", append_audit(self._core, entries))
-
-    async def aread_audit(self, *, thread_id: str) -> list[dict[str, Any]]:
-        """Async twin of ``read_audit``."""
-        return await self._run("read_audit", read_audit(self._core, thread_id))  # type: ignore[no-any-return]
-
-    async def apurge_audit(self, *, thread_id: str) -> int:
-        """Async twin of ``purge_audit``."""
-        await self.adelete_thread(thread_id)
-        return int(await self._run("purge_audit", purge_audit(self._core, thread_id)))
-
-    async def averify_audit(self, *, thread_id: str) -> AuditVerification:
-        """Async twin of ``verify_audit``."""
-        return await self._run("verify_audit", verify_audit(self._core, thread_id))  # type: ignore[no-any-return]
-
-    def append_audit(self, **kwargs: Any) -> None:
-        """Sync :meth:`aappend_audit`."""
-        self._sync(self.aappend_audit(**kwargs))
-
-    def read_audit(self, **kwargs: Any) -> list[dict[str, Any]]:
-        """Sync :meth:`aread_audit`."""
-        return self._sync(self.aread_audit(**kwargs))  # type: ignore[no-any-return]
-
-    def purge_audit(self, **kwargs: Any) -> int:
-        """Sync :meth:`apurge_audit`."""
-        return self._sync(self.apurge_audit(**kwargs))  # type: ignore[no-any-return]
-
-    def verify_audit(self, **kwargs: Any) -> AuditVerification:
-        """Sync :meth:`averify_audit`."""
-        return self._sync(self.averify_audit(**kwargs))  # type: ignore[no-any-return]

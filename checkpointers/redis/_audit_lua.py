@@ -138,9 +138,10 @@ local function must_be(key, want)
 end
 """
 
-# KEYS: the audit stream, its dedupe set, its chain head. ARGV: triples of
-# (dedupe key or '', entry json, digest). Each entry is added before its dedupe
-# key, so a failure never marks an entry seen that was not written.
+# KEYS: the audit stream, its dedupe set, its chain head, the thread's outbox.
+# ARGV: fives of (dedupe key or '', entry json, digest, event id or '', event
+# json or ''). Each entry is added before its dedupe key, so a failure never
+# marks an entry seen that was not written; its event (a reminder's) with it.
 APPEND_AUDIT = Script(
     "append_audit",
     AUDIT_TYPES
@@ -149,10 +150,12 @@ APPEND_AUDIT = Script(
 must_be(KEYS[1], 'stream')
 must_be(KEYS[2], 'set')
 must_be(KEYS[3], 'hash')
-for k = 1, #ARGV, 3 do
+must_be(KEYS[4], 'hash')
+for k = 1, #ARGV, 5 do
   local dk = ARGV[k]
   if dk == '' or redis.call('SISMEMBER', KEYS[2], dk) == 0 then
     chain_add(KEYS[1], KEYS[3], ARGV[k + 1], ARGV[k + 2])
+    if ARGV[k + 3] ~= '' then redis.call('HSETNX', KEYS[4], ARGV[k + 3], ARGV[k + 4]) end
     if dk ~= '' then redis.call('SADD', KEYS[2], dk) end
   end
 end

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+)
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as rx
 
@@ -19,7 +26,8 @@ from langgraph_durable.checkpointers._errors import (
 )
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers.redis import _scripts as S
-from langgraph_durable.checkpointers.redis._core import Cmd, RedisCore
+from langgraph_durable.checkpointers.redis._core import RedisCore
+from langgraph_durable.checkpointers.redis._ops import Cmd, Op
 
 UNAVAILABLE = (rx.ConnectionError, rx.TimeoutError, rx.ClusterDownError, rx.TryAgainError)
 """Driver errors of a server that cannot be reached (down, loading its data, failing
@@ -159,9 +167,38 @@ def describe(client: Any) -> str:
 
 
 class RedisSaverBase(BaseCheckpointSaver[str]):
-    """Options shared by :class:`RedisSaver` and :class:`AsyncRedisSaver`."""
+    """What :class:`RedisSaver` and :class:`AsyncRedisSaver` share: the core and its options.
+
+    Each saver holds one runner (``_runner``) and its feature stores as
+    attributes (``waits``, ``decisions``, ``audit``, ``leases``,
+    ``activities``, ``outbox``, ``migration_store``), made by its
+    :meth:`_compose` on the runner and the core.
+    """
 
     _core: RedisCore
+
+    def _compose(self) -> None:
+        """Make the feature stores on the saver's runner and core."""
+        raise NotImplementedError
+
+    # -- a run's lease commands go with its first and last write (_leased_writes) --
+    def _lease_put_op(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Op[RunnableConfig]:
+        return self._core.put(config, checkpoint, metadata, new_versions)
+
+    def _lease_writes_op(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Op[None]:
+        return self._core.put_writes(config, writes, task_id, task_path)
 
     def _init_core(
         self,
@@ -195,10 +232,12 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
         """The serializer (LangGraph's attribute): setting it applies to what is stored next.
 
         ``saver.serde = ...`` (LangGraph's own test fixtures do it, as does
-        ``with_allowlist`` on its shallow clone) gives this saver a core of its
-        own using the new serializer; a clone never changes the original's.
+        ``with_allowlist`` on its shallow clone) gives this saver a core and
+        feature stores of its own using the new serializer; a clone never
+        changes the original's.
         """
-        return self.__dict__["_serde"]  # type: ignore[no-any-return]
+        serde: SerializerProtocol = self.__dict__["_serde"]
+        return serde
 
     @serde.setter
     def serde(self, value: SerializerProtocol) -> None:
@@ -206,6 +245,7 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
         core = self.__dict__.get("_core")
         if core is not None:
             self.__dict__["_core"] = core.with_serde(value)
+            self._compose()  # the stores that encode values use the new serializer
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """Monotonic string versions: ``<counter, 10 digits>.<48 random bits, hex>``.
@@ -215,7 +255,7 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
         layout step 5): a version is stored about ten times per step (the
         checkpoint's channel versions and versions seen, value fields, refs,
         delta bases), so the long form cost ~0.3x the payload of a growing
-        thread (issue 12). Versions of the long form still sort below: a
+        thread. Versions of the long form still sort below: a
         10-digit counter >= 1 sorts after any 32-digit one below 10**22, so a
         thread written before goes on. The random part keeps apart the value
         fields of two forks that reach the same counter. (Monotonic up to

@@ -1,4 +1,4 @@
-"""The Lua side of delta-stored channel values (issue 12), part of every script's prelude.
+"""The Lua side of delta-stored channel values, part of every script's prelude.
 
 A channel value that extends a stored version is kept in the thread's value
 hash as a delta; its *chain* is the versions it builds on, down to a whole

@@ -30,19 +30,21 @@ the number of namespaces, so a TTL refresh costs the same on every write:
 ``wd`` sorted set  the members of ``wt`` with a deadline, scored by it (ms)
 ``dc`` hash        decision key -> decision JSON (approvals, compare-and-set)
 ``cl`` hash        interrupt id -> ``owner\0taken_ms\0done`` (sweeper claims)
-``act`` hash       idempotency key -> activity result (issue 7)
+``act`` hash       idempotency key -> activity result
 =====  ==========  ==========================================================
 
 Audit keys, in the thread's slot but outside that set (they outlive the
 thread, see :meth:`Keys.audit`): ``au`` stream of audit entries, ``aud`` set of
-the dedupe keys seen, ``auh`` hash of the audit chain's head (layout 7).
+the dedupe keys seen, ``auh`` hash of the audit chain's head (layout 7);
+``ob`` hash of the notification outbox (event id -> event JSON).
 
 Cross-thread keys (each in its own slot, written best-effort next to the
 atomic thread write and reconciled by readers): thread registry shards
 ``{<prefix>:th:N}`` (sets) with their expiry hints ``{<prefix>:th:N}:exp``
 (same slot; sorted sets scoring each thread a saver with a TTL registered by
 when its keys may have expired: readers check those threads and drop the
-gone ones), due-wait shards ``{<prefix>:ws:N}``, run index
+gone ones), due-wait shards ``{<prefix>:ws:N}``, notification shards
+``{<prefix>:ob:N}`` (due) and ``{<prefix>:obp:N}`` (parked), run index
 ``{<prefix>:r:<run>}``, schema-version sets ``{<prefix>:v:<version>}``.
 """
 
@@ -107,7 +109,7 @@ class Keys:
         return [base + s for s in THREAD_SUFFIXES]
 
     def activities(self, thread_id: str) -> str:
-        """Hash of the thread's activity results (issue 7), in the thread's slot.
+        """Hash of the thread's activity results, in the thread's slot.
 
         One of :meth:`thread`'s keys, so every script's TTL refresh, delete and
         copy covers it with the rest of the thread.
@@ -115,7 +117,7 @@ class Keys:
         return self.thread(thread_id)[THREAD_SUFFIXES.index("act")]
 
     def audit(self, thread_id: str) -> list[str]:
-        """The thread's audit stream and its dedupe set (issue 11), in the thread's slot.
+        """The thread's audit stream and its dedupe set, in the thread's slot.
 
         Not among :meth:`thread`'s keys on purpose: ``delete_thread``, TTL
         expiry and ``copy_thread`` leave the audit trail alone; only the
@@ -180,6 +182,34 @@ class Keys:
     def resume_shards(self) -> list[str]:
         """Every resume-pending shard."""
         return [self.resume_shard(i) for i in range(SHARDS)]
+
+    def outbox(self, thread_id: str) -> str:
+        """Hash of the thread's notification events (event id -> JSON), in the thread's slot.
+
+        Not among :meth:`thread`'s keys: like the audit trail, an event outlives
+        the thread it is about (a decision announced after the thread is deleted).
+        """
+        return f"{self.prefix}:{{t:{escape_tag(thread_id)}}}:ob"
+
+    def outbox_shard(self, shard: int) -> str:
+        """Sorted set of ``thread\0event id`` scored by when the event is due (ms).
+
+        Added before the script that may store the event (so an event is never
+        missing from it); an entry whose event is delivered, parked or was
+        never stored is dropped by the claim that finds it so.
+        """
+        return f"{{{self.prefix}:ob:{shard}}}"
+
+    def outbox_parked(self, shard: int) -> str:
+        """Sorted set of ``thread\0event id`` of parked events, scored by when (ms)."""
+        return f"{{{self.prefix}:obp:{shard}}}"
+
+    def outbox_delivered(self, shard: int) -> str:
+        """Sorted set of ``thread\\0event id`` of delivered events, scored by when (ms).
+
+        Written after the script that marks an event delivered (a purge reads it).
+        """
+        return f"{{{self.prefix}:obd:{shard}}}"
 
     def run(self, run_id: str) -> str:
         """Set of thread ids that hold checkpoints of ``run_id``."""

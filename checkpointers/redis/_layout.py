@@ -9,7 +9,8 @@ from typing import Any
 
 from langgraph_durable.checkpointers._errors import LayoutVersionError
 from langgraph_durable.checkpointers.redis import _scripts as S
-from langgraph_durable.checkpointers.redis._core import Call, Cmd, RedisCore, Sleep, script
+from langgraph_durable.checkpointers.redis._core import RedisCore
+from langgraph_durable.checkpointers.redis._ops import Call, Cmd, Sleep, script
 from langgraph_durable.migrations.redis import steps
 
 logger = logging.getLogger("langgraph_durable.checkpointers.redis")

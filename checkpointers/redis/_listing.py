@@ -1,4 +1,4 @@
-"""Cross-thread listing, ``list(None, filter=..., limit=...)`` (I/O-free, issue 12).
+"""Cross-thread listing, ``list(None, filter=..., limit=...)`` (I/O-free).
 
 Not a hot path (LangGraph never calls it while running a graph), but it must
 stay proportionate: the threads come from the registry shards (or, for a
@@ -28,12 +28,83 @@ from langgraph_durable.checkpointers.redis import _scripts as S
 from langgraph_durable.checkpointers.redis._codec import index_prefix, is_indexed, share_chains
 
 if TYPE_CHECKING:
-    from langgraph_durable.checkpointers.redis._core import Call, ListOp, RedisCore
+    from langgraph_durable.checkpointers.redis._core import RedisCore
+    from langgraph_durable.checkpointers.redis._ops import Call, ListOp
 
 BATCH = 64
 """Threads served by one round trip."""
 GET_BATCH = 256
 """Checkpoints read by one round trip; larger limits list per thread instead."""
+
+PAGE_FIRST = 10
+"""Checkpoints in the first page of one thread's listing without a limit."""
+PAGE_FIRST_LIMITED = 100
+"""Checkpoints in the first page at most when a limit is given: ``list(limit=n)``
+with ``n`` up to this is one round trip."""
+PAGE_MAX = 1000
+"""Checkpoints in a page at most."""
+PAGE_BYTES = 8 << 20
+"""Stored bytes (records and values) a page aims to stay under."""
+CHECKED_PAGE_MIN = 64
+"""Candidates a page asks for at least when a filter is checked after decoding."""
+
+
+class ThreadPages:
+    """Page sizes of one thread's listing (I/O-free).
+
+    A history is read in pages (the list script, continued below the last
+    checkpoint id of the previous page), so the first checkpoint comes after
+    one small page and the caller holds at most one page of stored entries,
+    whatever the thread's length. Pages grow, at most doubling, to as many
+    checkpoints as :data:`PAGE_BYTES` holds at the last page's bytes per
+    checkpoint, so values stored whole (``deltas=False``) keep pages to about
+    that size too.
+
+    Args:
+        limit: ``list()``'s limit, or ``None``.
+        exact: Whether the script answers the whole filter (every match it
+            returns counts towards ``limit``); otherwise matches are checked
+            after decoding and a page asks for at least
+            :data:`CHECKED_PAGE_MIN` candidates.
+    """
+
+    def __init__(self, limit: int | None, exact: bool) -> None:
+        self.left = limit
+        self.exact = exact
+        self.size = min(limit, PAGE_FIRST_LIMITED) if limit else PAGE_FIRST
+        if not exact:
+            self.size = min(max(self.size, CHECKED_PAGE_MIN), PAGE_MAX)
+
+    def next_size(self) -> int:
+        """Checkpoints to ask the script for (never 0, which means all)."""
+        if self.exact and self.left is not None:
+            return max(1, min(self.size, self.left))
+        return self.size
+
+    def emitted(self) -> bool:
+        """Count one emitted tuple; whether the limit is reached."""
+        if self.left is None:
+            return False
+        self.left -= 1
+        return self.left <= 0
+
+    def grow(self, entries: Sequence[Any]) -> None:
+        """Size the next page from the bytes of this one's ``entries``."""
+        if not entries:
+            return
+        seen: set[int] = set()
+        total = 0
+        for entry in entries:
+            for field in entry:
+                if isinstance(field, bytes):
+                    total += len(field)
+                elif isinstance(field, (list, dict)) and id(field) not in seen:
+                    seen.add(id(field))  # a page's entries share one chain map
+                    values = field.values() if isinstance(field, dict) else field
+                    total += sum(len(v) for v in values if isinstance(v, bytes))
+        per = max(1, total // len(entries))
+        floor = 1 if self.exact else CHECKED_PAGE_MIN
+        self.size = max(floor, min(2 * self.size, PAGE_MAX, PAGE_BYTES // per))
 
 
 def _batches(items: Sequence[str], size: int = BATCH) -> Iterator[Sequence[str]]:
@@ -46,7 +117,7 @@ def together(ops: list[Generator[Call, Any, Any]]) -> Generator[Call, Any, list[
 
     Every operation must yield only :class:`Call`; returns their results in order.
     """
-    from langgraph_durable.checkpointers.redis._core import Call
+    from langgraph_durable.checkpointers.redis._ops import Call
 
     results: list[Any] = [None] * len(ops)
     pending: dict[int, Call] = {}
@@ -71,14 +142,14 @@ def together(ops: list[Generator[Call, Any, Any]]) -> Generator[Call, Any, list[
 
 
 def _threads(core: RedisCore, filter: dict[str, Any]) -> Generator[Call, Any, list[str]]:
-    from langgraph_durable.checkpointers.redis._core import Call
+    from langgraph_durable.checkpointers.redis._ops import Call
 
     run_id = filter.get("run_id")
     # only threads of that run can match (the index delete_for_runs uses)
     by_run = isinstance(run_id, str) and run_id != ""
     if not by_run:
         # the registry, less the threads whose keys expired (dropped there)
-        return sorted((yield from core._live_threads()))
+        return sorted((yield from core.registry.live_threads()))
     reply = yield Call([("SMEMBERS", core.keys.run(str(run_id)))])
     return sorted({m.decode() for members in reply for m in members})
 
@@ -157,7 +228,7 @@ def _scripted(
     core: RedisCore, threads: list[str], prefixes: list[str], before_id: str, limit: int | None
 ) -> Generator[Call, Any, list[tuple[str, str, str]]]:
     """As :func:`_members` for several ``key == value``: the list script checks them."""
-    from langgraph_durable.checkpointers.redis._core import script
+    from langgraph_durable.checkpointers.redis._ops import script
 
     found: list[tuple[str, str, str]] = []
     for chunk in _batches(threads):
@@ -178,7 +249,7 @@ def _scripted(
 
 def _emit(core: RedisCore, candidates: list[tuple[str, str, str]], limit: int | None) -> ListOp:
     """Read and emit the candidates in order, a batch per round trip, up to ``limit``."""
-    from langgraph_durable.checkpointers.redis._core import Emit, script
+    from langgraph_durable.checkpointers.redis._ops import Emit, script
 
     left = limit
     pos = 0
@@ -191,7 +262,7 @@ def _emit(core: RedisCore, candidates: list[tuple[str, str, str]], limit: int | 
         for (_, thread_id, _), entry in zip(chunk, replies, strict=True):
             if not entry:
                 continue  # deleted since its index member was read
-            yield Emit(core._tuple(thread_id, entry))
+            yield Emit(core.tuple_of(thread_id, entry))
             if left is not None:
                 left -= 1
 
@@ -204,7 +275,7 @@ def _list_whole(
     Values shared by several checkpoints of a thread are read once; the
     matches are merged newest first.
     """
-    from langgraph_durable.checkpointers.redis._core import Emit, script
+    from langgraph_durable.checkpointers.redis._ops import Emit, script
 
     best: list[tuple[tuple[str, str, str], CheckpointTuple]] = []
     for chunk in _batches(threads):
@@ -219,7 +290,7 @@ def _list_whole(
         for thread_id, found in zip(chunk, entries, strict=True):
             share_chains(found)
             for entry in found:
-                tup = core._tuple(thread_id, entry)
+                tup = core.tuple_of(thread_id, entry)
                 ns = tup.config["configurable"].get("checkpoint_ns", "")
                 item = ((tup.checkpoint["id"], thread_id, ns), tup)
                 if limit is None or len(best) < limit:
@@ -231,7 +302,7 @@ def _list_whole(
 
 
 def _call(cmds: list[Any]) -> Generator[Call, Any, list[Any]]:
-    from langgraph_durable.checkpointers.redis._core import Call
+    from langgraph_durable.checkpointers.redis._ops import Call
 
     replies = yield Call(cmds)
     return list(replies)
@@ -241,7 +312,7 @@ def _collect(
     core: RedisCore, thread_id: str, filter: dict[str, Any], before: Any, limit: int | None
 ) -> Generator[Call, Any, list[CheckpointTuple]]:
     """One thread's listing with its items collected instead of emitted."""
-    from langgraph_durable.checkpointers.redis._core import Emit
+    from langgraph_durable.checkpointers.redis._ops import Emit
 
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     gen = core.list_checkpoints(config, filter, before, limit)
@@ -266,7 +337,7 @@ def _list_checked(
     before: RunnableConfig | None,
     limit: int | None,
 ) -> ListOp:
-    from langgraph_durable.checkpointers.redis._core import Emit
+    from langgraph_durable.checkpointers.redis._ops import Emit
 
     best: list[tuple[tuple[str, str, str], int, CheckpointTuple]] = []
     n = 0

@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from langgraph_durable.checkpointers.redis._delta_lua import DELTA_LUA
+from langgraph_durable.checkpointers.redis._keys import THREAD_SUFFIXES
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ COMMON = (
     r"""
 local Z, ZA, C, R, B, X = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local W, WI, WT, WL, WD = KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local NTHREAD = NTHREAD_KEYS
 local SEP = '\0'
 local HI = '\255'
 
@@ -64,7 +66,9 @@ local function refresh(ttl, now, grace)
     if hold > keep then keep = hold end
   end
   local ms = string.format('%d', math.floor(keep))
-  for i = 1, #KEYS do redis.call('PEXPIRE', KEYS[i], ms) end
+  -- the thread's own keys only: a script may take keys that outlive the
+  -- thread (its notification outbox) after them
+  for i = 1, math.min(#KEYS, NTHREAD) do redis.call('PEXPIRE', KEYS[i], ms) end
 end
 
 -- the pending-write members of checkpoint f (ns\0cid) with unpacked refs t:
@@ -136,7 +140,7 @@ local function attach(out)
   for i, e in ipairs(out) do
     if lists[i] and #lists[i] > 0 then
       e[5] = hmget(B, lists[i])
-      -- deltas' chains (issue 12), each link once per reply: the entries of
+      -- deltas' chains, each link once per reply: the entries of
       -- a history share most of theirs (the reader merges them)
       e[7] = chains(lists[i], e[5], seen)
     end
@@ -249,4 +253,4 @@ local function del_checkpoint(f, removed, wcand)
 end
 
 """
-)
+).replace("NTHREAD_KEYS", str(len(THREAD_SUFFIXES)))

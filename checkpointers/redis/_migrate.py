@@ -16,7 +16,7 @@ import os
 import secrets
 from collections.abc import Callable, Generator
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 from langgraph.checkpoint.serde.types import INTERRUPT
@@ -24,9 +24,10 @@ from langgraph.checkpoint.serde.types import INTERRUPT
 from langgraph_durable.checkpointers._errors import LayoutVersionError
 from langgraph_durable.checkpointers.redis import _scripts as S
 from langgraph_durable.checkpointers.redis._codec import SEP, Codec, chain_map, now_utc
-from langgraph_durable.checkpointers.redis._core import Call, Cmd, RedisCore, script
+from langgraph_durable.checkpointers.redis._core import RedisCore
 from langgraph_durable.checkpointers.redis._delta_lua import WREF
 from langgraph_durable.checkpointers.redis._keys import shard_of
+from langgraph_durable.checkpointers.redis._ops import Call, Cmd, script
 from langgraph_durable.migrations import (
     BatchOutcome,
     CheckpointRef,
@@ -44,7 +45,8 @@ Short on purpose: a batch takes well under a second, a restarted run waits for
 a dead worker's claims to expire, and an expired claim is harmless (the
 rewrite is a compare-and-set)."""
 
-Gen = Generator[Call, Any, Any]
+T = TypeVar("T")
+Gen = Generator[Call, Any, T]
 _PAGE = 200
 """Threads per SSCAN page in counts, samples and status."""
 _Entry = list[Any]
@@ -54,7 +56,7 @@ def _claim_key(core: RedisCore, thread_id: str) -> str:
     return core.keys.thread(thread_id)[0][:-1] + "mig"  # <prefix>:{t:...}:mig
 
 
-def _read_threads(core: RedisCore, threads: list[str]) -> Gen:
+def _read_threads(core: RedisCore, threads: list[str]) -> Gen[Any]:
     """Every checkpoint of each thread, raw entries with their channel values filled in."""
     if not threads:
         return {}
@@ -80,7 +82,7 @@ def _read_threads(core: RedisCore, threads: list[str]) -> Gen:
             if deltas:
                 chains.append((t, deltas))
         if chains:
-            # values stored as deltas (issue 12) are read with their chains
+            # values stored as deltas are read with their chains
             replies = yield Call(
                 [script(S.CHAIN, core.keys.thread(t), *fields) for t, fields in chains]
             )
@@ -109,7 +111,7 @@ def _record_version(core: RedisCore, entry: _Entry) -> int:
 
 
 def _referenced(entries: list[_Entry]) -> set[str]:
-    """The write members the deltas of a thread's values refer to (issue 12)."""
+    """The write members the deltas of a thread's values refer to."""
     out: set[str] = set()
     for e in entries:
         pairs = e[6] if len(e) > 6 and e[6] else []
@@ -124,7 +126,7 @@ def _rewrite_cmd(
     entry: _Entry,
     up: Upgrade,
     target: int,
-    referenced: set[str] = frozenset(),  # type: ignore[assignment]
+    referenced: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[Cmd, list[tuple[str, bytes, str]]]:
     """The REWRITE command of one upgraded checkpoint, and the waits it indexes.
 
@@ -134,11 +136,11 @@ def _rewrite_cmd(
     new = up.tuple
     ns, cid = entry[0].decode(), entry[1].decode()
     parent = (new.parent_config or {}).get("configurable", {}).get("checkpoint_id")
-    # an upgraded value is stored whole, never as a delta (issue 12)
+    # an upgraded value is stored whole, never as a delta
     record, refs, blobs, members, _ = core.codec.encode_put(
         ns, new.checkpoint, new.metadata, up.new_versions, parent, target, deltas=False
     )
-    args: list[Any] = [ns, cid, entry[2], record, refs, *core._ttl_args()]
+    args: list[Any] = [ns, cid, entry[2], record, refs, *core.ttl_args()]
     args += [len(blobs) // 2, *blobs, len(members), *members]
     waits: list[tuple[str, bytes, str]] = []
     old_writes = entry[5] or []
@@ -184,7 +186,7 @@ def upgrade_batch(
     cursor: Any,
     limit: int,
     upgrade: Callable[[CheckpointTuple, int], Upgrade],
-) -> Gen:
+) -> Gen[BatchOutcome]:
     """One claimed batch of threads (see the module docs); returns a BatchOutcome."""
     v, scan = cursor if cursor is not None else (0, 0)
     if v >= below:
@@ -237,12 +239,12 @@ def upgrade_batch(
             for f in reply[1:]
             if (f.decode() if isinstance(f, bytes) else f) not in {w[0] for w in waits}
         ]
-        follow += core._unshard(t, gone)
+        follow += core.unshard(t, gone)
         shard = core.keys.wait_shard(shard_of(t))
         for fld, _, deadline in waits:
             follow.append(("ZADD", shard, deadline or "+inf", t + SEP + fld))
     for t in mine:
-        follow += core._registration(core.keys.version(below), t)
+        follow += core.registry.add(core.keys.version(below), t)
         follow.append(script(S.UNLOCK, [_claim_key(core, t)], worker))
     done_at_v = [t for t in mine if left_at_v[t] == 0]
     if done_at_v:  # a removal from a registry: savers re-check what they skip
@@ -258,7 +260,7 @@ def upgrade_batch(
     return BatchOutcome(items, skipped_threads + skipped_items, nxt)
 
 
-def _thread_versions(core: RedisCore, threads: list[str]) -> Gen:
+def _thread_versions(core: RedisCore, threads: list[str]) -> Gen[Any]:
     """Per thread: (paused, [(ns, cid, version)...])."""
     if not threads:
         return {}
@@ -281,7 +283,7 @@ def _latest(cps: list[tuple[str, str, int]]) -> dict[str, tuple[str, int]]:
     return top
 
 
-def counts(core: RedisCore, below: int, all_history: bool) -> Gen:
+def counts(core: RedisCore, below: int, all_history: bool) -> Gen[dict[int, int]]:
     """Candidates per stored version (see ``MigrationStore.migration_counts``)."""
     result: dict[int, int] = {}
     for v in range(below):
@@ -303,7 +305,9 @@ def counts(core: RedisCore, below: int, all_history: bool) -> Gen:
     return result
 
 
-def sample(core: RedisCore, version: int, all_history: bool, limit: int) -> Gen:
+def sample(
+    core: RedisCore, version: int, all_history: bool, limit: int
+) -> Gen[list[CheckpointTuple]]:
     """Up to ``limit`` candidates stored with ``version``, decoded, not claimed."""
     out: list[CheckpointTuple] = []
     cursor = 0
@@ -322,7 +326,7 @@ def sample(core: RedisCore, version: int, all_history: bool, limit: int) -> Gen:
     return out
 
 
-def status(core: RedisCore) -> Gen:
+def status(core: RedisCore) -> Gen[list[VersionStatus]]:
     """Per version: threads (latest root checkpoint), checkpoints, paused threads.
 
     A prefix that was never set up raises :class:`LayoutVersionError`, as on
@@ -353,73 +357,3 @@ def status(core: RedisCore) -> Gen:
             if int(cursor) == 0:
                 break
     return [VersionStatus(v, *agg[v]) for v in sorted(agg)]
-
-
-class RedisMigrationSync:
-    """``langgraph_durable.migrations.MigrationStore`` on the sync Redis saver."""
-
-    _core: RedisCore
-
-    def migration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""
-        return self._run("migration_counts", counts(self._core, below, all_history))  # type: ignore[attr-defined,no-any-return]
-
-    def migration_sample(
-        self, *, version: int, all_history: bool, limit: int
-    ) -> list[CheckpointTuple]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_sample``."""
-        return self._run("migration_sample", sample(self._core, version, all_history, limit))  # type: ignore[attr-defined,no-any-return]
-
-    def migration_upgrade_batch(
-        self,
-        *,
-        below: int,
-        all_history: bool,
-        cursor: Any,
-        limit: int,
-        upgrade: Callable[[CheckpointTuple, int], Upgrade],
-    ) -> BatchOutcome:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_upgrade_batch``."""
-        return self._run(  # type: ignore[attr-defined,no-any-return]
-            "migration_upgrade_batch",
-            upgrade_batch(self._core, below, all_history, cursor, limit, upgrade),
-        )
-
-    def migration_status(self) -> list[VersionStatus]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_status``."""
-        return self._run("migration_status", status(self._core))  # type: ignore[attr-defined,no-any-return]
-
-
-class RedisMigrationAsync:
-    """``langgraph_durable.migrations.AsyncMigrationStore`` on the async Redis saver."""
-
-    _core: RedisCore
-
-    async def amigration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""
-        return await self._run("migration_counts", counts(self._core, below, all_history))  # type: ignore[attr-defined,no-any-return]
-
-    async def amigration_sample(
-        self, *, version: int, all_history: bool, limit: int
-    ) -> list[CheckpointTuple]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_sample``."""
-        return await self._run("migration_sample", sample(self._core, version, all_history, limit))  # type: ignore[attr-defined,no-any-return]
-
-    async def amigration_upgrade_batch(
-        self,
-        *,
-        below: int,
-        all_history: bool,
-        cursor: Any,
-        limit: int,
-        upgrade: Callable[[CheckpointTuple, int], Upgrade],
-    ) -> BatchOutcome:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_upgrade_batch``."""
-        return await self._run(  # type: ignore[attr-defined,no-any-return]
-            "migration_upgrade_batch",
-            upgrade_batch(self._core, below, all_history, cursor, limit, upgrade),
-        )
-
-    async def amigration_status(self) -> list[VersionStatus]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_status``."""
-        return await self._run("migration_status", status(self._core))  # type: ignore[attr-defined,no-any-return]

@@ -27,7 +27,7 @@ from langgraph_durable.checkpointers.redis._scripts_admin import (
 )
 
 # ARGV: ns, cid ('' = latest), ttl, now, grace, field*: the blob fields whose
-# chains not to send (the client holds their versions whole, issue 3)
+# chains not to send (the client holds their versions whole)
 GET = Script(
     "get",
     _COMMON
@@ -56,7 +56,7 @@ PUT = Script(
 local ns, cid = ARGV[1], ARGV[2]
 local f = ns .. SEP .. cid
 local nb = tonumber(ARGV[8])
--- a delta is stored only with its base (issue 12): if another client deleted
+-- a delta is stored only with its base: if another client deleted
 -- it since this saver cached it, write nothing; the saver retries whole
 for j = 9, 8 + 2 * nb, 2 do
   local base = delta_link(ARGV[j + 1])
@@ -123,14 +123,20 @@ return gone
 """,
 )
 
-# ARGV: ttl, now, grace, nwrites, nreplace, (member, value, overwrite)*, replace prefix*,
-# (field, entry, deadline)*. A task that writes __interrupt__ again replaces its
-# waits (a re-ask in the same task); returns the removed wait fields.
+# KEYS: the thread's, then its outbox. ARGV: ttl, now, grace, nwrites, nreplace,
+# (member, value, overwrite)*, replace prefix*, (field, entry, deadline, event id,
+# event)*. A task that writes __interrupt__ again replaces its waits (a re-ask in
+# the same task); returns the removed wait fields. A wait's event ('' when it has
+# none) is stored first: if it cannot be, nothing is.
 PUT_WRITES = Script(
     "put_writes",
     _COMMON
     + r"""
 local nw, nr = tonumber(ARGV[4]), tonumber(ARGV[5])
+local OB = KEYS[NTHREAD + 1]
+for k = 6 + 3 * nw + nr, #ARGV, 5 do
+  if ARGV[k + 3] ~= '' then redis.call('HSETNX', OB, ARGV[k + 3], ARGV[k + 4]) end
+end
 local i = 6
 -- each write is listed in its checkpoint's refs (layout step 6), else in WI
 local refs, dirty = {}, {}
@@ -175,7 +181,7 @@ while i <= #ARGV do
   redis.call('HSET', WT, fld, entry)
   redis.call('ZADD', WL, 0, fld)
   if dl ~= '' then redis.call('ZADD', WD, dl, fld) end
-  i = i + 3
+  i = i + 5
 end
 refresh(ARGV[1], ARGV[2], ARGV[3])
 return removed
@@ -329,7 +335,7 @@ return out
 """,
 )
 
-# ARGV: field*. The chains of the deltas stored at those fields (issue 12), as
+# ARGV: field*. The chains of the deltas stored at those fields, as
 # field/value pairs: what list reads after its HMGET of the listed values.
 CHAIN = Script(
     "chain",

@@ -225,7 +225,7 @@ return out
 # ARGV: ns, cid, old record, record, refs, ttl, now, grace, nb, nb blob pairs,
 #       nm, nm index members, replace writes ('0'/'1'), [nk, nk members to keep,]
 #       nw, nw (member, value), then (field, entry, deadline) of each indexed wait.
-# A replaced write that a delta refers to (issue 12) is kept in W, out of WI:
+# A replaced write that a delta refers to is kept in W, out of WI:
 # no longer a pending write of the checkpoint, still there for the delta.
 # Returns {1, removed wait fields...} or 0.
 REWRITE = Script(

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import builtins
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import redis
 from langchain_core.runnables import RunnableConfig
@@ -24,31 +22,34 @@ from redis import exceptions as rx
 from redis.cluster import RedisCluster
 
 from langgraph_durable.checkpointers._delta import DeltaPolicy
+from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
+from langgraph_durable.checkpointers._otel_saver import sync_traced_saver
 from langgraph_durable.checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
-from langgraph_durable.checkpointers._waits import WaitEntry
 from langgraph_durable.checkpointers.redis import _layout
-from langgraph_durable.checkpointers.redis._activities import SyncActivities
-from langgraph_durable.checkpointers.redis._approvals import SyncApprovals
-from langgraph_durable.checkpointers.redis._audit import SyncAudit
+from langgraph_durable.checkpointers.redis import _thread_ops as threads
 from langgraph_durable.checkpointers.redis._base import (
-    REFUSED_CONNECTING,
-    RETRIES,
-    TOLERATED,
-    UNAVAILABLE,
     RedisSaverBase,
-    as_eval,
     check_client,
-    check_replies,
     describe,
     opening_error,
-    translate,
 )
-from langgraph_durable.checkpointers.redis._core import Call, Cmd, Emit, Sleep
-from langgraph_durable.checkpointers.redis._leases import SyncLeases
-from langgraph_durable.checkpointers.redis._migrate import RedisMigrationSync
-from langgraph_durable.checkpointers.redis._wire import DIRECT, SyncLane, direct_pool
+from langgraph_durable.checkpointers.redis._lease_commands import with_lease
+from langgraph_durable.checkpointers.redis._run_stores import (
+    RedisLeases,
+    RedisMigrationStore,
+    RedisOutbox,
+)
+from langgraph_durable.checkpointers.redis._runner import RedisRunner
+from langgraph_durable.checkpointers.redis._stores import (
+    RedisActivities,
+    RedisAudit,
+    RedisDecisions,
+    RedisWaits,
+)
+
+T = TypeVar("T")
 
 
 def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
@@ -90,15 +91,22 @@ def _probe(url: str, exc: Exception) -> Exception | None:
     return None
 
 
+@sync_traced_saver("redis")
 @sync_run_leases
-class RedisSaver(
-    SyncActivities, SyncLeases, SyncApprovals, SyncAudit, RedisMigrationSync, RedisSaverBase
-):
+class RedisSaver(RedisSaverBase):
     """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     No modules needed. Every key of a thread shares one hash tag; ``put`` and
     ``get_tuple`` are one round trip each (a Lua script). See the README's
     Redis section for the layout, TTL and the wait index.
+
+    The features beyond LangGraph's saver are attributes, each implementing
+    the protocols of :mod:`langgraph_durable.checkpointers`: ``waits``
+    (``WaitIndex``, ``WaitClaims``), ``decisions`` (``DecisionStore``),
+    ``audit`` (``AuditLog``, ``VerifiableAudit``), ``leases``
+    (``LeaseStore``), ``activities`` (``ActivityStore``'s sync methods),
+    ``outbox`` (``Outbox``) and ``migration_store`` (the ``MigrationStore``
+    that ``upgrade_all`` drives).
 
     Args:
         client: A ``redis.Redis`` or ``redis.cluster.RedisCluster`` created with
@@ -151,9 +159,7 @@ class RedisSaver(
     ) -> None:
         check_client(client, (redis.Redis, RedisCluster), "redis.Redis or RedisCluster")
         self.client = client
-        # plain (non-cluster) clients that pool their connections take the direct path
-        pool = direct_pool(client, redis.Redis)
-        self._lane = SyncLane(pool) if pool is not None else None
+        self._runner = RedisRunner(client, type(self).__name__)
         self._init_core(
             serde=serde,
             migrations=migrations,
@@ -165,7 +171,18 @@ class RedisSaver(
         )
         settings = lease_settings(leases)
         policy = multitask_policy(multitask, multitask_timeout, leases=settings is not None)
-        self.run_leases = RunLeases(self, settings, multitask=policy) if settings else None
+        self._compose()
+        self.run_leases = RunLeases(self.leases, settings, multitask=policy) if settings else None
+
+    def _compose(self) -> None:
+        runner, core = self._runner, self._core
+        self.waits = RedisWaits(runner, core)
+        self.decisions = RedisDecisions(runner, core)
+        self.audit = RedisAudit(runner, core, self.delete_thread)
+        self.leases = RedisLeases(runner, core)
+        self.activities = RedisActivities(runner, core)
+        self.outbox = RedisOutbox(runner, core)
+        self.migration_store = RedisMigrationStore(runner, core)
 
     @classmethod
     @contextmanager
@@ -201,94 +218,20 @@ class RedisSaver(
         if self.run_leases is not None:
             self.run_leases.close()
 
-    # -- the shell ------------------------------------------------------------
-    def _execute(self, cmds: list[Cmd]) -> list[Any]:
-        # every command the core sends is idempotent, so a call that met a
-        # dropped connection (a restart, a failover) is simply sent again
-        for attempt in range(RETRIES):
-            try:
-                return self._execute_once(cmds)
-            except UNAVAILABLE as exc:
-                # a refused password is an answer: sending again would not change it
-                if attempt == RETRIES - 1 or isinstance(exc, REFUSED_CONNECTING):
-                    raise
-                time.sleep(0.05 * 2**attempt)
-        raise AssertionError("unreachable")
-
-    def _execute_once(self, cmds: list[Cmd]) -> list[Any]:
-        execute: Any = self.client.execute_command  # untyped in redis-py's sync client
-        if self._lane is not None and all(c[0] in DIRECT for c in cmds):
-            replies = self._lane.execute(cmds)
-            for i in check_replies(cmds, replies):
-                replies[i] = execute(*as_eval(cmds[i]))
-            return replies
-        if len(cmds) == 1:
-            try:
-                return [execute(*cmds[0])]
-            except redis.exceptions.NoScriptError:
-                return [execute(*as_eval(cmds[0]))]
-            except (redis.exceptions.ResponseError, redis.exceptions.RedisClusterException) as exc:
-                if cmds[0][0] in TOLERATED:
-                    return [exc]
-                raise
-        pipe = self.client.pipeline(transaction=False)
-        for cmd in cmds:
-            pipe.execute_command(*cmd)
-        replies = list(pipe.execute(raise_on_error=False))
-        for i in check_replies(cmds, replies):
-            replies[i] = execute(*as_eval(cmds[i]))
-        return replies
-
-    def _run(self, operation: str, gen: Any) -> Any:
-        reply: Any = None
-        failed: Exception | None = None
-        try:
-            while True:
-                try:
-                    # a command's error goes into the operation, so that its
-                    # ``finally`` can still send what it must (setup's unlock)
-                    step = gen.send(reply) if failed is None else gen.throw(failed)
-                except StopIteration as stop:
-                    return stop.value
-                failed = None
-                if isinstance(step, Sleep):
-                    time.sleep(step.seconds)
-                    reply = None
-                else:
-                    try:
-                        reply = self._execute(step.cmds)
-                    except Exception as exc:
-                        failed, reply = exc, None
-        except Exception as exc:
-            raise translate(exc, operation) from exc
-
-    def _iterate(self, operation: str, gen: Any) -> Iterator[Any]:
-        reply: Any = None
-        while True:
-            try:
-                step = gen.send(reply)
-            except StopIteration:
-                return
-            except Exception as exc:
-                raise translate(exc, operation) from exc
-            if isinstance(step, Emit):
-                reply = None
-                yield step.value
-            else:
-                assert isinstance(step, Call)
-                try:
-                    reply = self._execute(step.cmds)
-                except Exception as exc:
-                    raise translate(exc, operation) from exc
+    def _run_with_lease(
+        self, operation: str, op: Any, pre: Step | None, post: Step | None
+    ) -> tuple[Any, Any, Any]:
+        """Run a write with a run's lease commands, in one pipeline (``RunLeases.around``)."""
+        return self._runner.run(operation, with_lease(self.leases.commands, op, pre, post))
 
     # -- BaseCheckpointSaver ----------------------------------------------------
     def setup(self) -> None:
         """Apply pending layout steps under a lock; warn once if Redis persists nothing."""
-        self._run("setup", _layout.setup(self._core, where=describe(self.client)))
+        self._runner.run("setup", _layout.setup(self._core, where=describe(self.client)))
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The latest (or ``checkpoint_id``'s) checkpoint of a thread+namespace."""
-        return self._run("get_tuple", self._core.get_tuple(config))  # type: ignore[no-any-return]
+        return self._runner.run("get_tuple", self._core.get_tuple(config))
 
     def schema_version(self, config: RunnableConfig) -> int | None:
         """The schema version ``config``'s checkpoint is stored with, or ``None``.
@@ -300,7 +243,7 @@ class RedisSaver(
         the checkpoint's record, beside the metadata, which reads back exactly
         as written.
         """
-        return self._run("schema_version", self._core.schema_version_of(config))  # type: ignore[no-any-return]
+        return self._runner.run("schema_version", self._core.schema_version_of(config))
 
     def list(
         self,
@@ -311,7 +254,9 @@ class RedisSaver(
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first, filtered by metadata, before a cursor, up to ``limit``."""
-        return self._iterate("list", self._core.list_checkpoints(config, filter, before, limit))
+        return self._runner.iterate(
+            "list", self._core.list_checkpoints(config, filter, before, limit)
+        )
 
     def put(
         self,
@@ -321,9 +266,7 @@ class RedisSaver(
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint atomically; returns its config."""
-        return self._run(  # type: ignore[no-any-return]
-            "put", self._core.put(config, checkpoint, metadata, new_versions)
-        )
+        return self._runner.run("put", self._core.put(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -333,55 +276,34 @@ class RedisSaver(
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes atomically (and index marked interrupts)."""
-        self._run("put_writes", self._core.put_writes(config, writes, task_id, task_path))
+        self._runner.run("put_writes", self._core.put_writes(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait of one thread (nothing else)."""
-        self._run("delete_thread", self._core.delete_thread(thread_id))
-        self._run("delete_lease", self._lc.delete(thread_id))
+        self._runner.run("delete_thread", threads.delete_thread(self._core, thread_id))
+        self.leases.delete_lease(thread_id=thread_id)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints and writes that the given runs created."""
-        self._run("delete_for_runs", self._core.delete_for_runs(run_ids))
+        self._runner.run("delete_for_runs", threads.delete_for_runs(self._core, run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread onto another thread."""
-        self._run("copy_thread", self._core.copy_thread(source_thread_id, target_thread_id))
+        self._runner.run(
+            "copy_thread", threads.copy_thread(self._core, source_thread_id, target_thread_id)
+        )
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``keep_latest`` (keeps what DeltaChannels rebuild from) or ``delete``."""
-        self._run("prune", self._core.prune(thread_ids, strategy))
+        self._runner.run("prune", threads.prune(self._core, thread_ids, strategy))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Per channel, writes along the parent chain back to the nearest stored value."""
-        return self._run(  # type: ignore[no-any-return]
+        return self._runner.run(
             "get_delta_channel_history", self._core.delta_history(config, channels)
         )
-
-    def list_waits(
-        self,
-        *,
-        kind: str | None = None,
-        approver: str | None = None,
-        thread_id: str | None = None,
-        limit: int | None = None,
-    ) -> builtins.list[WaitEntry]:
-        """Pending marked interrupts, oldest deadline first (``None`` deadlines last)."""
-        return self._run(  # type: ignore[no-any-return]
-            "list_waits",
-            self._core.list_waits(kind=kind, approver=approver, thread_id=thread_id, limit=limit),
-        )
-
-    def reconcile_waits(self) -> int:
-        """Re-add to the due-wait shards every indexed wait they miss; returns how many.
-
-        A shard entry is written right after the atomic thread write; a crash
-        in between leaves the wait indexed in its thread but not in its shard.
-        Run this after an unclean stop (the sweeper may call it periodically).
-        """
-        return self._run("reconcile_waits", self._core.reconcile_waits())  # type: ignore[no-any-return]
 
     # -- async methods run the sync ones in a worker thread ------------------------
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -450,7 +372,3 @@ class RedisSaver(
         return await asyncio.to_thread(
             lambda: self.get_delta_channel_history(config=config, channels=channels)
         )
-
-    async def alist_waits(self, **kwargs: Any) -> builtins.list[WaitEntry]:
-        """Async :meth:`list_waits` (in a worker thread)."""
-        return await asyncio.to_thread(lambda: self.list_waits(**kwargs))

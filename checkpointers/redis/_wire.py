@@ -13,7 +13,7 @@ C (``hiredis.pack_command``) and its replies parsed by a hiredis reader.
   loop: what they queue in one turn of the loop goes out in one write, and a
   reader task hands the replies back in order (20 concurrent graph runs make
   a fraction of the socket writes and reads they would make one by one).
-* :class:`SyncLane` keeps a few connections checked out, one per call at a
+* :class:`Lane` keeps a few connections checked out, one per call at a
   time (threads).
 
 Only commands whose raw replies are what the core parses go this way
@@ -51,7 +51,8 @@ _PUSH = getattr(hiredis, "PushNotification", None)
 def pack(cmds: list[Cmd]) -> bytes:
     """One RESP buffer for a batch of commands (str, bytes, int and float arguments)."""
     if len(cmds) == 1:
-        return hiredis.pack_command(cmds[0])  # type: ignore[no-any-return]
+        packed: bytes = hiredis.pack_command(cmds[0])  # hiredis is untyped
+        return packed
     return b"".join([hiredis.pack_command(c) for c in cmds])
 
 
@@ -255,7 +256,7 @@ class _Mux:
                 await self.pool.release(self.conn)
 
 
-class SyncLane:
+class Lane:
     """Direct execution on connections of a ``redis.Redis`` client's pool (thread-safe)."""
 
     def __init__(self, pool: Any) -> None:

@@ -1,7 +1,7 @@
 -- Step 2: additive columns and indexes of langgraph-durable. The official
 -- saver ignores all of them, so it can still read what we write.
 
--- Schema version of the code that wrote each checkpoint (issue 4).
+-- Schema version of the code that wrote each checkpoint.
 ALTER TABLE checkpoints ADD COLUMN IF NOT EXISTS schema_version INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS checkpoints_schema_version_idx
     ON checkpoints (schema_version, thread_id, checkpoint_ns, checkpoint_id);

@@ -1,4 +1,4 @@
--- Step: run leases (issue 10). One row per thread that a leasing saver ran:
+-- Step: run leases. One row per thread that a leasing saver ran:
 -- who runs it, until when its lease lasts, how often it was recovered.
 -- Orphaned runs are found through the partial index on running rows only, so
 -- finding them costs the same however many threads are finished or waiting.

@@ -1,4 +1,4 @@
--- Step 4: activity results (issue 7). One row per (thread, idempotency key):
+-- Step 4: activity results. One row per (thread, idempotency key):
 -- what an activity returned, serialized by the saver's serde like a channel
 -- value. Inserted once (first writer wins); deleted with the thread.
 CREATE TABLE IF NOT EXISTS durable_activities (

@@ -1,4 +1,4 @@
--- Step 6: delta storage of growing channel values (issue 12).
+-- Step 6: delta storage of growing channel values.
 -- A value that extends a stored version of its channel is kept as a row of
 -- type 'delta' holding only the new items; base_version names the version it
 -- extends (same thread, namespace and channel) and root_version the whole

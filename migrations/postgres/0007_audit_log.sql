@@ -1,4 +1,4 @@
--- Step 7: the append-only audit trail (issue 11).
+-- Step 7: the append-only audit trail.
 -- One row per decision attempt (allowed or refused), timeout, escalation,
 -- stale re-ask and compensation step. Request payloads are never stored here,
 -- only their fingerprints. `seq` orders a thread's entries.

@@ -1,4 +1,4 @@
--- Step 8 (issue 12): a delta may refer to the pending writes that hold its new items
+-- Step 8: a delta may refer to the pending writes that hold its new items
 -- instead of copying them. `writes_of` names the checkpoint those writes belong
 -- to (same thread and namespace, same channel); the delta's bytes list the
 -- task ids and indexes. NULL for every other row, so existing rows are unchanged

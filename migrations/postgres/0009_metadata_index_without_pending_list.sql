@@ -1,4 +1,4 @@
--- Step 9 (issue 12): the metadata GIN index (step 2) writes each new entry into
+-- Step 9: the metadata GIN index (step 2) writes each new entry into
 -- its tree instead of a pending list. With fastupdate on, inserts append to a
 -- pending list that is merged later, and the pages it used stay allocated: on
 -- a thread of 300 checkpoints the index took 57 KiB instead of 32 KiB. Writing

@@ -133,4 +133,20 @@ def latest_version() -> int:
     return len(layout_steps())
 
 
-__all__ = ["LayoutStep", "latest_version", "layout_steps", "split_statements"]
+from langgraph_durable.migrations.postgres._partitions import (  # noqa: E402
+    MAX_PARTITIONS,
+    PARTITIONED_TABLES,
+    partition_name,
+    partitioned,
+)
+
+__all__ = [
+    "MAX_PARTITIONS",
+    "PARTITIONED_TABLES",
+    "LayoutStep",
+    "latest_version",
+    "layout_steps",
+    "partition_name",
+    "partitioned",
+    "split_statements",
+]

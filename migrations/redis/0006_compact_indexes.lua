@@ -1,4 +1,4 @@
--- Layout step 6 (issue 12), once per registered thread; KEYS in the order of
+-- Layout step 6, once per registered thread; KEYS in the order of
 -- checkpointers.redis._keys.THREAD_SUFFIXES.
 local ZA, R, X, WI = KEYS[2], KEYS[4], KEYS[6], KEYS[8]
 local SEP = '\0'

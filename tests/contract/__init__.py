@@ -34,6 +34,8 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 
+from tests._parts import method_of
+
 
 class SyncAsAsync(BaseCheckpointSaver[Any]):
     """Async facade over a sync saver: every ``a*`` method calls the sync one in a thread."""
@@ -106,7 +108,7 @@ class SyncAsAsync(BaseCheckpointSaver[Any]):
         )
 
     async def alist_waits(self, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(lambda: self.inner.list_waits(**kwargs))  # type: ignore[attr-defined]
+        return await asyncio.to_thread(lambda: method_of(self.inner, "list_waits")(**kwargs))
 
 
 __all__ = ["SyncAsAsync"]

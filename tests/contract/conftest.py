@@ -52,6 +52,36 @@ def _pg_async(request: pytest.FixtureRequest) -> Opener:
     return open_saver
 
 
+PARTITIONS = 4
+"""Hash partitions of the partitioned layout the suite also runs on."""
+
+
+def _pg_partitioned_sync(request: pytest.FixtureRequest) -> Opener:
+    url, schema = request.getfixturevalue("pg_schema")
+
+    @asynccontextmanager
+    async def open_saver(**options: Any) -> AsyncIterator[SyncAsAsync]:
+        with PostgresSaver.from_conn_string(url, schema=schema, pool_size=4, **options) as saver:
+            await asyncio.to_thread(saver.setup, partitions=PARTITIONS)
+            yield SyncAsAsync(saver)
+
+    return open_saver
+
+
+def _pg_partitioned_async(request: pytest.FixtureRequest) -> Opener:
+    url, schema = request.getfixturevalue("pg_schema")
+
+    @asynccontextmanager
+    async def open_saver(**options: Any) -> AsyncIterator[AsyncPostgresSaver]:
+        async with AsyncPostgresSaver.from_conn_string(
+            url, schema=schema, pool_size=4, **options
+        ) as saver:
+            await saver.setup(partitions=PARTITIONS)
+            yield saver
+
+    return open_saver
+
+
 def _pg_bouncer_sync(request: pytest.FixtureRequest) -> Opener:
     url, schema = request.getfixturevalue("pg_bouncer_schema")
 
@@ -108,19 +138,27 @@ def _redis_async_on(fixture: str) -> Callable[[pytest.FixtureRequest], Opener]:
 
 
 SAVER_FACTORIES: dict[str, Callable[[pytest.FixtureRequest], Opener]] = {
-    "pg-sync": _pg_sync,
-    "pg-async": _pg_async,
+    "postgres-sync": _pg_sync,
+    "postgres-async": _pg_async,
     # through a PgBouncer in transaction mode, prepared statements off
-    "pg-bouncer-sync": _pg_bouncer_sync,
-    "pg-bouncer-async": _pg_bouncer_async,
+    "pgbouncer-sync": _pg_bouncer_sync,
+    "pgbouncer-async": _pg_bouncer_async,
+    # the hash-partitioned layout (setup(partitions=N)); under the `partitioned` marker
+    "postgres-partitioned-sync": _pg_partitioned_sync,
+    "postgres-partitioned-async": _pg_partitioned_async,
     "redis-sync": _redis_sync,
     "redis-async": _redis_async_on("redis_prefix"),
     # the whole suite on the test-started 3-master Redis Cluster too
     "redis-cluster-async": _redis_async_on("cluster_prefix"),
-    # and on a Valkey server the tests start (issue 3: "also correct on Valkey")
+    # and on a Valkey server the tests start: the saver promises Valkey as well
     "valkey-async": _redis_async_on("valkey_prefix"),
 }
-_MARKS = {"redis-cluster-async": [pytest.mark.cluster]}
+_PARTITIONED = [pytest.mark.partitioned, pytest.mark.slow]
+_MARKS = {
+    "redis-cluster-async": [pytest.mark.cluster],
+    "postgres-partitioned-sync": _PARTITIONED,
+    "postgres-partitioned-async": _PARTITIONED,
+}
 
 
 @pytest.fixture(params=[pytest.param(k, marks=_MARKS.get(k, [])) for k in sorted(SAVER_FACTORIES)])

@@ -12,6 +12,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
 from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
+from tests._parts import method_of
 from tests.contract import SyncAsAsync
 
 DEADLINE = datetime(2030, 1, 1, tzinfo=timezone.utc)
@@ -28,8 +29,8 @@ def _ask(state: State) -> dict[str, Any]:
 async def _call(saver: Any, name: str, **kwargs: Any) -> Any:
     """The async method of an async saver; the sync one (in a thread) of a sync saver."""
     if not isinstance(saver, SyncAsAsync):
-        return await getattr(saver, "a" + name)(**kwargs)
-    return await asyncio.to_thread(lambda: getattr(saver, name)(**kwargs))
+        return await method_of(saver, "a" + name)(**kwargs)
+    return await asyncio.to_thread(lambda: method_of(saver, name)(**kwargs))
 
 
 async def test_copy_carries_decisions_claims_waits_and_activities(saver) -> None:
@@ -64,7 +65,7 @@ async def test_copy_carries_decisions_claims_waits_and_activities(saver) -> None
     }
     copied = await _call(saver, "get_activity", thread_id=target, key="charge-7")
     assert copied is not None and copied.thread_id == target and copied.value == {"receipt": 42}
-    (wait,) = await saver.alist_waits(thread_id=target)
+    (wait,) = await method_of(saver, "alist_waits")(thread_id=target)
     assert (wait.thread_id, wait.interrupt_id, wait.info.deadline) == (target, iid, DEADLINE)
     # the copy's decision is its own first one: a later decider is told who won
     late = {**decision, "by": "mallory", "approved": False}

@@ -1,4 +1,4 @@
-"""Threads whose message list grows (stored as deltas, issue 12) read back exactly.
+"""Threads whose message list grows (stored as deltas) read back exactly.
 
 The same randomized sequence of turns, edits by id, removals, ``RemoveMessage``
 of everything, and forks from older checkpoints runs on LangGraph's

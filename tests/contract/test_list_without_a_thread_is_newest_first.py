@@ -1,4 +1,4 @@
-"""``list(None, filter=..., limit=...)`` lists across threads newest first (issue 12).
+"""``list(None, filter=..., limit=...)`` lists across threads newest first.
 
 Checkpoints are written round-robin over more threads than one batch of the
 Redis listing serves, so the newest ones interleave threads; every backend

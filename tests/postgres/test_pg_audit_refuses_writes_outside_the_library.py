@@ -1,6 +1,6 @@
 """A role that does not own the schema runs the library, and cannot edit the audit trail.
 
-The role gets the grants the README documents (tables, no write on the audit
+The role gets the grants docs/guides/authorization.md documents (tables, no write on the audit
 tables, EXECUTE on the two audit functions) or, as a deployment that granted
 too much, every privilege on every table: either way it approves through the
 library, and every edit it tries on the trail is refused by the database, the
@@ -28,7 +28,7 @@ from langgraph_durable.interrupts import (
 )
 from tests._approval_graphs import review_graph
 
-# What the README tells a deployment to grant its application's role (the
+# What docs/guides/authorization.md tells a deployment to grant its application's role (the
 # owner role runs setup()).
 DOCUMENTED_GRANTS = """
 GRANT USAGE ON SCHEMA {s} TO {r};

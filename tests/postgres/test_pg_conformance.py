@@ -41,6 +41,30 @@ async def test_async_saver_passes_every_conformance_capability(pg_schema) -> Non
     await _check(factory)
 
 
+async def test_async_saver_passes_every_capability_on_hash_partitions(pg_schema) -> None:
+    url, schema = pg_schema
+
+    @checkpointer_test(name="AsyncPostgresSaver, partitioned")
+    async def factory() -> AsyncIterator[AsyncPostgresSaver]:
+        async with AsyncPostgresSaver.from_conn_string(url, schema=schema) as saver:
+            await saver.setup(partitions=4)
+            yield saver
+
+    await _check(factory)
+
+
+async def test_sync_saver_passes_every_capability_on_hash_partitions(pg_schema) -> None:
+    url, schema = pg_schema
+
+    @checkpointer_test(name="PostgresSaver, partitioned")
+    async def factory() -> AsyncIterator[SyncAsAsync]:
+        with PostgresSaver.from_conn_string(url, schema=schema, pool_size=4) as saver:
+            saver.setup(partitions=4)
+            yield SyncAsAsync(saver)
+
+    await _check(factory)
+
+
 async def test_sync_saver_passes_every_conformance_capability(pg_schema) -> None:
     url, schema = pg_schema
 

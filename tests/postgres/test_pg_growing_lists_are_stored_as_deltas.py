@@ -1,4 +1,4 @@
-"""On Postgres a growing message list is stored as deltas, in linear space (issue 12).
+"""On Postgres a growing message list is stored as deltas, in linear space.
 
 Also: a thread the official langgraph-checkpoint-postgres wrote keeps growing
 through our saver as deltas, and its old checkpoints stay readable by the
@@ -84,7 +84,7 @@ def test_an_official_thread_grows_as_deltas_and_rollback_fails_loudly(pg_databas
         # checkpoints written before the change still read the same...
         for snap in old:
             assert graph.get_state(snap.config).values == snap.values
-        # ...the ones written as deltas do not read at all (see README: rollback)
+        # ...the ones written as deltas do not read at all (docs/guides/adopting.md)
         with pytest.raises(NotImplementedError, match="delta"):
             graph.get_state(config)
 

@@ -86,9 +86,9 @@ def test_setup_chains_the_old_rows_in_seq_order(adopted: Any) -> None:
 def test_appends_after_the_step_continue_the_chain(adopted: Any) -> None:
     saver, _, _ = adopted
     entry = audit_entry(at=T0, thread_id="t1", actor="mia", action="approve", outcome="recorded")
-    saver.append_audit(entries=[entry])
+    saver.audit.append_audit(entries=[entry])
     # a node's entry seen before the step is still seen: its dedupe key is kept
-    saver.append_audit(entries=[{**entry, "actor": "run", "dedupe_key": "request:i1"}])
+    saver.audit.append_audit(entries=[{**entry, "actor": "run", "dedupe_key": "request:i1"}])
     report = verify_audit(saver, "t1")
     assert report.intact and report.entries == 4 and report.head_position == 4
 

@@ -1,6 +1,6 @@
 """Postgres: a role without EXECUTE on an audit function gets an error naming the grant.
 
-The README's audit grants give the application's role ``EXECUTE`` on
+The audit grants of docs/guides/authorization.md give the application's role ``EXECUTE`` on
 ``durable_audit_append(jsonb)`` and ``durable_audit_purge(text)``. A role
 without one of them is refused by the database; the saver raises
 ``MissingGrantError`` (a ``StorageRefusedError``) whose message names the
@@ -41,7 +41,7 @@ def cfg(thread: str) -> dict[str, Any]:
 
 def _area(pg_schema: tuple[str, str], granted: str) -> Iterator[dict[str, str]]:
     """A schema set up by its owner, with thread ``t1`` waiting for review, and a
-    fresh non-owner role granted everything the README says but ``EXECUTE`` on
+    fresh non-owner role granted everything those docs say but ``EXECUTE`` on
     the other audit function."""
     url, schema = pg_schema
     role = f"audit_nogrant_{uuid.uuid4().hex[:10]}"

@@ -22,9 +22,9 @@ import pytest
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from langgraph_durable.checkpointers.postgres._aio import adrive
+from langgraph_durable.checkpointers.postgres._runner import drive
+from langgraph_durable.checkpointers.postgres._runner_async import adrive
 from langgraph_durable.checkpointers.postgres._stmt import Op, Stmt
-from langgraph_durable.checkpointers.postgres._sync import drive
 
 MODES = ["sync", "async"]
 FIRSTS = ["a command", "a query"]

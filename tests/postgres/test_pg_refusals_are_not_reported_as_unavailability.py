@@ -70,8 +70,8 @@ class Shell:
         decision = {"decision_id": "d1", "at": "2026-01-01T00:00:00+00:00", "by": "alice"}
         kw = {"thread_id": thread_id, "key": key, "decision": decision}
         if self.mode == "sync":
-            return self.saver.record_decision(**kw)
-        return await self.saver.arecord_decision(**kw)
+            return self.saver.decisions.record_decision(**kw)
+        return await self.saver.decisions.arecord_decision(**kw)
 
 
 @asynccontextmanager
@@ -171,7 +171,7 @@ async def test_a_killed_connection_is_still_unavailability(
     pg_schema: tuple[str, str], mode: str
 ) -> None:
     url, schema = pg_schema
-    async with shell(url, schema, mode) as s:
+    async with shell(url, schema, mode, pool_size=None) as s:  # one connection, not reopened
         pid_query = "SELECT pg_backend_pid()"
         if mode == "sync":
             pid = s.saver.conn.execute(pid_query).fetchone()[0]

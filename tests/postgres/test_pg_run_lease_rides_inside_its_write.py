@@ -1,7 +1,7 @@
 """A run's lease statement rides inside the write it goes with: one statement.
 
 The acquire of a run's lease travels with its first write and the release with
-its last (issue 10); on Postgres each is folded into that write's own statement
+its last; on Postgres each is folded into that write's own statement
 (``checkpointers/postgres/_lease_fold.py``), so a leased write is one statement
 like any other, not a pipeline of two. The lease changes only together with the
 write: when a ``put``'s delta base is gone and its first statement writes
@@ -125,7 +125,7 @@ def _gone_base(url: str, schema: str, saver: PostgresSaver) -> tuple[str, list[A
             ("t", "0005"),
         ).rowcount
     assert deleted == 1
-    assert [link.version for _, link in saver._chains.links("t", "")] == ["0005"]
+    assert [link.version for _, link in saver._core._chains.links("t", "")] == ["0005"]
     assert parent is not None
     return parent, items
 
@@ -144,9 +144,11 @@ def test_the_lease_changes_with_the_statement_that_writes(pg_schema: tuple[str, 
     with psycopg.connect(url, autocommit=True, cursor_factory=CountingCursor) as conn:
         saver = PostgresSaver(conn, schema=schema, leases=False)
         saver.setup()
-        saver._run(
+        saver._runner.run(
             "acquire_lease",
-            saver._op_acquire_lease("t", "me", datetime.now(timezone.utc), timedelta(seconds=30)),
+            saver.leases._op_acquire_lease(
+                "t", "me", datetime.now(timezone.utc), timedelta(seconds=30)
+            ),
         )
         parent, items = _gone_base(url, schema, saver)
         op, items = _next_put(saver, parent, items)

@@ -1,4 +1,4 @@
-"""Postgres upgrade_all keeps every delta readable when it rewrites pending writes (issue 12).
+"""Postgres upgrade_all keeps every delta readable when it rewrites pending writes.
 
 A growing message list is stored as deltas that refer to the pending writes
 holding the new items. An upgrade that renames a node (the writes' task ids

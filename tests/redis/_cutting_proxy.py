@@ -6,10 +6,12 @@ the server (a put that finishes within the timeout never drops):
 * ``"request"``: of what a client sends on a connection, at most ``cut_after``
   bytes reach the server, then both sides are closed. The server holds part
   of a command and never runs it.
-* ``"reply"``: everything the client sends reaches the server, but once the
-  client has sent more than ``cut_after`` bytes on a connection, the server's
-  next reply closes both sides instead of being passed on. The server ran the
-  command (it replies only after running it); the client never hears so.
+* ``"reply"``: everything the client sends reaches the server, but the reply
+  to the first command that ends past byte ``cut_after`` of the connection
+  closes both sides instead of being passed on. The server ran that command
+  (it replies only after running it); the client never hears so. Replies to
+  the commands before it (the small ones a pipeline starts with) pass, so the
+  cut always falls on the big command, however fast the server answers them.
 
 Connections that send less than ``cut_after`` bytes (a handshake, a small
 command) pass untouched in both modes.
@@ -34,6 +36,12 @@ class _Link:
     server: socket.socket
     sent: int = 0  # bytes the client sent on this connection
     closed: threading.Event = field(default_factory=threading.Event)
+    # "reply" mode: where each command the client sent ends (a byte offset of the
+    # connection), the bytes of a command or reply not yet complete, replies seen
+    ends: list[int] = field(default_factory=list)
+    command: bytearray = field(default_factory=bytearray)
+    reply: bytearray = field(default_factory=bytearray)
+    replies: int = 0
 
     def close(self) -> None:
         self.closed.set()
@@ -109,6 +117,8 @@ class CuttingProxy:
                 self._cut(link)
                 return
             link.sent += len(data)
+            if self.mode == "reply":
+                _commands_ended(link, data)
             if not _send(link.server, data):
                 link.close()
                 return
@@ -120,12 +130,30 @@ class CuttingProxy:
             if not data:
                 link.close()
                 return
-            if self.mode == "reply" and link.sent > self.cut_after:
-                self._cut(link)
-                return
+            if self.mode == "reply":
+                passed, cut = self._replies_to_pass(link, data)
+                if cut:
+                    _send(link.client, passed)
+                    self._cut(link)
+                    return
+                data = passed
             if not _send(link.client, data):
                 link.close()
                 return
+
+    def _replies_to_pass(self, link: _Link, data: bytes) -> tuple[bytes, bool]:
+        """The complete replies in ``data`` to pass on, and whether to cut after them."""
+        link.reply += data
+        passed = 0
+        while (end := _resp_end(link.reply, passed)) is not None:
+            # the client's command was parsed before it was forwarded: its end is known
+            if link.ends[link.replies] > self.cut_after:
+                return bytes(link.reply[:passed]), True
+            link.replies += 1
+            passed = end
+        out = bytes(link.reply[:passed])
+        del link.reply[:passed]
+        return out, False
 
     def close(self) -> None:
         """Stop listening and close every connection."""
@@ -149,3 +177,38 @@ def _send(s: socket.socket, data: Any) -> bool:
         return True
     except OSError:
         return False
+
+
+def _commands_ended(link: _Link, data: bytes) -> None:
+    """Record the connection offset at which each command completed in ``data`` ends."""
+    link.command += data
+    start = link.sent - len(link.command)  # the offset of link.command[0]
+    pos = 0
+    while (end := _resp_end(link.command, pos)) is not None:
+        link.ends.append(start + end)
+        pos = end
+    del link.command[:pos]
+
+
+def _resp_end(buf: bytearray, pos: int) -> int | None:
+    """Where the RESP value starting at ``pos`` ends, or None if ``buf`` does not hold all of it."""
+    nl = buf.find(b"\r\n", pos)
+    if nl < 0:
+        return None
+    kind, head, pos = buf[pos : pos + 1], buf[pos + 1 : nl], nl + 2
+    if kind in (b"+", b"-", b":", b"_", b",", b"#", b"("):
+        return pos
+    n = int(head)
+    if kind in (b"$", b"!", b"="):
+        end = pos + n + 2
+        return pos if n < 0 else (end if len(buf) >= end else None)
+    if kind == b"%":
+        n *= 2
+    if kind in (b"*", b"~", b">", b"%"):
+        for _ in range(max(n, 0)):
+            nxt = _resp_end(buf, pos)
+            if nxt is None:
+                return None
+            pos = nxt
+        return pos
+    raise ValueError(f"not a RESP value: {bytes(buf[pos - 2 : pos + 20])!r}")

@@ -36,7 +36,7 @@ async def test_a_call_cancelled_while_the_connection_opens_leaves_the_others_run
     url, prefix = redis_prefix
     for _ in range(5):
         async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
-            lane = saver._lane
+            lane = saver._runner.lane
             assert lane is not None
             configs = [
                 {"configurable": {"thread_id": f"t-{uuid.uuid4()}", "checkpoint_ns": ""}}

@@ -85,10 +85,15 @@ async def test_malformed_pending_write_record_is_named(
         with pytest.raises(CorruptCheckpointError) as err:
             sync_saver.get_tuple(stored)
     else:
-        url = raw.get_connection_kwargs()
-        async with AsyncRedisSaver.from_conn_string(
-            f"redis://{url['host']}:{url['port']}/{url.get('db', 0)}", prefix=sync_saver.prefix
-        ) as asaver:
+        kw = raw.get_connection_kwargs()
+        db = kw.get("db", 0)
+        # the embedded server listens on a unix socket only
+        url = (
+            f"unix://{kw['path']}?db={db}"
+            if "path" in kw
+            else f"redis://{kw['host']}:{kw['port']}/{db}"
+        )
+        async with AsyncRedisSaver.from_conn_string(url, prefix=sync_saver.prefix) as asaver:
             with pytest.raises(CorruptCheckpointError) as err:
                 await asaver.aget_tuple(stored)
     e = err.value

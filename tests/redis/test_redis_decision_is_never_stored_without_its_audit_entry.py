@@ -41,7 +41,7 @@ def test_an_approval_fails_whole_when_its_entry_cannot_be_written(
 
     with pytest.raises(CheckpointerError, match="WRONGTYPE"):
         approve(graph, cfg("t1"), by="alice")
-    assert sync_saver.get_decisions(thread_id="t1", keys=[waiting.approval_id]) == {}
+    assert sync_saver.decisions.get_decisions(thread_id="t1", keys=[waiting.approval_id]) == {}
     assert [p.approval_id for p in pending_approvals(sync_saver)] == [waiting.approval_id]
 
     raw.delete(stream)
@@ -67,7 +67,9 @@ def test_batch_items_fail_whole_when_their_entries_cannot_be_written(
 
     with pytest.raises(CheckpointerError, match="WRONGTYPE"):
         decide(graph, cfg("b1"), {"o1": True}, by="alice")
-    assert sync_saver.get_decisions(thread_id="b1", keys=[f"{batch.approval_id}/o1"]) == {}
+    assert (
+        sync_saver.decisions.get_decisions(thread_id="b1", keys=[f"{batch.approval_id}/o1"]) == {}
+    )
 
     raw.delete(stream)
     result = decide(graph, cfg("b1"), {"o1": True}, by="alice")
@@ -90,7 +92,7 @@ def test_an_approval_fails_whole_when_its_chain_head_cannot_be_read(
 
     with pytest.raises(CheckpointerError, match="WRONGTYPE"):
         approve(graph, cfg("t2"), by="alice")
-    assert sync_saver.get_decisions(thread_id="t2", keys=[waiting.approval_id]) == {}
+    assert sync_saver.decisions.get_decisions(thread_id="t2", keys=[waiting.approval_id]) == {}
     assert story(sync_saver, "t2") == [("run", "request", "waiting")]
 
     raw.delete(head)

@@ -1,4 +1,4 @@
-"""On Redis a delta refers to the pending writes that hold its new items (issue 12).
+"""On Redis a delta refers to the pending writes that hold its new items.
 
 The writes are stored once; the delta names them. Reads rebuild the exact
 value, prune/delete_for_runs keep the writes a kept delta needs (and drop them

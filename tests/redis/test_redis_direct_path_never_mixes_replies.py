@@ -148,10 +148,10 @@ async def test_an_empty_batch_answers_at_once(redis_prefix: tuple[str, str]) -> 
     url, prefix = redis_prefix
     async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
         await saver.setup()
-        assert await asyncio.wait_for(saver._execute([]), timeout=1) == []
+        assert await asyncio.wait_for(saver._runner.execute([]), timeout=1) == []
     with RedisSaver.from_conn_string(url, prefix=prefix) as sync_saver:
         sync_saver.setup()
-        assert sync_saver._execute([]) == []
+        assert sync_saver._runner.execute([]) == []
 
 
 async def test_a_call_on_a_connection_that_died_fails_at_once(
@@ -162,11 +162,11 @@ async def test_a_call_on_a_connection_that_died_fails_at_once(
     url, prefix = redis_prefix
     async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
         await saver.setup()
-        lane = saver._lane
+        lane = saver._runner.lane
         await lane.execute([("GET", f"{prefix}:x")])
         mux = lane._mux
         mux.kill()
         await asyncio.wait_for(mux.task, timeout=5)  # its reader has failed every waiting call
         with pytest.raises(redis.ConnectionError):
             await asyncio.wait_for(mux.send(b"*1\r\n$4\r\nPING\r\n", 1), timeout=1)
-        assert await saver._execute([("GET", f"{prefix}:x")]) == [None]
+        assert await saver._runner.execute([("GET", f"{prefix}:x")]) == [None]

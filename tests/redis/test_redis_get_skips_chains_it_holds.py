@@ -1,9 +1,10 @@
-"""get_tuple does not fetch the chain of a version the saver holds whole (issue 3).
+"""get_tuple does not fetch the chain of a version the saver holds whole.
 
 The saver asks the ``get`` script not to send the chains of the versions it
 just wrote or read; it takes its own bytes when the stored delta rebuilds
-exactly them (header, length, CRC). When another writer stored other bytes at
-that version, the read is made again with the chain and returns what is stored.
+exactly them (header, length, CRC). That what is stored wins when another
+writer stored other bytes at that version is a contract test
+(``tests/contract/test_the_store_wins_over_what_a_saver_holds.py``).
 """
 
 from __future__ import annotations
@@ -54,26 +55,3 @@ def test_a_held_version_is_read_without_its_chain(
         assert fresh._core.codec.known_fields("t", "") == {}
         again = fresh.get_tuple({"configurable": {"thread_id": "t"}})
     assert again is not None and again.checkpoint["channel_values"]["items"] == items
-
-
-def test_other_bytes_stored_at_a_held_version_are_read_from_the_store(
-    sync_saver: RedisSaver, redis_prefix: tuple[str, str], raw: redis.Redis
-) -> None:
-    url, prefix = redis_prefix
-    parent = None
-    cids = []
-    for n in range(1, 13):
-        parent = _put(sync_saver, parent, [_item(i) for i in range(n * 3)], f"{n:04}")
-        cids.append(parent)
-    held = sync_saver._core.codec.known_fields("t", "")["\x00items\x000012"]
-    # another process forks from version 0010 and stores its own version 0012
-    with RedisSaver.from_conn_string(url, prefix=prefix) as other:
-        base = other.get_tuple({"configurable": {"thread_id": "t", "checkpoint_id": cids[9]}})
-        assert base is not None
-        theirs = [*base.checkpoint["channel_values"]["items"], _item(99, "o")]
-        _put(other, cids[9], theirs, "0012")
-    stored = raw.hget(Keys(prefix).thread("t")[4], b"\x00items\x000012")
-    assert stored is not None and stored.startswith(b"delta2\x00")
-    assert sync_saver._core.codec.known_fields("t", "")["\x00items\x000012"] is held
-    got = sync_saver.get_tuple({"configurable": {"thread_id": "t", "checkpoint_id": cids[11]}})
-    assert got is not None and got.checkpoint["channel_values"]["items"] == theirs

@@ -1,4 +1,4 @@
-"""On Redis a growing message list is stored as deltas, in linear space (issue 12)."""
+"""On Redis a growing message list is stored as deltas, in linear space."""
 
 from __future__ import annotations
 

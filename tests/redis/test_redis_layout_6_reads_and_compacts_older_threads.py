@@ -1,4 +1,4 @@
-"""Layout step 6 (issue 12): fewer index entries, and threads of layout 5 still read.
+"""Layout step 6: fewer index entries, and threads of layout 5 still read.
 
 Since step 6 a checkpoint's pending writes are listed in its refs (not one
 ``wi`` entry per write), ``za`` holds only subgraph namespaces' checkpoints

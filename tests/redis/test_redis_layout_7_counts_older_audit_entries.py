@@ -15,7 +15,7 @@ import redis
 
 from langgraph_durable.checkpointers import audit_entry
 from langgraph_durable.checkpointers.redis import RedisSaver
-from langgraph_durable.checkpointers.redis._approvals import entry_json
+from langgraph_durable.checkpointers.redis._decision_ops import entry_json
 from langgraph_durable.checkpointers.redis._keys import Keys
 from langgraph_durable.interrupts import audit_log, purge_audit, verify_audit
 from langgraph_durable.migrations.redis import latest_version
@@ -43,7 +43,7 @@ def test_older_entries_are_counted_and_new_ones_chained(
         assert int(raw.get(Keys(prefix).layout())) == latest_version()
         before = verify_audit(saver, "t1")
         assert before.intact and before.entries == 2 and before.legacy == 2
-        saver.append_audit(entries=[_entry("mia", "recorded")])
+        saver.audit.append_audit(entries=[_entry("mia", "recorded")])
         after = verify_audit(saver, "t1")
         assert after.intact and after.entries == 3 and after.legacy == 2
         assert after.head_position == 3
@@ -56,7 +56,7 @@ def test_a_removed_older_entry_is_found(redis_prefix: tuple[str, str], raw: redi
     _at_layout_6(raw, prefix)
     with RedisSaver.from_conn_string(url, prefix=prefix) as saver:
         saver.setup()
-        saver.append_audit(entries=[_entry("mia", "recorded")])
+        saver.audit.append_audit(entries=[_entry("mia", "recorded")])
         stream = Keys(prefix).audit("t1")[0]
         first_id = raw.xrange(stream)[0][0]
         raw.xdel(stream, first_id)
@@ -72,11 +72,11 @@ def test_purge_leaves_a_base_the_next_entries_verify_from(
     _at_layout_6(raw, prefix)
     with RedisSaver.from_conn_string(url, prefix=prefix) as saver:
         saver.setup()
-        saver.append_audit(entries=[_entry("mia", "recorded")])
+        saver.audit.append_audit(entries=[_entry("mia", "recorded")])
         assert purge_audit(saver, thread_id="t1") == 3
         gone = verify_audit(saver, "t1")
         assert gone.intact and gone.entries == 0 and gone.legacy == 0 and gone.purged == 3
-        saver.append_audit(entries=[_entry("noor", "recorded")])
+        saver.audit.append_audit(entries=[_entry("noor", "recorded")])
         later = verify_audit(saver, "t1")
         assert later.intact and later.entries == 1 and later.head_position == 4
         head = raw.hgetall(Keys(prefix).audit_head("t1"))

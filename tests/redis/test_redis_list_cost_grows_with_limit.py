@@ -81,14 +81,15 @@ def test_listing_across_threads_batches_round_trips_and_decodes_only_the_newest(
     for t in range(150):
         _fill(saver, f"t{t:03d}", 3)
     trips = 0
-    execute = saver._execute
+    runner = saver._runner
+    execute = runner.execute
 
     def counting(cmds: Any) -> Any:
         nonlocal trips
         trips += 1
         return execute(cmds)
 
-    saver._execute = counting  # type: ignore[method-assign]
+    runner.execute = counting  # type: ignore[method-assign]
     got: list[Any] = []
     cost = _reads(client, lambda: got.extend(saver.list(None, filter={"kind": "even"}, limit=5)))
     # registry + 3 batches of 64 threads + the values of the 5 winners; not one per thread

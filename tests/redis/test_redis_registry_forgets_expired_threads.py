@@ -78,7 +78,7 @@ def test_expired_threads_leave_the_registry(where: str, request: pytest.FixtureR
                 open_ended,
                 waiting,
             }
-            assert {w.thread_id for w in saver.list_waits()} == {open_ended, waiting}
+            assert {w.thread_id for w in saver.waits.list_waits()} == {open_ended, waiting}
 
             time.sleep(1.7)  # past the TTL and the registry's hint (1.5 TTL)
             assert saver.get_tuple({"configurable": {"thread_id": gone}}) is None
@@ -89,10 +89,10 @@ def test_expired_threads_leave_the_registry(where: str, request: pytest.FixtureR
             hint = raw.zscore(keys.registry_expiry(shard_of(waiting)), waiting)
             assert hint is not None and hint > (far + timedelta(seconds=50)).timestamp() * 1000
             # its wait stays listed; the expired thread's entry leaves the wait shards
-            assert [w.thread_id for w in saver.list_waits()] == [waiting]
+            assert [w.thread_id for w in saver.waits.list_waits()] == [waiting]
             shard_members = set().union(*(raw.zrange(k, 0, -1) for k in keys.wait_shards()))
             assert {m.split(b"\x00")[0] for m in shard_members} == {waiting.encode()}
-            assert saver.reconcile_waits() == 0
+            assert saver.waits.reconcile_waits() == 0
 
             # written again after expiring: registered and listed again
             _graph(saver, _plain).invoke({"decision": ""}, {"configurable": {"thread_id": gone}})

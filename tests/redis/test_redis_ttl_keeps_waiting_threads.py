@@ -85,12 +85,12 @@ def test_a_pending_deadline_outlives_the_ttl(
         # inactive is not done: kept until deadline + grace, far beyond the 2 s TTL
         ttls = _pttls(raw, prefix, tid)
         assert ttls and all(140_000 < t <= 150_000 for t in ttls)
-        assert len(saver.list_waits(thread_id=tid)) == 1
+        assert len(saver.waits.list_waits(thread_id=tid)) == 1
         time.sleep(2.5)
         assert saver.get_tuple(config) is not None
         # once answered the thread falls back to the plain TTL
         graph.invoke(Command(resume="yes"), config)
-        assert saver.list_waits(thread_id=tid) == []
+        assert saver.waits.list_waits(thread_id=tid) == []
         assert all(0 < t <= 2000 for t in _pttls(raw, prefix, tid))
 
 

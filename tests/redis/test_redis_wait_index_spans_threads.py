@@ -41,7 +41,7 @@ def _shard_members(raw: Any, prefix: str) -> list[bytes]:
 
 
 def _check(saver: RedisSaver, raw: Any) -> None:
-    assert isinstance(saver, WaitIndex)
+    assert isinstance(saver.waits, WaitIndex)
     threads = {}
     for i in range(8):
         tid = f"w{i}-{uuid.uuid4().hex[:6]}"
@@ -50,14 +50,14 @@ def _check(saver: RedisSaver, raw: Any) -> None:
             {"decision": ""}, {"configurable": {"thread_id": tid}}
         )
         threads[i] = tid
-    waits = saver.list_waits()
+    waits = saver.waits.list_waits()
     # every thread, oldest deadline first, the one without a deadline last
     assert [w.thread_id for w in waits] == [threads[i] for i in range(8)]
     assert waits[-1].info.deadline is None
-    assert [w.thread_id for w in saver.list_waits(limit=2)] == [threads[0], threads[1]]
+    assert [w.thread_id for w in saver.waits.list_waits(limit=2)] == [threads[0], threads[1]]
     # approver "ops" sees waits routed to ops and the open ones (no approvers)
-    assert len(saver.list_waits(approver="ops")) == 8
-    assert {w.thread_id for w in saver.list_waits(approver="finance")} == {
+    assert len(saver.waits.list_waits(approver="ops")) == 8
+    assert {w.thread_id for w in saver.waits.list_waits(approver="finance")} == {
         threads[i] for i in range(0, 8, 2)
     }
     assert len(_shard_members(raw, saver.prefix)) == 8
@@ -65,12 +65,12 @@ def _check(saver: RedisSaver, raw: Any) -> None:
     _graph(saver, None, []).invoke(Command(resume="y"), {"configurable": {"thread_id": threads[0]}})
     saver.delete_thread(threads[1])
     assert len(_shard_members(raw, saver.prefix)) == 6
-    assert [w.thread_id for w in saver.list_waits()][:1] == [threads[2]]
+    assert [w.thread_id for w in saver.waits.list_waits()][:1] == [threads[2]]
     # a copied thread waits too, under its own id
     saver.copy_thread(threads[3], "copy-" + threads[3])
-    (copied,) = saver.list_waits(thread_id="copy-" + threads[3])
+    (copied,) = saver.waits.list_waits(thread_id="copy-" + threads[3])
     assert copied.thread_id == "copy-" + threads[3]
-    assert len(saver.list_waits()) == 7
+    assert len(saver.waits.list_waits()) == 7
 
 
 def test_waits_across_threads_single_node(sync_saver: RedisSaver, raw: redis.Redis) -> None:
@@ -99,10 +99,10 @@ def test_a_shard_entry_of_an_expired_thread_is_skipped(
         past = datetime.now(timezone.utc) - timedelta(hours=1)
         tid = f"gone-{uuid.uuid4().hex[:6]}"
         _graph(saver, past, []).invoke({"decision": ""}, {"configurable": {"thread_id": tid}})
-        assert len(saver.list_waits()) == 1
+        assert len(saver.waits.list_waits()) == 1
         time.sleep(1.3)  # the deadline is long past: the plain TTL applies and the thread goes
         assert len(_shard_members(raw, prefix)) == 1  # the shard still names it...
-        assert saver.list_waits() == []  # ...but the thread is the truth
+        assert saver.waits.list_waits() == []  # ...but the thread is the truth
 
 
 def test_delete_for_runs_spans_threads(sync_saver: RedisSaver) -> None:
@@ -124,9 +124,11 @@ def test_delete_for_runs_spans_threads(sync_saver: RedisSaver) -> None:
     saver.delete_for_runs([run])
     for c in configs[:2]:
         assert list(saver.list(c)) == []
-        assert saver.list_waits(thread_id=c["configurable"]["thread_id"]) == []
+        assert saver.waits.list_waits(thread_id=c["configurable"]["thread_id"]) == []
     assert len(list(saver.list(configs[2]))) > 0
-    assert [w.thread_id for w in saver.list_waits()] == [configs[2]["configurable"]["thread_id"]]
+    assert [w.thread_id for w in saver.waits.list_waits()] == [
+        configs[2]["configurable"]["thread_id"]
+    ]
 
 
 def test_reconcile_restores_a_lost_shard_entry(sync_saver: RedisSaver, raw: redis.Redis) -> None:
@@ -137,9 +139,9 @@ def test_reconcile_restores_a_lost_shard_entry(sync_saver: RedisSaver, raw: redi
     # a crash between the thread write and the shard write
     for key in Keys(sync_saver.prefix).wait_shards():
         raw.zrem(key, member)
-    assert sync_saver.list_waits() == []
-    assert sync_saver.list_waits(thread_id=tid) != []  # the thread still has it
-    assert sync_saver.reconcile_waits() == 1
-    assert [w.thread_id for w in sync_saver.list_waits()] == [tid]
+    assert sync_saver.waits.list_waits() == []
+    assert sync_saver.waits.list_waits(thread_id=tid) != []  # the thread still has it
+    assert sync_saver.waits.reconcile_waits() == 1
+    assert [w.thread_id for w in sync_saver.waits.list_waits()] == [tid]
     assert [raw.zscore(k, member) for k in Keys(sync_saver.prefix).wait_shards()] == score
-    assert sync_saver.reconcile_waits() == 0  # idempotent
+    assert sync_saver.waits.reconcile_waits() == 0  # idempotent

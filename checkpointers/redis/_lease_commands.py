@@ -1,4 +1,8 @@
-"""Run leases in Redis, cluster-safe.
+"""The I/O-free lease commands of the Redis saver: keys, records, scripts, flows.
+
+What each lease operation sends (one Lua script over a thread's lease and record
+keys, then the shard index) and how its replies read; the lease store of
+:mod:`._run_stores_async` runs them.
 
 Per thread, two keys in the thread's hash slot:
 
@@ -26,13 +30,11 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Generator, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers._leases import PARKED, RUNNING, LeaseCounts, LeaseRecord
-from langgraph_durable.checkpointers.redis._core import Call, Cmd
 from langgraph_durable.checkpointers.redis._keys import escape_tag
 from langgraph_durable.checkpointers.redis._leases_lua import (
     ACQUIRE,
@@ -45,6 +47,9 @@ from langgraph_durable.checkpointers.redis._leases_lua import (
     TAKE_OVER,
     UNPARK,
 )
+from langgraph_durable.checkpointers.redis._ops import Call, Cmd
+
+T = TypeVar("T")
 
 SHARDS = 16
 
@@ -143,7 +148,7 @@ def _members(raw: Sequence[Any]) -> list[str]:
     return [_text(m) or "" for m in raw]
 
 
-Flow = Generator[Call, list[Any], Any]
+Flow = Generator[Call, list[Any], T]
 
 
 class RedisLeaseCore:
@@ -166,7 +171,9 @@ class RedisLeaseCore:
     def _index(self, thread_id: str, expires: datetime) -> Cmd:
         return ("ZADD", self.keys.running(thread_id), to_ms(expires), thread_id)
 
-    def acquire(self, thread_id: str, owner: str, now: datetime, ttl: timedelta) -> Flow:
+    def acquire(
+        self, thread_id: str, owner: str, now: datetime, ttl: timedelta
+    ) -> Flow[LeaseRecord | None]:
         check_id("thread_id", thread_id)
         # index first: a crash right after it leaves a hint the finder verifies
         replies = yield Call(
@@ -184,7 +191,7 @@ class RedisLeaseCore:
         now: datetime,
         ttl: timedelta,
         progress: dict[str, tuple[datetime, str | None]] | None,
-    ) -> Flow:
+    ) -> Flow[list[str]]:
         if not thread_ids:
             return []
         progress = progress or {}
@@ -210,7 +217,7 @@ class RedisLeaseCore:
 
     def release(
         self, thread_id: str, owner: str, now: datetime, reason: str, error: str | None
-    ) -> Flow:
+    ) -> Flow[bool]:
         # one round trip (the end of every run pays it): the index entry goes
         # with the release; in the rare case the lease was no longer ours, the
         # new owner's entry is put back from its record (a renewal would too)
@@ -229,10 +236,10 @@ class RedisLeaseCore:
                 yield Call([self._index(thread_id, record.expires_at)])
         return bool(done)
 
-    def record_error(self, thread_id: str, owner: str, error: str) -> Flow:
+    def record_error(self, thread_id: str, owner: str, error: str) -> Flow[Any]:
         yield Call([self._script(RECORD_ERROR, thread_id, owner, error)])
 
-    def find_expired(self, now: datetime, limit: int) -> Flow:
+    def find_expired(self, now: datetime, limit: int) -> Flow[list[LeaseRecord]]:
         now_ms = to_ms(now)
         found = yield Call(
             [
@@ -259,7 +266,9 @@ class RedisLeaseCore:
         expired.sort(key=lambda r: r.expires_at or now)
         return expired[:limit]
 
-    def claim(self, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta) -> Flow:
+    def claim(
+        self, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
+    ) -> Flow[LeaseRecord | None]:
         (raw,) = yield Call(
             [self._script(CLAIM, thread_id, int(token), owner, to_ms(now), to_ms(ttl))]
         )
@@ -276,7 +285,7 @@ class RedisLeaseCore:
         owner: str,
         now: datetime,
         ttl: timedelta,
-    ) -> Flow:
+    ) -> Flow[LeaseRecord | None]:
         renewed = "" if renewed_at is None else str(to_ms(renewed_at))
         (raw,) = yield Call(
             [self._script(TAKE_OVER, thread_id, int(token), renewed, owner, to_ms(now), to_ms(ttl))]
@@ -286,7 +295,9 @@ class RedisLeaseCore:
             yield Call([self._index(thread_id, now + ttl)])
         return record
 
-    def park(self, thread_id: str, token: int, now: datetime, reason: str) -> Flow:
+    def park(
+        self, thread_id: str, token: int, now: datetime, reason: str
+    ) -> Flow[LeaseRecord | None]:
         (raw,) = yield Call([self._script(PARK, thread_id, int(token), to_ms(now), reason)])
         record = parse_record(raw)
         if record is not None:
@@ -298,7 +309,7 @@ class RedisLeaseCore:
             )
         return record
 
-    def unpark(self, thread_id: str, retry_at: datetime | None) -> Flow:
+    def unpark(self, thread_id: str, retry_at: datetime | None) -> Flow[bool]:
         at = "" if retry_at is None else to_ms(retry_at)
         (done,) = yield Call([self._script(UNPARK, thread_id, at)])
         if done:
@@ -306,11 +317,11 @@ class RedisLeaseCore:
             yield Call([("ZREM", self.keys.parked(thread_id), thread_id), *index])
         return bool(done)
 
-    def get(self, thread_id: str) -> Flow:
+    def get(self, thread_id: str) -> Flow[LeaseRecord | None]:
         (raw,) = yield Call([("HGETALL", self.keys.record(thread_id))])
         return parse_record(raw)
 
-    def list(self, state: str, limit: int) -> Flow:
+    def list(self, state: str, limit: int) -> Flow[list[LeaseRecord]]:
         if state not in (RUNNING, PARKED):
             raise ValueError(f"only running and parked leases are listed, not {state!r}")
         shards = self.keys.all_running() if state == RUNNING else self.keys.all_parked()
@@ -323,7 +334,7 @@ class RedisLeaseCore:
         records.sort(key=lambda r: (r.expires_at if state == RUNNING else r.ended_at) or _EPOCH)
         return records[:limit]
 
-    def counts(self, now: datetime) -> Flow:
+    def counts(self, now: datetime) -> Flow[LeaseCounts]:
         cmds: list[Cmd] = []
         for shard in self.keys.all_running():
             cmds += [("ZCARD", shard), ("ZCOUNT", shard, "-inf", to_ms(now))]
@@ -333,7 +344,7 @@ class RedisLeaseCore:
         orphaned = sum(out[1 : 2 * SHARDS : 2])
         return LeaseCounts(total - orphaned, orphaned, sum(out[2 * SHARDS :]))
 
-    def delete(self, thread_id: str) -> Flow:
+    def delete(self, thread_id: str) -> Flow[Any]:
         yield Call(
             [
                 ("DEL", *self.keys.pair(thread_id)),
@@ -343,7 +354,7 @@ class RedisLeaseCore:
         )
 
 
-def together(flows: Sequence[Flow]) -> Flow:
+def together(flows: Sequence[Flow[Any]]) -> Flow[Any]:
     """Run flows side by side: each round sends every flow's next commands in one pipeline.
 
     Returns:
@@ -375,265 +386,28 @@ def together(flows: Sequence[Flow]) -> Flow:
     return results
 
 
-class _LeaseCoreOwner:
-    _core: Any
+def with_lease(
+    commands: RedisLeaseCore, op: Flow[Any], pre: Step | None, post: Step | None
+) -> Flow[tuple[Any, Any, Any]]:
+    """A run's write with its lease commands, sent together (one pipeline).
 
-    @cached_property
-    def _lc(self) -> RedisLeaseCore:
-        return RedisLeaseCore(self._core.keys.prefix, int(getattr(self._core, "ttl_ms", 0)))
-
-    # -- a run's lease commands sent with its first and last write --
-
-    def _lease_put_op(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Flow:
-        return self._core.put(config, checkpoint, metadata, new_versions)  # type: ignore[no-any-return]
-
-    def _lease_writes_op(self, config: Any, writes: Any, task_id: str, task_path: str) -> Flow:
-        return self._core.put_writes(config, writes, task_id, task_path)  # type: ignore[no-any-return]
-
-    def _with_lease(self, op: Flow, pre: Step | None, post: Step | None) -> Flow:
-        steps: dict[str, Callable[..., Flow]] = {
-            "acquire_lease": self._lc.acquire,
-            "release_lease": self._lc.release,
-        }
-        flows = [op]
-        if pre is not None:
-            flows.insert(0, steps[pre[0]](**pre[1]))
-        if post is not None:
-            flows.append(steps[post[0]](**post[1]))
-        results = yield from together(flows)
-        first = 1 if pre is not None else 0
-        return (
-            results[first],
-            results[0] if pre is not None else None,
-            results[-1] if post is not None else None,
-        )
-
-
-class SyncLeases(_LeaseCoreOwner):
-    """Sync shell: the ``LeaseStore`` protocol on the saver's client."""
-
-    if TYPE_CHECKING:
-
-        def _run(self, operation: str, gen: Any) -> Any: ...
-
-    def _run_with_lease(
-        self, operation: str, op: Flow, pre: Step | None, post: Step | None
-    ) -> tuple[Any, Any, Any]:
-        """Run a write with a run's lease commands, in one pipeline."""
-        return self._run(operation, self._with_lease(op, pre, post))  # type: ignore[no-any-return]
-
-    def acquire_lease(
-        self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta
-    ) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
-        return self._run(  # type: ignore[no-any-return]
-            "acquire_lease",
-            self._lc.acquire(thread_id, owner, now, ttl),
-        )
-
-    def renew_leases(
-        self,
-        *,
-        owner: str,
-        thread_ids: Sequence[str],
-        now: datetime,
-        ttl: timedelta,
-        progress: dict[str, tuple[datetime, str | None]] | None = None,
-    ) -> list[str]:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
-        return self._run(  # type: ignore[no-any-return]
-            "renew_leases",
-            self._lc.renew(owner, thread_ids, now, ttl, progress),
-        )
-
-    def release_lease(
-        self, *, thread_id: str, owner: str, now: datetime, reason: str, error: str | None = None
-    ) -> bool:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
-        return self._run(  # type: ignore[no-any-return]
-            "release_lease",
-            self._lc.release(thread_id, owner, now, reason, error),
-        )
-
-    def record_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
-        self._run("record_lease_error", self._lc.record_error(thread_id, owner, error))
-
-    def find_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
-        return self._run(  # type: ignore[no-any-return]
-            "find_expired_leases",
-            self._lc.find_expired(now, limit),
-        )
-
-    def claim_expired_lease(
-        self, *, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
-    ) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
-        return self._run(  # type: ignore[no-any-return]
-            "claim_expired_lease",
-            self._lc.claim(thread_id, token, owner, now, ttl),
-        )
-
-    def take_over_lease(
-        self,
-        *,
-        thread_id: str,
-        token: int,
-        renewed_at: datetime | None,
-        owner: str,
-        now: datetime,
-        ttl: timedelta,
-    ) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
-        return self._run(  # type: ignore[no-any-return]
-            "take_over_lease",
-            self._lc.take_over(thread_id, token, renewed_at, owner, now, ttl),
-        )
-
-    def park_lease(
-        self, *, thread_id: str, token: int, now: datetime, reason: str
-    ) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
-        return self._run(  # type: ignore[no-any-return]
-            "park_lease",
-            self._lc.park(thread_id, token, now, reason),
-        )
-
-    def unpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
-        return self._run(  # type: ignore[no-any-return]
-            "unpark_lease",
-            self._lc.unpark(thread_id, retry_at),
-        )
-
-    def get_lease(self, *, thread_id: str) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""
-        return self._run("get_lease", self._lc.get(thread_id))  # type: ignore[no-any-return]
-
-    def list_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.list_leases`."""
-        return self._run("list_leases", self._lc.list(state, limit))  # type: ignore[no-any-return]
-
-    def lease_counts(self, *, now: datetime) -> LeaseCounts:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.lease_counts`."""
-        return self._run("lease_counts", self._lc.counts(now))  # type: ignore[no-any-return]
-
-    def delete_lease(self, *, thread_id: str) -> None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.delete_lease`."""
-        self._run("delete_lease", self._lc.delete(thread_id))
-
-
-class AsyncLeases(_LeaseCoreOwner):
-    """Async shell: the ``AsyncLeaseStore`` protocol on the saver's client."""
-
-    if TYPE_CHECKING:
-
-        async def _run(self, operation: str, gen: Any) -> Any: ...
-
-    async def _run_with_lease(
-        self, operation: str, op: Flow, pre: Step | None, post: Step | None
-    ) -> tuple[Any, Any, Any]:
-        """Run a write with a run's lease commands, in one pipeline."""
-        return await self._run(operation, self._with_lease(op, pre, post))  # type: ignore[no-any-return]
-
-    async def aacquire_lease(
-        self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta
-    ) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.acquire_lease`."""
-        return await self._run(  # type: ignore[no-any-return]
-            "acquire_lease",
-            self._lc.acquire(thread_id, owner, now, ttl),
-        )
-
-    async def arenew_leases(
-        self,
-        *,
-        owner: str,
-        thread_ids: Sequence[str],
-        now: datetime,
-        ttl: timedelta,
-        progress: dict[str, tuple[datetime, str | None]] | None = None,
-    ) -> list[str]:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.renew_leases`."""
-        return await self._run(  # type: ignore[no-any-return]
-            "renew_leases",
-            self._lc.renew(owner, thread_ids, now, ttl, progress),
-        )
-
-    async def arelease_lease(
-        self, *, thread_id: str, owner: str, now: datetime, reason: str, error: str | None = None
-    ) -> bool:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.release_lease`."""
-        return await self._run(  # type: ignore[no-any-return]
-            "release_lease",
-            self._lc.release(thread_id, owner, now, reason, error),
-        )
-
-    async def arecord_lease_error(self, *, thread_id: str, owner: str, error: str) -> None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.record_lease_error`."""
-        await self._run("record_lease_error", self._lc.record_error(thread_id, owner, error))
-
-    async def afind_expired_leases(self, *, now: datetime, limit: int) -> list[LeaseRecord]:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.find_expired_leases`."""
-        return await self._run(  # type: ignore[no-any-return]
-            "find_expired_leases",
-            self._lc.find_expired(now, limit),
-        )
-
-    async def aclaim_expired_lease(
-        self, *, thread_id: str, token: int, owner: str, now: datetime, ttl: timedelta
-    ) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.claim_expired_lease`."""
-        return await self._run(  # type: ignore[no-any-return]
-            "claim_expired_lease",
-            self._lc.claim(thread_id, token, owner, now, ttl),
-        )
-
-    async def atake_over_lease(
-        self,
-        *,
-        thread_id: str,
-        token: int,
-        renewed_at: datetime | None,
-        owner: str,
-        now: datetime,
-        ttl: timedelta,
-    ) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.take_over_lease`."""
-        return await self._run(  # type: ignore[no-any-return]
-            "take_over_lease",
-            self._lc.take_over(thread_id, token, renewed_at, owner, now, ttl),
-        )
-
-    async def apark_lease(
-        self, *, thread_id: str, token: int, now: datetime, reason: str
-    ) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.park_lease`."""
-        return await self._run(  # type: ignore[no-any-return]
-            "park_lease",
-            self._lc.park(thread_id, token, now, reason),
-        )
-
-    async def aunpark_lease(self, *, thread_id: str, retry_at: datetime | None = None) -> bool:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.unpark_lease`."""
-        return await self._run(  # type: ignore[no-any-return]
-            "unpark_lease",
-            self._lc.unpark(thread_id, retry_at),
-        )
-
-    async def aget_lease(self, *, thread_id: str) -> LeaseRecord | None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.get_lease`."""
-        return await self._run("get_lease", self._lc.get(thread_id))  # type: ignore[no-any-return]
-
-    async def alist_leases(self, *, state: str, limit: int) -> list[LeaseRecord]:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.list_leases`."""
-        return await self._run("list_leases", self._lc.list(state, limit))  # type: ignore[no-any-return]
-
-    async def alease_counts(self, *, now: datetime) -> LeaseCounts:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.lease_counts`."""
-        return await self._run("lease_counts", self._lc.counts(now))  # type: ignore[no-any-return]
-
-    async def adelete_lease(self, *, thread_id: str) -> None:
-        """See :meth:`langgraph_durable.checkpointers._leases.LeaseStore.delete_lease`."""
-        await self._run("delete_lease", self._lc.delete(thread_id))
+    ``pre``: the acquire sent with a run's first write; ``post``: the release
+    sent with its last. Returns ``(the write's result, the acquire's, the
+    release's)``, ``None`` for a step not sent.
+    """
+    steps: dict[str, Callable[..., Flow[Any]]] = {
+        "acquire_lease": commands.acquire,
+        "release_lease": commands.release,
+    }
+    flows = [op]
+    if pre is not None:
+        flows.insert(0, steps[pre[0]](**pre[1]))
+    if post is not None:
+        flows.append(steps[post[0]](**post[1]))
+    results = yield from together(flows)
+    first = 1 if pre is not None else 0
+    return (
+        results[first],
+        results[0] if pre is not None else None,
+        results[-1] if post is not None else None,
+    )

@@ -1,4 +1,4 @@
-"""An undo that keeps failing pauses the thread on a RecoveryReport a human answers."""
+"""An undo that keeps failing pauses the thread on a UndoReport a human answers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from langgraph.types import Command
 
 from langgraph_durable.checkpointers import WAIT_KEY, extract_wait
-from langgraph_durable.interrupts import RecoveryReport, is_recovery_value, resume_recovery
+from langgraph_durable.interrupts import UndoReport, is_undo_report, resume_undo
 from tests import _saga_graphs as g
 from tests._saga_savers import saga_saver_fixture  # noqa: F401 - fixture
 
@@ -44,12 +44,12 @@ def test_after_three_attempts_a_report_then_skip_finishes(
     snapshot = graph.get_state(config)
     assert len(snapshot.interrupts) == 1
     value = snapshot.interrupts[0].value
-    assert is_recovery_value(value)
+    assert is_undo_report(value)
     info = extract_wait(value)
-    assert info is not None and info.kind == "recovery"
+    assert info is not None and info.kind == "undo"
     json.dumps(value)  # JSON-serializable as is
 
-    report = RecoveryReport.from_interrupt(snapshot.interrupts[0])
+    report = UndoReport.from_interrupt(snapshot.interrupts[0])
     assert report.attempts == 3
     assert report.failed_step.node == "charge_card"
     assert report.undo_error.type == "ConnectionError"
@@ -62,9 +62,7 @@ def test_after_three_attempts_a_report_then_skip_finishes(
     assert report.actions == ["retry", "skip", "abort"]
     assert "Traceback" not in report.model_dump_json()
 
-    final = graph.invoke(
-        resume_recovery("skip", by="ops@example.com", note="refunded by hand"), config
-    )
+    final = graph.invoke(resume_undo("skip", by="ops@example.com", note="refunded by hand"), config)
 
     assert ledger.call_names().count("refund:failed") == 3  # skip does not call again
     assert ledger.call_names()[-1] == "release"
@@ -74,7 +72,7 @@ def test_after_three_attempts_a_report_then_skip_finishes(
         ("reserve_inventory", "compensated"),
         ("charge_card", "skipped"),
     ]
-    stored = RecoveryReport.model_validate(saga["reports"][0])
+    stored = UndoReport.model_validate(saga["reports"][0])
     assert stored.decision == "skip"
     assert stored.decided_by == "ops@example.com"
     assert stored.note == "refunded by hand"
@@ -102,7 +100,7 @@ def test_retry_runs_the_undo_again_with_the_same_key(saga_saver: Any, ledger: g.
 def test_abort_stops_and_lists_what_remains(saga_saver: Any, ledger: g.ListLedger) -> None:
     graph, config = _run_until_report(saga_saver, "o-abort", [])
 
-    final = graph.invoke(resume_recovery("abort"), config)
+    final = graph.invoke(resume_undo("abort"), config)
 
     assert "release" not in ledger.call_names()
     saga = final["saga"]
@@ -121,10 +119,10 @@ def test_an_invalid_answer_asks_again(saga_saver: Any, ledger: g.ListLedger) -> 
     assert "expected" in snapshot.interrupts[0].value["invalid_answer"] or (
         "one of" in snapshot.interrupts[0].value["invalid_answer"]
     )
-    final = graph.invoke(resume_recovery("skip"), config)
+    final = graph.invoke(resume_undo("skip"), config)
     assert final["saga"]["status"] == "compensated"
 
 
 def test_resume_helper_refuses_unknown_actions() -> None:
-    with pytest.raises(ValueError, match="unknown recovery action"):
-        resume_recovery("ignore")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown undo action"):
+        resume_undo("ignore")  # type: ignore[arg-type]

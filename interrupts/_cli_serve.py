@@ -1,0 +1,172 @@
+"""``langgraph-durable serve``: the approval service (JSON API and console) under uvicorn.
+
+``worker --serve`` runs the same server beside the sweeper and recovery loop.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from langgraph_durable.interrupts._cli_common import (
+    CliError,
+    bind_graph,
+    command,
+    load_object,
+    open_saver,
+    url_option,
+)
+from langgraph_durable.interrupts._cli_errors import configure_logging
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# decisions run in worker threads: one connection would serialize them all
+SERVE_POOL = 16
+
+
+def serve_options(fn: F) -> F:
+    """``--host``, ``--port``, ``--tokens``, ``--trust-proxy-header``, ``--roles-header``,
+    ``--pool-size``."""
+    options = [
+        click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind."),
+        click.option(
+            "--port", default=8321, show_default=True, type=click.IntRange(0, 65535), help="Port."
+        ),
+        click.option(
+            "--tokens",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help='Bearer tokens file: {"<token>" or "sha256:<hex>": {"id": ..., "roles": [...]}}.',
+        ),
+        click.option(
+            "--trust-proxy-header",
+            "proxy_header",
+            default=None,
+            metavar="HEADER",
+            help="Believe this header's user (X-Forwarded-User) from a proxy on this host.",
+        ),
+        click.option(
+            "--pool-size",
+            default=SERVE_POOL,
+            show_default=True,
+            type=click.IntRange(1, 200),
+            help="PostgreSQL connections the service's requests share.",
+        ),
+        click.option(
+            "--roles-header",
+            default="X-Forwarded-Groups",
+            show_default=True,
+            help="With --trust-proxy-header: the comma-separated roles header.",
+        ),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def authenticator(tokens: str | None, proxy_header: str | None, roles_header: str) -> Any:
+    """The ``authenticate`` hook the options chose (one is required).
+
+    Raises:
+        CliError: neither ``--tokens`` nor ``--trust-proxy-header`` (or both), or
+            the service extra is not installed.
+    """
+    try:
+        from langgraph_durable.interrupts.service import BearerTokens, TrustedProxy
+    except ImportError as exc:
+        raise CliError(
+            f"the approval service needs the service extra: "
+            f'pip install "langgraph-durable[service]" ({exc})'
+        ) from None
+    if tokens and proxy_header:
+        raise CliError("pass --tokens or --trust-proxy-header, not both")
+    if tokens:
+        return BearerTokens.from_file(tokens)
+    if proxy_header:
+        return TrustedProxy(user_header=proxy_header, roles_header=roles_header or None)
+    raise CliError(
+        "the service needs authentication: --tokens FILE, or --trust-proxy-header HEADER "
+        "behind an authenticating proxy"
+    )
+
+
+def build_app(saver: Any, graph: Any, authenticate: Any, *, metrics: bool = False) -> Any:
+    """The service app over ``saver`` and ``graph`` (with ``/metrics`` if asked)."""
+    from langgraph_durable.interrupts.service import create_app
+
+    return create_app(saver, graph, authenticate=authenticate, metrics=metrics)
+
+
+class Server:
+    """uvicorn serving an app from a background thread (``worker --serve``)."""
+
+    def __init__(self, app: Any, host: str, port: int) -> None:
+        import uvicorn
+
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
+        self.thread = threading.Thread(target=self.server.run, name="approval-service", daemon=True)
+
+    def start(self) -> None:
+        """Start serving; returns once the port listens.
+
+        Raises:
+            CliError: the server could not start (the port is taken...).
+        """
+        self.thread.start()
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise CliError("the approval service did not start (see the log above)")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        """Stop serving and wait for open requests."""
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@command("serve")
+@url_option
+@click.option(
+    "--graph",
+    "spec",
+    required=True,
+    metavar="package.module:graph",
+    help="The graph whose approvals are decided (decisions resume it).",
+)
+@serve_options
+@click.option(
+    "--metrics",
+    is_flag=True,
+    help="Also serve GET /metrics for Prometheus (no login; needs the prometheus extra).",
+)
+def serve(
+    url: str,
+    spec: str,
+    host: str,
+    port: int,
+    tokens: str | None,
+    proxy_header: str | None,
+    roles_header: str,
+    pool_size: int,
+    metrics: bool,
+) -> None:
+    """Serve the approval console and JSON API (/api) at http://HOST:PORT.
+
+    Decisions go through the graph's authorization policy as the signed-in
+    user. Signed decision links are honoured when $LANGGRAPH_DURABLE_LINK_SECRET
+    is set. The worker (sweeps, recovery) can serve too: worker --serve.
+    """
+    import uvicorn
+
+    configure_logging()
+    authenticate = authenticator(tokens, proxy_header, roles_header)
+    obj = load_object(spec, what="--graph")
+    with open_saver(url, pool_size=pool_size) as saver:
+        graph = bind_graph(obj, saver, spec)
+        app = build_app(saver, graph, authenticate, metrics=metrics)
+        click.echo(f"approval service on http://{host}:{port}/ (Ctrl-C to stop)")
+        uvicorn.run(app, host=host, port=port, log_level="info")

@@ -1,0 +1,65 @@
+"""``langgraph-durable serve`` (or ``worker --serve``) as a real process for the tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests._servers import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = [sys.executable, "-m", "langgraph_durable.interrupts.cli"]
+
+
+def start(
+    args: list[str], *, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """Start the command on a free port; returns once ``/healthz`` answers 200."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [*CLI, *args, "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(proc.stdout.read() if proc.stdout else "exited")
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.TransportError:
+            time.sleep(0.2)
+    proc.kill()
+    raise AssertionError("the service did not answer within 60 s")
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    """Stop it as Ctrl-C would; its output."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, _ = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        raise AssertionError(f"did not stop on SIGINT: {out}") from None
+    return out
+
+
+def tokens_file(tmp_path: Path, tokens: dict[str, Any] | None = None) -> Path:
+    """A tokens file (alice of ops by default)."""
+    path = tmp_path / "tokens.json"
+    path.write_text(json.dumps(tokens or {"alice-token-0001": {"id": "alice", "roles": ["ops"]}}))
+    return path
