@@ -5,9 +5,9 @@ refusal such as an index row over btree's 2,704-byte limit (SQLSTATE 54000,
 which psycopg files under ``OperationalError``). Thread ids, namespaces and
 decision keys longer than 1,024 bytes of UTF-8 are refused before anything is sent,
 with ``InvalidConfigError`` naming the field and the limit, and nothing of the
-run is stored. Every other refusal of the server is ``StorageRefusedError``
-with its SQLSTATE; a connection killed mid-call stays ``StorageUnavailableError``.
-Sync and async.
+run is stored; a server limit is ``StorageRefusedError`` with its SQLSTATE.
+Sync and async. (A read-only session's refusal and a killed connection, on both
+backends: ``tests/test_refusals_are_not_reported_as_unavailability.py``.)
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import pytest
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, StateGraph
 from psycopg import sql
-from psycopg.conninfo import make_conninfo
 
 from langgraph_durable.checkpointers import (
     InvalidConfigError,
@@ -150,34 +149,3 @@ async def test_a_server_refusal_is_storage_refused_with_its_sqlstate(
         assert refused.value.code == "54000" and refused.value.operation == "put"
         assert not isinstance(refused.value, StorageUnavailableError)
         assert "index row" in str(refused.value)
-    # a read-only session: every write is refused, reads work
-    read_only = make_conninfo(url, options="-c default_transaction_read_only=on")
-    if mode == "sync":
-        with PostgresSaver.from_conn_string(read_only, schema=schema) as ro:
-            with pytest.raises(StorageRefusedError) as refused:
-                ro.put({"configurable": {"thread_id": "t3"}}, empty_checkpoint(), {}, {})
-            assert ro.get_tuple({"configurable": {"thread_id": "t3"}}) is None
-    else:
-        async with AsyncPostgresSaver.from_conn_string(read_only, schema=schema) as aro:
-            with pytest.raises(StorageRefusedError) as refused:
-                await aro.aput({"configurable": {"thread_id": "t3"}}, empty_checkpoint(), {}, {})
-            assert await aro.aget_tuple({"configurable": {"thread_id": "t3"}}) is None
-    assert refused.value.code == "25006"  # read_only_sql_transaction
-    assert not isinstance(refused.value, StorageUnavailableError)
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_killed_connection_is_still_unavailability(
-    pg_schema: tuple[str, str], mode: str
-) -> None:
-    url, schema = pg_schema
-    async with shell(url, schema, mode, pool_size=None) as s:  # one connection, not reopened
-        pid_query = "SELECT pg_backend_pid()"
-        if mode == "sync":
-            pid = s.saver.conn.execute(pid_query).fetchone()[0]
-        else:
-            pid = (await (await s.saver.conn.execute(pid_query)).fetchone())[0]
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        with pytest.raises(StorageUnavailableError):
-            await s.put({"configurable": {"thread_id": "t4"}}, {"v": 1})
