@@ -1,13 +1,13 @@
-"""``list()`` without a limit reads a long history page by page, on both Postgres savers.
+"""Between two pages of ``list()`` a Postgres saver holds no connection, cursor or transaction.
 
-The first tuple comes after one small page, not after the whole history;
-pages of values stored whole keep to a size in bytes; and between pages the
-saver holds nothing, so a caller that stops early (break, close, an
-exception) leaves no connection checked out, no cursor and no transaction
-open, other calls on a one-connection saver run while a listing is under
-way, and a listing inside a caller's transaction stays in it. Sync and async,
-on a pool and on one connection. (Memory over a whole history:
-``tests/test_listing_a_long_history_holds_about_one_page.py``.)
+So a caller that stops early (break, close, an exception) leaves no
+connection checked out, no cursor and no transaction open, other calls on a
+one-connection saver run while a listing is under way, and a listing inside a
+caller's transaction stays in it. Sync and async, on a pool and on one
+connection. That the first tuple comes after one small page and that pages
+keep to their budget, on both backends:
+``tests/contract/test_history_is_read_page_by_page.py``; memory over a whole
+history: ``tests/test_listing_a_long_history_holds_about_one_page.py``.
 """
 
 from __future__ import annotations
@@ -25,9 +25,8 @@ from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.pq import TransactionStatus
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver, _listing
+from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.postgres._listing import PAGE_FIRST
-from tests._growing import put_items
 
 FETCHED: list[int] = []  # rows each fetchall() returned, in order
 
@@ -172,55 +171,6 @@ async def _nothing_open(saver: Any, where: Any) -> None:
         assert where.execute("SELECT count(*) FROM pg_cursors").fetchone() == (0,)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_the_first_tuple_comes_after_one_small_page(
-    pg_schema: tuple[str, str], mode: str
-) -> None:
-    url, schema = pg_schema
-    ids = _seed_plain(url, schema, "long", 300)
-    config = {"configurable": {"thread_id": "long"}}
-    async with _saver(url, schema, mode) as (saver, _where):
-        FETCHED.clear()
-        (first,) = await _take(saver, config, 1)
-        assert first.config["configurable"]["checkpoint_id"] == ids[0]
-        # the rows fetched before the first tuple: one page, not the thread
-        assert FETCHED == [PAGE_FIRST]
-        FETCHED.clear()
-        listed = await _take(saver, config)
-        assert [t.config["configurable"]["checkpoint_id"] for t in listed] == ids
-        assert len(FETCHED) > 2 and max(FETCHED) < len(ids)
-        # a limit, before and a filter keep their meaning across pages
-        cut = {"configurable": {"checkpoint_id": ids[100]}}
-        got = await _take(saver, config, before=cut, limit=150)
-        assert [t.config["configurable"]["checkpoint_id"] for t in got] == ids[101:251]
-        got = await _take(saver, config, filter={"step": 7})
-        assert [t.config["configurable"]["checkpoint_id"] for t in got] == [ids[-8]]
-
-
-@pytest.mark.parametrize("mode", ["sync-conn", "async-pool"])
-async def test_pages_of_whole_values_keep_to_their_byte_budget(
-    pg_schema: tuple[str, str], mode: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    url, schema = pg_schema
-    value = [f"{i:05}" + "y" * 2000 for i in range(25)]  # ~50 kB, stored whole every step
-    with PostgresSaver.from_conn_string(url, schema=schema, deltas=False) as writer:
-        writer.setup()
-        parent = None
-        for n in range(1, 81):
-            parent = put_items(writer, parent, [n, *value], f"{n:06}")
-    budget = 300_000
-    monkeypatch.setattr(_listing, "PAGE_BYTES", budget)
-    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    async with _saver(url, schema, mode) as (saver, _where):
-        FETCHED.clear()
-        listed = await _take(saver, config)
-    assert [t.checkpoint["channel_values"]["items"][0] for t in listed] == list(range(80, 0, -1))
-    assert all(t.checkpoint["channel_values"]["items"][1:] == value for t in listed)
-    # the first page is 10 checkpoints (~500 kB); the next ones shrink to the budget
-    assert FETCHED[0] == PAGE_FIRST
-    assert max(FETCHED[1:]) * 50_000 <= budget * 1.2, FETCHED
-
-
 @pytest.mark.parametrize("stop", ["break", "close", "raise"])
 @pytest.mark.parametrize("mode", MODES)
 async def test_stopping_early_leaves_nothing_open(
@@ -231,8 +181,11 @@ async def test_stopping_early_leaves_nothing_open(
     config = {"configurable": {"thread_id": "long"}}
     async with _saver(url, schema, mode) as (saver, where):
         for n in (1, PAGE_FIRST + 5):  # in the first page, and in a later one
+            FETCHED.clear()
             got = await _take(saver, config, n, stop=stop)
             assert [t.config["configurable"]["checkpoint_id"] for t in got] == ids[:n]
+            # the first tuple came after one page of rows, on this connection or pool too
+            assert ([PAGE_FIRST] if n == 1 else [PAGE_FIRST, 2 * PAGE_FIRST]) == FETCHED
             await _nothing_open(saver, where)
         # and the saver goes on working
         latest = await _call(saver, "get_tuple", config)
