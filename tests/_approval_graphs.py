@@ -10,6 +10,7 @@ from typing import Annotated, Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from langgraph_durable.interrupts import (
+    CLOCK_CONFIG_KEY,
     Escalate,
     OnTimeout,
     request_approval,
@@ -34,6 +35,14 @@ class FakeClock:
     def advance(self, delta: timedelta) -> None:
         with self._lock:
             self._now += delta
+
+
+def cfg(thread_id: str, clock: FakeClock | None = None) -> dict[str, Any]:
+    """The config of ``thread_id``, the approval helpers reading time from ``clock`` if given."""
+    conf: dict[str, Any] = {"thread_id": thread_id}
+    if clock is not None:
+        conf[CLOCK_CONFIG_KEY] = clock
+    return {"configurable": conf}
 
 
 class ReviewState(TypedDict, total=False):

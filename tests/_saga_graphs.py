@@ -175,6 +175,25 @@ def ship(state: OrderState) -> dict[str, Any]:
     raise RuntimeError("carrier API down")
 
 
+def reviewed_order(
+    review: Any,
+    *,
+    state: type = OrderState,
+    review_retry: RetryPolicy | None = None,
+    ship_retry: RetryPolicy | None = None,
+) -> StateGraph[Any, Any, Any, Any]:
+    """``reserve_inventory -> charge_card -> review -> ship``, not yet wired for compensation."""
+    builder = StateGraph(state)
+    builder.add_node("reserve_inventory", reserve_inventory)
+    builder.add_node("charge_card", charge_card)
+    builder.add_node("review", review, retry_policy=review_retry)
+    builder.add_node("ship", ship, retry_policy=ship_retry)
+    chain = [START, "reserve_inventory", "charge_card", "review", "ship", END]
+    for a, b in itertools.pairwise(chain):
+        builder.add_edge(a, b)
+    return builder
+
+
 def build_order_graph(
     *,
     steps: tuple[str, ...] = ("reserve_inventory", "charge_card"),

@@ -13,26 +13,18 @@ import pytest
 
 from langgraph_durable.checkpointers import WAIT_KEY
 from langgraph_durable.interrupts import (
-    CLOCK_CONFIG_KEY,
     ApprovalSweeper,
     NotAuthorized,
     aapprove,
     approve,
 )
 from tests import _approval_savers
-from tests._approval_graphs import FakeClock, review_graph, two_level_escalation
+from tests._approval_graphs import FakeClock, cfg, review_graph, two_level_escalation
 from tests._otel_support import Telemetry
 from tests._parts import part_of
 
 approval_saver = _approval_savers.approval_saver
 async_approval_saver = _approval_savers.async_approval_saver
-
-
-def cfg(thread_id: str, clock: FakeClock | None = None) -> dict[str, Any]:
-    conf: dict[str, Any] = {"thread_id": thread_id}
-    if clock is not None:
-        conf[CLOCK_CONFIG_KEY] = clock
-    return {"configurable": conf}
 
 
 def _linked_to(span: Any, target: Any) -> bool:

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from langgraph_durable.interrupts import (
-    CLOCK_CONFIG_KEY,
     AlreadyDecided,
     ApprovalSweeper,
     approval_health,
@@ -20,17 +19,10 @@ from langgraph_durable.interrupts import (
 from langgraph_durable.interrupts._approve import _env, decide_approval_flow
 from langgraph_durable.interrupts._requests import Invoke
 from tests import _approval_savers
-from tests._approval_graphs import T0, FakeClock, review_graph, two_level_escalation
+from tests._approval_graphs import T0, FakeClock, cfg, review_graph, two_level_escalation
 
 approval_saver = _approval_savers.approval_saver
 async_approval_saver = _approval_savers.async_approval_saver
-
-
-def cfg(thread_id: str, clock: FakeClock | None = None) -> dict[str, Any]:
-    conf: dict[str, Any] = {"thread_id": thread_id}
-    if clock is not None:
-        conf[CLOCK_CONFIG_KEY] = clock
-    return {"configurable": conf}
 
 
 @pytest.mark.parametrize("on_timeout", ["reject", "approve"])

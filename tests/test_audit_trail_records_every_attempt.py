@@ -283,16 +283,7 @@ def _story_graph(saver: Any) -> Any:
         )
         return {}
 
-    builder = StateGraph(g.OrderState)
-    builder.add_node("reserve_inventory", g.reserve_inventory)
-    builder.add_node("charge_card", g.charge_card)
-    builder.add_node("review", review)
-    builder.add_node("ship", g.ship, retry_policy=RetryPolicy(max_attempts=1))
-    builder.add_edge(START, "reserve_inventory")
-    builder.add_edge("reserve_inventory", "charge_card")
-    builder.add_edge("charge_card", "review")
-    builder.add_edge("review", "ship")
-    builder.add_edge("ship", END)
+    builder = g.reviewed_order(review, ship_retry=RetryPolicy(max_attempts=1))
     return add_compensation(builder, sleep=lambda s: None).compile(checkpointer=saver)
 
 

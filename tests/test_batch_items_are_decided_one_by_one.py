@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from langgraph_durable.interrupts import (
-    CLOCK_CONFIG_KEY,
     AlreadyDecided,
     ApprovalSweeper,
     UnknownBatchItem,
@@ -19,17 +18,10 @@ from langgraph_durable.interrupts import (
     pending_approvals,
 )
 from tests import _approval_savers
-from tests._approval_graphs import T0, FakeClock, order_graph, orders
+from tests._approval_graphs import T0, FakeClock, cfg, order_graph, orders
 
 approval_saver = _approval_savers.approval_saver
 async_approval_saver = _approval_savers.async_approval_saver
-
-
-def cfg(thread_id: str, clock: FakeClock | None = None) -> dict[str, Any]:
-    conf: dict[str, Any] = {"thread_id": thread_id}
-    if clock is not None:
-        conf[CLOCK_CONFIG_KEY] = clock
-    return {"configurable": conf}
 
 
 def test_decisions_hours_apart_complete_the_batch(approval_saver: Any) -> None:

@@ -70,9 +70,6 @@ def test_compensate_reason_is_in_the_final_state_and_not_retried(
         charge_id: str
         amount: int
 
-    builder = StateGraph(State)  # no SagaState mixin: add_compensation adds the key
-    builder.add_node("reserve_inventory", g.reserve_inventory)
-    builder.add_node("charge_card", g.charge_card)
     reviewed: list[str] = []
 
     def review(state: State) -> dict[str, Any]:
@@ -81,12 +78,11 @@ def test_compensate_reason_is_in_the_final_state_and_not_retried(
 
     from langgraph.types import RetryPolicy
 
-    builder.add_node("review", review, retry_policy=RetryPolicy(max_attempts=5, retry_on=Exception))
-    builder.add_node("ship", g.ship)
-    builder.add_edge(START, "reserve_inventory")
-    builder.add_edge("reserve_inventory", "charge_card")
-    builder.add_edge("charge_card", "review")
-    builder.add_edge("review", "ship")
+    builder = g.reviewed_order(
+        review,
+        state=State,  # no SagaState mixin: add_compensation adds the key
+        review_retry=RetryPolicy(max_attempts=5, retry_on=Exception),
+    )
     graph = add_compensation(builder).compile(checkpointer=saga_saver)
 
     final = graph.invoke({"order_id": "o2"}, {"configurable": {"thread_id": "order-2"}})

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from langgraph_durable.interrupts import (
-    CLOCK_CONFIG_KEY,
     ApprovalSweeper,
     AsyncNotificationDispatcher,
     DecisionLinks,
@@ -30,7 +29,7 @@ from langgraph_durable.interrupts import (
     remind,
     verify_signature,
 )
-from tests._approval_graphs import FakeClock, review_graph, two_level_escalation
+from tests._approval_graphs import FakeClock, cfg, review_graph, two_level_escalation
 from tests._approval_savers import open_sync, saver_url
 from tests._backends import BACKENDS
 from tests._parts import part_of
@@ -54,13 +53,6 @@ def receiver() -> Any:
     r = Receiver().start()
     yield r
     r.stop()
-
-
-def cfg(thread_id: str, clock: FakeClock | None = None) -> dict[str, Any]:
-    conf: dict[str, Any] = {"thread_id": thread_id}
-    if clock is not None:
-        conf[CLOCK_CONFIG_KEY] = clock
-    return {"configurable": conf}
 
 
 def dispatcher(saver: Any, receiver: Receiver, **kwargs: Any) -> NotificationDispatcher:

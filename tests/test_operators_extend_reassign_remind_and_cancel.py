@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from langgraph.graph import START, StateGraph
 
 from langgraph_durable.interrupts import (
     CLOCK_CONFIG_KEY,
@@ -166,16 +165,7 @@ def test_cancelling_a_saga_runs_its_compensations(saga_saver: Any) -> None:
         request_approval({"refund": state["charge_id"]})
         return {}
 
-    builder = StateGraph(g.OrderState)
-    builder.add_node("reserve_inventory", g.reserve_inventory)
-    builder.add_node("charge_card", g.charge_card)
-    builder.add_node("review", review)
-    builder.add_node("ship", g.ship)
-    builder.add_edge(START, "reserve_inventory")
-    builder.add_edge("reserve_inventory", "charge_card")
-    builder.add_edge("charge_card", "review")
-    builder.add_edge("review", "ship")
-    graph = add_compensation(builder).compile(checkpointer=saga_saver)
+    graph = add_compensation(g.reviewed_order(review)).compile(checkpointer=saga_saver)
     config: dict[str, Any] = {"configurable": {"thread_id": "order-c"}}
     graph.invoke({"order_id": "o1", "amount": 3}, config)
     cancel(graph, config, by="ops", comment="fraud")

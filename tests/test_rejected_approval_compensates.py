@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langgraph.graph import START, StateGraph
 
 from langgraph_durable.interrupts import add_compensation, reject, request_approval
 from tests import _saga_graphs as g
@@ -24,16 +23,7 @@ def test_rejection_runs_the_undos_with_the_reason(saga_saver: Any) -> None:
         approved.append(decision.approved)
         return {}
 
-    builder = StateGraph(g.OrderState)
-    builder.add_node("reserve_inventory", g.reserve_inventory)
-    builder.add_node("charge_card", g.charge_card)
-    builder.add_node("review", review)
-    builder.add_node("ship", g.ship)
-    builder.add_edge(START, "reserve_inventory")
-    builder.add_edge("reserve_inventory", "charge_card")
-    builder.add_edge("charge_card", "review")
-    builder.add_edge("review", "ship")
-    graph = add_compensation(builder).compile(checkpointer=saga_saver)
+    graph = add_compensation(g.reviewed_order(review)).compile(checkpointer=saga_saver)
     config: dict[str, Any] = {"configurable": {"thread_id": "order-r"}}
 
     graph.invoke({"order_id": "o9", "amount": 3}, config)

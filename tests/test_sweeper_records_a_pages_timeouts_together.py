@@ -14,14 +14,13 @@ from typing import Any
 import pytest
 
 from langgraph_durable.interrupts import (
-    CLOCK_CONFIG_KEY,
     ApprovalSweeper,
     aaudit_log,
     approve,
     audit_log,
     pending_approvals,
 )
-from tests._approval_graphs import FakeClock, review_graph
+from tests._approval_graphs import FakeClock, cfg, review_graph
 from tests._approval_savers import (  # noqa: F401 - fixtures
     approval_saver,
     async_approval_saver,
@@ -32,13 +31,6 @@ from tests._backends import BACKENDS
 from tests._parts import part_of
 
 # ruff: noqa: F811 - the fixtures are parameters of the tests
-
-
-def cfg(thread: str, clock: FakeClock | None = None) -> dict[str, Any]:
-    conf: dict[str, Any] = {"thread_id": thread}
-    if clock is not None:
-        conf[CLOCK_CONFIG_KEY] = clock
-    return {"configurable": conf}
 
 
 def system_entries(entries: list[Any]) -> list[tuple[str, str]]:
