@@ -15,26 +15,26 @@ import zlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import ormsgpack
-
 from langgraph_durable.checkpointers._delta import (
-    _FORMAT,
     _FORMAT_COMPACT,
-    _FORMAT_REFS,
-    _MSGPACK_TYPES,
-    _PREFIX,
     DELTA_TYPE,
     Link,
     WriteRows,
-    _header_len,
     snapshot_link,
-    unpack_task,
-    write_body,
 )
 from langgraph_durable.checkpointers._delta_policy import (
     DEFAULT_POLICY,
     BrokenChainError,
     DeltaPolicy,
+)
+from langgraph_durable.checkpointers._delta_walk import (
+    _Known,
+    _meta,
+    _Slow,
+    checked_walk,
+    compact_chain,
+    compact_metas,
+    compact_parts,
 )
 from langgraph_durable.checkpointers._otel_saver import note_chain
 
@@ -47,62 +47,6 @@ __all__ = [
 ]
 
 _NO_WRITES: WriteRows = {}
-
-
-class _Slow(Exception):
-    """The compact walk met something it leaves to the checked walk."""
-
-
-def _array_header(n: int) -> bytes:
-    if n < 16:
-        return bytes((0x90 | n,))
-    if n < 1 << 16:
-        return b"\xdc" + n.to_bytes(2, "big")
-    return b"\xdd" + n.to_bytes(4, "big")
-
-
-class _Known:
-    """A version whose whole body is known, as the start of another's rebuild."""
-
-    __slots__ = ("body", "costs", "depth", "header", "root", "snapshot_bytes", "type")
-
-    def __init__(
-        self,
-        type_: str,
-        header: bytes,
-        body: bytes,
-        depth: int,
-        costs: int,
-        snapshot_bytes: int,
-        root: str,
-    ) -> None:
-        self.type = type_
-        self.header = header
-        self.body = body
-        self.depth = depth
-        self.costs = costs
-        self.snapshot_bytes = snapshot_bytes
-        self.root = root
-
-
-_META_LEN = {_FORMAT: 6, _FORMAT_REFS: 7, _FORMAT_COMPACT: 5}
-
-
-def _meta(blob: bytes, version: str) -> tuple[list[Any], memoryview, int]:
-    """A delta row's meta list, its inline bytes, and its format."""
-    try:
-        fmt, n = _PREFIX.unpack_from(blob)
-        if fmt not in _META_LEN:
-            raise BrokenChainError(f"unknown delta format {fmt} in {version!r}")
-        view = memoryview(blob)
-        meta = ormsgpack.unpackb(view[_PREFIX.size : _PREFIX.size + n])
-        if not isinstance(meta, list) or len(meta) < _META_LEN[fmt]:
-            raise BrokenChainError(f"malformed delta {version!r}")
-        return meta, view[_PREFIX.size + n :], fmt
-    except BrokenChainError:
-        raise
-    except Exception as exc:
-        raise BrokenChainError(f"malformed delta {version!r}: {exc}") from exc
 
 
 def delta_target(blob: bytes, version: str) -> tuple[bytes, int, int]:
@@ -218,91 +162,12 @@ class ChainReader:
         Raises :class:`_Slow` at the first thing it does not expect (another
         format, a missing row or write, a mismatch): the checked walk decides.
         """
-        rows, known_, row_cost = self._rows, self._known, self._policy.row_cost
-        chain: list[tuple[str, bytes, Any]] = []  # (version, blob, writes_of), newest first
-        cur: Any = version
-        base: _Known | None = None
-        for _ in range(len(rows) + 1):
-            row = rows.get(cur)
-            if row is None:
-                raise _Slow
-            if row[0] != DELTA_TYPE:
-                blob = row[1]
-                hl = _header_len(blob) if blob is not None else None
-                if hl is None or row[0] not in _MSGPACK_TYPES:
-                    raise _Slow
-                base = _Known(row[0], blob[:hl], blob[hl:], 0, 0, len(blob) + row_cost, cur)
-                break
-            if cur != version and cur in known_:
-                base = known_[cur]
-                break
-            blob = row[1]
-            if blob is None or len(row) < 4 or not blob or blob[0] != _FORMAT_COMPACT:
-                raise _Slow
-            chain.append((cur, blob, row[3]))
-            cur = row[2]
-        else:
-            raise _Slow
-        if base is None:
-            raise _Slow
-        # concatenated msgpack objects behind an array header are one array
-        metas_in: list[bytes] = [_array_header(len(chain))]
-        tails: list[memoryview] = []
-        for _, blob, _ in chain:
-            end = 5 + int.from_bytes(blob[1:5], "big")
-            metas_in.append(blob[5:end])
-            tails.append(memoryview(blob)[end:])
-        try:
-            metas = ormsgpack.unpackb(b"".join(metas_in))
-        except Exception as exc:
-            raise _Slow from exc
-        if type(metas) is not list or len(metas) != len(chain):
-            raise _Slow
-        writes = self._writes
-        # each delta's parts, newest delta first and its parts backwards: one
-        # reverse at the end puts every part in order
-        rparts: list[bytes | memoryview] = []
-        visited: list[tuple[str, bytes, int, int]] = []
-        costs = 0
-        try:
-            for (cur, blob, writes_of), meta, tail in zip(chain, metas, tails, strict=True):
-                header, _depth, body_len, crc, segs = meta
-                if type(header) is not bytes or type(body_len) is not int or type(crc) is not int:
-                    raise _Slow
-                visited.append((cur, header, body_len, crc))
-                off = len(tail)
-                refs = 0
-                for g in reversed(segs):
-                    if type(g) is int:
-                        if g < 0 or g > off:
-                            raise _Slow
-                        rparts.append(tail[off - g : off])
-                        off -= g
-                        continue
-                    task = g[0]
-                    if type(task) is bytes and len(task) == 16:
-                        h = task.hex()  # unpack_task, inline (once per write of the chain)
-                        task = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-                    w = writes.get((writes_of, task, g[1]))
-                    if w is None or w[0] not in _MSGPACK_TYPES or not w[1]:
-                        raise _Slow
-                    wb = w[1]
-                    b0 = wb[0]
-                    # a list write's items: its array header cut off
-                    if 0x90 <= b0 <= 0x9F:
-                        rparts.append(memoryview(wb)[1:])
-                    elif (b0 == 0xDC and len(wb) >= 3) or (b0 == 0xDD and len(wb) >= 5):
-                        rparts.append(memoryview(wb)[3 if b0 == 0xDC else 5 :])
-                    else:
-                        raise _Slow
-                    refs += 1
-                if off:
-                    raise _Slow  # inline bytes the segments do not account for
-                costs += len(blob) + row_cost * (1 + refs)
-        except _Slow:
-            raise
-        except Exception as exc:
-            raise _Slow from exc
+        row_cost = self._policy.row_cost
+        chain, base = compact_chain(self._rows, self._known, row_cost, version)
+        metas, tails = compact_metas(chain)
+        rparts, visited, costs = compact_parts(chain, metas, tails, self._writes, row_cost)
+        # each delta's parts came newest delta first and its parts backwards:
+        # one reverse puts every part in order
         rparts.reverse()
         data = self._finish(version, base, visited, rparts, costs)
         if data is None:
@@ -310,77 +175,10 @@ class ChainReader:
         return data
 
     def _walk_checked(self, version: str) -> tuple[str, bytes, Link | None]:
-        rows, writes, row_cost = self._rows, self._writes, self._policy.row_cost
-        chunks: list[list[bytes | memoryview]] = []  # each delta's suffix parts, newest first
-        visited: list[tuple[str, bytes, int, int]] = []
-        costs = 0
-        cur = version
-        base: _Known | None = None
-        for _ in range(len(rows) + 1):
-            row = rows.get(cur)
-            if row is None:
-                raise BrokenChainError(f"version {cur!r} of the chain of {version!r} is missing")
-            type_, blob = row[0], row[1]
-            if type_ != DELTA_TYPE:
-                if blob is None:
-                    raise BrokenChainError(f"snapshot {cur!r} has no bytes")
-                hl = _header_len(blob)
-                if hl is None or type_ not in _MSGPACK_TYPES:
-                    raise BrokenChainError(f"snapshot {cur!r} of {version!r} is not a container")
-                base = _Known(type_, blob[:hl], blob[hl:], 0, 0, len(blob) + row_cost, cur)
-                break
-            if cur != version and cur in self._known:
-                base = self._known[cur]
-                break
-            if blob is None:
-                raise BrokenChainError(f"delta {cur!r} has no bytes")
-            meta, tail, fmt = _meta(blob, cur)
-            if fmt == _FORMAT_COMPACT:
-                header, body_len, crc, segs = meta[0], meta[2], meta[3], meta[4]
-                base_version, writes_of = (row[2], row[3]) if len(row) >= 4 else (None, None)
-                if not isinstance(base_version, str):
-                    raise BrokenChainError(f"delta {cur!r} has no base version beside it")
-            else:
-                header, body_len, crc = meta[1], meta[3], meta[4]
-                base_version = meta[0]
-                segs = meta[6] if fmt == _FORMAT_REFS else None
-                writes_of = meta[5] if fmt == _FORMAT_REFS else None
-            visited.append((cur, header, body_len, crc))
-            if segs is None:
-                chunks.append([tail])
-                costs += len(blob) + row_cost
-            else:
-                parts: list[bytes | memoryview] = []
-                off = refs = 0
-                for g in segs:
-                    if isinstance(g, int):
-                        parts.append(tail[off : off + g])
-                        off += g
-                        continue
-                    task_id = unpack_task(g[0]) if fmt == _FORMAT_COMPACT else g[0]
-                    # ids of another type (a damaged row) match no write: a broken chain
-                    w = (
-                        writes.get((writes_of, task_id, g[1]))
-                        if isinstance(writes_of, str) and isinstance(task_id, str)
-                        else None
-                    )
-                    items = write_body(*w) if w is not None else None
-                    if items is None:
-                        raise BrokenChainError(
-                            f"the pending write ({writes_of!r}, {task_id!r}, {g[1]!r}) that "
-                            f"delta {cur!r} refers to is missing"
-                        )
-                    parts.append(items)
-                    refs += 1
-                chunks.append(parts)
-                costs += len(blob) + row_cost * (1 + refs)
-            cur = base_version
-        else:
-            raise BrokenChainError(f"the chain of {version!r} loops")
-        if base is None:  # pragma: no cover - the loop either breaks or raises
-            raise BrokenChainError(f"the chain of {version!r} has no snapshot")
-        parts_in_order = [p for parts in reversed(chunks) for p in parts]
-        out = self._finish(version, base, visited, parts_in_order, costs)
+        base, visited, parts, costs = checked_walk(
+            self._rows, self._known, self._writes, self._policy.row_cost, version
+        )
+        out = self._finish(version, base, visited, parts, costs)
         if out is None:
             raise BrokenChainError(
                 f"the chain of {version!r} does not add up (a row was rewritten)"

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata, CheckpointTuple
+from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata, CheckpointTuple, PendingWrite
 
 from langgraph_durable.migrations._chain import StateMigrations, Step, is_state_channel, step_error
 from langgraph_durable.migrations._errors import MigrationError, SchemaVersionError
@@ -335,44 +335,114 @@ def upgrade_checkpoint(
     where = _where(tup)
     cp: dict[str, Any] = dict(tup.checkpoint)
     all_values = cp.get("channel_values", {})
-    internal = {k: v for k, v in all_values.items() if not is_state_channel(k)}
     original = {k: v for k, v in all_values.items() if is_state_channel(k)}
-    values = copy.deepcopy(original)
-    writes = list(tup.pending_writes or [])
-    metadata: dict[str, Any] = dict(tup.metadata or {})
-    task_ids: dict[str, str] = {}
-    task_nodes: dict[str, str] = {}
+    run = _StepRun(
+        cp,
+        internal={k: v for k, v in all_values.items() if not is_state_channel(k)},
+        values=copy.deepcopy(original),
+        writes=list(tup.pending_writes or []),
+        metadata=dict(tup.metadata or {}),
+    )
     for n, step in enumerate(steps):
+        run.apply(step, migrations, final=n == len(steps) - 1, where=where)
+    cp = run.checkpoint
+    new_versions = _bump_versions(cp, run.values, original, current)
+    cp["channel_values"] = {**run.internal, **run.values}
+    if cp.get("updated_channels") is not None and new_versions:
+        cp["updated_channels"] = sorted({*cp["updated_channels"], *new_versions})
+    run.metadata[SCHEMA_VERSION_KEY] = current
+    writes = run.writes
+    new_tup = CheckpointTuple(
+        config=tup.config,
+        checkpoint=cast(Checkpoint, cp),
+        metadata=cast(CheckpointMetadata, run.metadata),
+        parent_config=tup.parent_config,
+        pending_writes=None if tup.pending_writes is None else writes,
+    )
+    stored = tup.pending_writes or []
+    changed = len(writes) != len(stored) or any(
+        a is not b for a, b in zip(writes, stored, strict=True)
+    )
+    return Upgrade(
+        new_tup, stored_version, current, new_versions, run.task_ids, run.task_nodes, changed
+    )
+
+
+class _StepRun:
+    """A checkpoint on its way through the migration steps.
+
+    ``values`` are the state channels (a copy the steps may change),
+    ``internal`` the channels LangGraph keeps for itself (only renames touch
+    them). ``task_ids`` maps each renamed task's stored id to its new one and
+    ``task_nodes`` names the node of a renamed pull task, for its task path.
+    """
+
+    def __init__(
+        self,
+        checkpoint: dict[str, Any],
+        *,
+        internal: dict[str, Any],
+        values: dict[str, Any],
+        writes: list[PendingWrite],
+        metadata: dict[str, Any],
+    ) -> None:
+        self.checkpoint = checkpoint
+        self.internal = internal
+        self.values = values
+        self.writes = writes
+        self.metadata = metadata
+        self.task_ids: dict[str, str] = {}
+        self.task_nodes: dict[str, str] = {}
+
+    def apply(
+        self, step: Step, migrations: StateMigrations, *, final: bool, where: Mapping[str, Any]
+    ) -> None:
+        """Run one step: its function on the state and the writes, its checks, its renames."""
         if step.fn is not None:
-            base_in = values
-            needs_base = any(is_state_channel(w[1]) for w in writes)
+            base_in = self.values
+            needs_base = any(is_state_channel(w[1]) for w in self.writes)
             # A checkpoint taken before the first input was applied has no state
             # keys: there is nothing to upgrade, and steps need not handle it.
             if base_in:
-                values = _run_fn(step, copy.deepcopy(base_in) if needs_base else base_in, where)
+                arg = copy.deepcopy(base_in) if needs_base else base_in
+                self.values = _run_fn(step, arg, where)
             if needs_base:
-                writes = _upgrade_writes(step, base_in, values, writes, where)
+                self.writes = _upgrade_writes(step, base_in, self.values, self.writes, where)
         try:
-            migrations.check_values(step, values, final=n == len(steps) - 1)
+            migrations.check_values(step, self.values, final=final)
         except Exception as exc:
             raise step_error(step, exc, f"the result fails validation: {exc}", where) from exc
         if step.renames:
-            cp["channel_values"] = internal
-            try:
-                cp, writes, moved = rename_nodes(
-                    cp, metadata, writes, step.renames, where["checkpoint_ns"]
-                )
-            except ValueError as exc:
-                raise step_error(step, exc, str(exc), where) from exc
-            internal = cp["channel_values"]
-            metadata = rename_metadata(metadata, step.renames)
-            # Chain renames across steps: a task moved twice maps from its stored id.
-            for old_id, (new_id, node) in moved.items():
-                first = next((k for k, v in task_ids.items() if v == old_id), old_id)
-                task_ids[first] = new_id
-                task_nodes.pop(old_id, None)
-                if node:  # pull tasks: their stored task path names the node
-                    task_nodes[new_id] = node
+            self._rename(step, where)
+
+    def _rename(self, step: Step, where: Mapping[str, Any]) -> None:
+        cp = self.checkpoint
+        cp["channel_values"] = self.internal
+        try:
+            cp, self.writes, moved = rename_nodes(
+                cp, self.metadata, self.writes, step.renames, where["checkpoint_ns"]
+            )
+        except ValueError as exc:
+            raise step_error(step, exc, str(exc), where) from exc
+        self.checkpoint = cp
+        self.internal = cp["channel_values"]
+        self.metadata = rename_metadata(self.metadata, step.renames)
+        # Chain renames across steps: a task moved twice maps from its stored id.
+        for old_id, (new_id, node) in moved.items():
+            first = next((k for k, v in self.task_ids.items() if v == old_id), old_id)
+            self.task_ids[first] = new_id
+            self.task_nodes.pop(old_id, None)
+            if node:  # pull tasks: their stored task path names the node
+                self.task_nodes[new_id] = node
+
+
+def _bump_versions(
+    cp: dict[str, Any], values: Mapping[str, Any], original: Mapping[str, Any], current: int
+) -> dict[str, Any]:
+    """Give every state channel a step changed a migrated version; drop removed ones.
+
+    Sets the checkpoint's ``channel_versions`` and returns the versions given.
+    """
     versions = dict(cp.get("channel_versions", {}))
     new_versions: dict[str, Any] = {}
     top = _max_version(versions)
@@ -386,23 +456,8 @@ def upgrade_checkpoint(
     for k in original:
         if k not in values:
             versions.pop(k, None)
-    cp["channel_values"] = {**internal, **values}
     cp["channel_versions"] = versions
-    if cp.get("updated_channels") is not None and new_versions:
-        cp["updated_channels"] = sorted({*cp["updated_channels"], *new_versions})
-    metadata[SCHEMA_VERSION_KEY] = current
-    new_tup = CheckpointTuple(
-        config=tup.config,
-        checkpoint=cast(Checkpoint, cp),
-        metadata=cast(CheckpointMetadata, metadata),
-        parent_config=tup.parent_config,
-        pending_writes=None if tup.pending_writes is None else writes,
-    )
-    stored = tup.pending_writes or []
-    changed = len(writes) != len(stored) or any(
-        a is not b for a, b in zip(writes, stored, strict=True)
-    )
-    return Upgrade(new_tup, stored_version, current, new_versions, task_ids, task_nodes, changed)
+    return new_versions
 
 
 def _max_version(versions: Mapping[str, Any]) -> Any:

@@ -269,61 +269,10 @@ class PostgresCodec:
         """The value rows a ``SELECT_TUPLES`` statement fetched once for all its checkpoints."""
         out = _Values(self.delta_policy)
         for row in rows:
-            versions = row[19]
-            if versions:
-                if row[8] is None and row[20] is None:
-                    # get_tuple of one channel's chain (the common case)
-                    chain = out.blobs.setdefault((row[0], row[1], row[31]), {})
-                    for version, type_, blob, base, writes_of in zip(
-                        versions, row[9], row[10], row[29], row[30], strict=True
-                    ):
-                        # a NULL type is a delta's (the statement sends no 'delta')
-                        chain[version] = (
-                            DELTA_TYPE if type_ is None else type_,
-                            blob,
-                            base,
-                            writes_of,
-                        )
-                else:
-                    n = len(versions)
-                    # NULL: every row's is the statement row's (thread, namespace)
-                    # or the one channel sent beside the arrays
-                    channels = row[8] if row[8] is not None else [row[31]] * n
-                    threads = row[20] if row[20] is not None else [row[0]] * n
-                    nss = row[21] if row[21] is not None else [row[1]] * n
-                    for thread_id, ns, channel, version, type_, blob, base, writes_of in zip(
-                        threads,
-                        nss,
-                        channels,
-                        versions,
-                        row[9],
-                        row[10],
-                        row[29],
-                        row[30],
-                        strict=True,
-                    ):
-                        out.blobs.setdefault((thread_id, ns, channel), {})[version] = (
-                            DELTA_TYPE if type_ is None else type_,
-                            blob,
-                            base,
-                            writes_of,
-                        )
+            if row[19]:
+                out.add_chains(row)
             if row[24]:
-                # the statement sends msgpack writes only (what deltas refer to)
-                if row[22] is None:
-                    writes = out.writes.setdefault((row[0], row[1]), {})
-                    for cid, task_id, idx, blob in zip(
-                        row[24], row[25], row[26], row[28], strict=True
-                    ):
-                        writes[(cid, task_id, idx)] = (_MSGPACK, blob)
-                else:
-                    for thread_id, ns, cid, task_id, idx, blob in zip(
-                        row[22], row[23], row[24], row[25], row[26], row[28], strict=True
-                    ):
-                        out.writes.setdefault((thread_id, ns), {})[(cid, task_id, idx)] = (
-                            _MSGPACK,
-                            blob,
-                        )
+                out.add_writes(row)
         return out
 
 
@@ -350,6 +299,47 @@ class _Values:
         # (thread, ns, channel) -> the version the saver holds whole, whose
         # chain the statement did not fetch (get_tuple only)
         self.held: dict[tuple[str, str, str], Link] = {}
+
+    def add_chains(self, row: tuple[Any, ...]) -> None:
+        """Index the chain rows a statement row carries (columns 8-10, 19-21, 29-31)."""
+        versions = row[19]
+        if row[8] is None and row[20] is None:
+            # get_tuple of one channel's chain (the common case)
+            chain = self.blobs.setdefault((row[0], row[1], row[31]), {})
+            for version, type_, blob, base, writes_of in zip(
+                versions, row[9], row[10], row[29], row[30], strict=True
+            ):
+                # a NULL type is a delta's (the statement sends no 'delta')
+                chain[version] = (DELTA_TYPE if type_ is None else type_, blob, base, writes_of)
+            return
+        n = len(versions)
+        # NULL: every row's is the statement row's (thread, namespace)
+        # or the one channel sent beside the arrays
+        channels = row[8] if row[8] is not None else [row[31]] * n
+        threads = row[20] if row[20] is not None else [row[0]] * n
+        nss = row[21] if row[21] is not None else [row[1]] * n
+        for thread_id, ns, channel, version, type_, blob, base, writes_of in zip(
+            threads, nss, channels, versions, row[9], row[10], row[29], row[30], strict=True
+        ):
+            self.blobs.setdefault((thread_id, ns, channel), {})[version] = (
+                DELTA_TYPE if type_ is None else type_,
+                blob,
+                base,
+                writes_of,
+            )
+
+    def add_writes(self, row: tuple[Any, ...]) -> None:
+        """Index the pending writes deltas refer to that a statement row carries (22-28)."""
+        # the statement sends msgpack writes only (what deltas refer to)
+        if row[22] is None:
+            writes = self.writes.setdefault((row[0], row[1]), {})
+            for cid, task_id, idx, blob in zip(row[24], row[25], row[26], row[28], strict=True):
+                writes[(cid, task_id, idx)] = (_MSGPACK, blob)
+            return
+        for thread_id, ns, cid, task_id, idx, blob in zip(
+            row[22], row[23], row[24], row[25], row[26], row[28], strict=True
+        ):
+            self.writes.setdefault((thread_id, ns), {})[(cid, task_id, idx)] = (_MSGPACK, blob)
 
     def reader(
         self, key: tuple[str, str, str], chain: Mapping[str, tuple[Any, ...]]

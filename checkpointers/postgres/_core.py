@@ -10,7 +10,6 @@ does), so the logic exists once.
 from __future__ import annotations
 
 import copy
-import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -33,13 +32,12 @@ from psycopg.types.json import Jsonb
 from langgraph_durable.checkpointers._delta import (
     DELTA_TYPE,
     DeltaPolicy,
-    Stored,
     WriteRef,
 )
 from langgraph_durable.checkpointers._errors import CorruptCheckpointError, InvalidConfigError
 from langgraph_durable.checkpointers._ids import check_id
 from langgraph_durable.checkpointers._migrations import check_migrations
-from langgraph_durable.checkpointers._waits import WaitInfo, extract_wait
+from langgraph_durable.checkpointers._waits import WaitInfo
 from langgraph_durable.checkpointers.postgres._arrays import ByteaArray, IntArray, TextArray
 from langgraph_durable.checkpointers.postgres._codec import (
     PostgresCodec,
@@ -51,6 +49,12 @@ from langgraph_durable.checkpointers.postgres._metadata import (
     _without_own_version,
     decode_metadata,
     encode_metadata,
+)
+from langgraph_durable.checkpointers.postgres._put_params import (
+    blob_params,
+    marked_interrupts,
+    thread_config,
+    whole_params,
 )
 from langgraph_durable.checkpointers.postgres._stmt import Op, Rows, Stmt, _ids, _Queries
 from langgraph_durable.checkpointers.postgres._thread_ops import ThreadOpsCore
@@ -144,7 +148,7 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
             checkpoint,
             metadata,
             metadata_exact,
-            _schema_version,
+            schema_version,
             _b_channels,
             _b_types,
             _b_blobs,
@@ -158,6 +162,32 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
             s_blobs,
         ) = row[:19]
         where = (thread_id, checkpoint_ns, checkpoint_id)
+        values = self._row_channel_values(checkpoint, fetched, where)
+        if s_types and checkpoint.get("v", 4) < 4:
+            # checkpoint format < 4: pending sends lived in the parent's writes
+            self._add_parent_sends(checkpoint, values, s_types, s_blobs, where)
+        checkpoint["channel_values"] = values
+        metadata = self._row_metadata(metadata, metadata_exact, schema_version, where)
+        writes = (
+            self._row_writes(w_tasks, w_channels, w_types, w_blobs, w_paths, w_idxs, where)
+            if w_tasks
+            else []
+        )
+        return CheckpointTuple(
+            config=thread_config(thread_id, checkpoint_ns, checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=metadata,
+            parent_config=(
+                thread_config(thread_id, checkpoint_ns, parent_id) if parent_id else None
+            ),
+            pending_writes=writes,
+        )
+
+    def _row_channel_values(
+        self, checkpoint: dict[str, Any], fetched: _Values, where: tuple[str, str, str]
+    ) -> dict[str, Any]:
+        """The checkpoint's channel values: those inline in its row, the others decoded."""
+        thread_id, checkpoint_ns, _ = where
         inline = checkpoint.get("channel_values") or {}
         values = dict(inline)
         for channel, version in (checkpoint.get("channel_versions") or {}).items():
@@ -179,22 +209,43 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
                 where=where,
                 reader=fetched.reader(key, chain),
             )
-        if s_types and checkpoint.get("v", 4) < 4:
-            # checkpoint format < 4: pending sends lived in the parent's writes
-            values[TASKS] = [
-                self._decode_value(t, b, where=where, channel=TASKS)
-                for t, b in zip(s_types, s_blobs, strict=True)
-            ]
-            versions = checkpoint.setdefault("channel_versions", {})
-            versions[TASKS] = (
-                max(versions.values()) if versions else self.get_next_version(None, None)
-            )
-        checkpoint["channel_values"] = values
+        return values
+
+    def _add_parent_sends(
+        self,
+        checkpoint: dict[str, Any],
+        values: dict[str, Any],
+        s_types: Sequence[str],
+        s_blobs: Sequence[bytes],
+        where: tuple[str, str, str],
+    ) -> None:
+        """Give a format < 4 checkpoint the sends its parent's writes held, as a channel."""
+        values[TASKS] = [
+            self._decode_value(t, b, where=where, channel=TASKS)
+            for t, b in zip(s_types, s_blobs, strict=True)
+        ]
+        versions = checkpoint.setdefault("channel_versions", {})
+        versions[TASKS] = max(versions.values()) if versions else self.get_next_version(None, None)
+
+    def _row_metadata(
+        self,
+        metadata: dict[str, Any],
+        metadata_exact: bytes | None,
+        schema_version: int | None,
+        where: tuple[str, str, str],
+    ) -> Any:
+        """The metadata exactly as the caller wrote it.
+
+        The jsonb column cannot hold every value (NUL characters, non-JSON types),
+        so an exact copy beside it wins when there is one; the schema version
+        we add is dropped unless the caller wrote that key itself.
+        """
         caller_key = False
         if metadata_exact is not None:
             try:
                 metadata, caller_key = decode_metadata(self.serde, metadata_exact)
             except Exception as exc:
+                thread_id, checkpoint_ns, checkpoint_id = where
                 raise CorruptCheckpointError(
                     thread_id=thread_id,
                     checkpoint_ns=checkpoint_ns,
@@ -203,45 +254,32 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
                     reason=f"{type(exc).__name__}: {exc}",
                 ) from exc
         if not caller_key:
-            metadata = _without_own_version(metadata, _schema_version)
-        writes: list[PendingWrite] = []
-        if w_tasks:
-            order = sorted(
-                range(len(w_tasks)),
-                key=lambda i: writes_sort_key(w_paths[i] or "", w_tasks[i], w_idxs[i]),
-            )
-            writes = [
-                (
-                    w_tasks[i],
-                    w_channels[i],
-                    self._decode_value(w_types[i], w_blobs[i], where=where, channel=w_channels[i]),
-                )
-                for i in order
-            ]
-        tup = CheckpointTuple(
-            config={
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": checkpoint_ns,
-                    "checkpoint_id": checkpoint_id,
-                }
-            },
-            checkpoint=checkpoint,
-            metadata=metadata,
-            parent_config=(
-                {
-                    "configurable": {
-                        "thread_id": thread_id,
-                        "checkpoint_ns": checkpoint_ns,
-                        "checkpoint_id": parent_id,
-                    }
-                }
-                if parent_id
-                else None
-            ),
-            pending_writes=writes,
+            metadata = _without_own_version(metadata, schema_version)
+        return metadata
+
+    def _row_writes(
+        self,
+        w_tasks: Sequence[str],
+        w_channels: Sequence[str],
+        w_types: Sequence[str],
+        w_blobs: Sequence[bytes],
+        w_paths: Sequence[str | None],
+        w_idxs: Sequence[int],
+        where: tuple[str, str, str],
+    ) -> list[PendingWrite]:
+        """The checkpoint's pending writes, decoded, in LangGraph's order."""
+        order = sorted(
+            range(len(w_tasks)),
+            key=lambda i: writes_sort_key(w_paths[i] or "", w_tasks[i], w_idxs[i]),
         )
-        return tup
+        return [
+            (
+                w_tasks[i],
+                w_channels[i],
+                self._decode_value(w_types[i], w_blobs[i], where=where, channel=w_channels[i]),
+            )
+            for i in order
+        ]
 
     # -- writes --
 
@@ -271,14 +309,7 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
             "checkpoint_ns": checkpoint_ns,
             "checkpoint_id": checkpoint_id,
             "parent_id": parent_id,
-            "channels": TextArray([r[0] for r in rows]),
-            "versions": TextArray([r[1] for r in rows]),
-            "types": TextArray([r[2].type for r in rows]),
-            "blobs": ByteaArray([r[2].blob for r in rows]),
-            "bases": TextArray([r[2].base for r in rows]),
-            "roots": TextArray([r[2].root for r in rows]),
-            "writes_of": TextArray([r[2].writes_of for r in rows]),
-            **_ref_params(rows),
+            **blob_params(rows),
             "checkpoint": Jsonb(stored),
             "metadata": Jsonb(json_md),
             "metadata_exact": exact_md,
@@ -292,24 +323,11 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
             rows, links = self._encode_channel_values(
                 thread_id, checkpoint_ns, to_store, deltas=False
             )
-            params.update(
-                types=TextArray([r[2].type for r in rows]),
-                blobs=ByteaArray([r[2].blob for r in rows]),
-                bases=TextArray([None] * len(rows)),
-                roots=TextArray([None] * len(rows)),
-                writes_of=TextArray([None] * len(rows)),
-                **_ref_params([]),
-            )
+            params.update(whole_params(rows))
             yield Stmt(self._q.put, params, fetch=True)
         for channel, link in links:
             self._remember(thread_id, checkpoint_ns, channel, link)
-        return {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": checkpoint_id,
-            }
-        }
+        return thread_config(thread_id, checkpoint_ns, checkpoint_id)
 
     def _split_inline(self, checkpoint: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
         """The checkpoint row's jsonb (with the inline values) and the values stored as blobs."""
@@ -388,7 +406,7 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
             types.append(type_)
             blobs.append(blob)
             if channel == INTERRUPT:
-                waits.extend(_marked_interrupts(value))
+                waits.extend(marked_interrupts(value))
         upsert = all(w[0] in WRITES_IDX_MAP for w in writes)
         params: dict[str, Any] = {
             "thread_id": thread_id,
@@ -401,6 +419,23 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
             "channels": TextArray(channels),
             "types": TextArray(types),
             "blobs": ByteaArray(blobs),
+            **self._wait_params(waits),
+        }
+        yield Stmt(self._q.put_writes_upsert if upsert else self._q.put_writes_insert, params)
+        if self.delta_policy.enabled and not upsert:
+            self._write_cache.add(
+                thread_id,
+                checkpoint_ns,
+                checkpoint_id,
+                [
+                    (ch, WriteRef(task_id, i, t, b))
+                    for i, ch, t, b in zip(idxs, channels, types, blobs, strict=True)
+                ],
+            )
+
+    def _wait_params(self, waits: Sequence[tuple[str, WaitInfo, Any]]) -> dict[str, Any]:
+        """The wait-index arrays of the marked interrupts a ``put_writes`` stores."""
+        params: dict[str, Any] = {
             "w_ids": TextArray(),
             "w_kinds": TextArray(),
             # timestamptz[] and jsonb[] in the statement: an empty text[] casts
@@ -420,17 +455,7 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
             params["w_levels"].append(info.escalation_level)
             params["w_types"].append(v_type)
             params["w_values"].append(v_blob)
-        yield Stmt(self._q.put_writes_upsert if upsert else self._q.put_writes_insert, params)
-        if self.delta_policy.enabled and not upsert:
-            self._write_cache.add(
-                thread_id,
-                checkpoint_ns,
-                checkpoint_id,
-                [
-                    (ch, WriteRef(task_id, i, t, b))
-                    for i, ch, t, b in zip(idxs, channels, types, blobs, strict=True)
-                ],
-            )
+        return params
 
     # -- versions (the official saver's format, so both read each other's rows) --
 
@@ -443,35 +468,6 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
         else:
             current_v = int(str(current).split(".")[0])
         return f"{current_v + 1:032}.{random.random():016}"
-
-
-def _ref_params(rows: Sequence[tuple[str, str, Stored]]) -> dict[str, list[Any]]:
-    """The pending writes the put's deltas refer to, with the md5 of their bytes."""
-    out: dict[str, list[Any]] = {
-        "r_channels": TextArray(),
-        "r_tasks": TextArray(),
-        "r_idxs": IntArray(),
-        "r_md5s": TextArray(),
-    }
-    for channel, _, stored in rows:
-        for task_id, idx, blob in stored.refs:
-            out["r_channels"].append(channel)
-            out["r_tasks"].append(task_id)
-            out["r_idxs"].append(idx)
-            out["r_md5s"].append(hashlib.md5(blob, usedforsecurity=False).hexdigest())
-    return out
-
-
-def _marked_interrupts(value: Any) -> list[tuple[str, WaitInfo, Any]]:
-    """The interrupts of an ``__interrupt__`` write whose value carries the wait marker."""
-    items = value if isinstance(value, (list, tuple)) else [value]
-    found = []
-    for item in items:
-        info = extract_wait(item)
-        interrupt_id = getattr(item, "id", None)
-        if info is not None and isinstance(interrupt_id, str):
-            found.append((interrupt_id, info, getattr(item, "value", item)))
-    return found
 
 
 def _contains(actual: Any, expected: Any) -> bool:

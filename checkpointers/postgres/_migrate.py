@@ -220,81 +220,71 @@ class PostgresMigrationCore(PostgresStore):
         )
         rows = sorted(rows or (), key=lambda r: (int(r[7] or 0), r[0], r[1], r[2]))
         items: list[ItemOutcome] = []
-        cp_cols: dict[str, list[Any]] = {
-            k: [] for k in ("threads", "ns", "ids", "checkpoints", "metadatas", "exacts")
-        }
-        blob_cols: dict[str, list[Any]] = {
-            k: [] for k in ("b_threads", "b_ns", "b_channels", "b_versions", "b_types", "b_blobs")
-        }
-        writes = _WriteRows()
-        replaced_old: _migrate_refs.OldWrites = {}
-        replaced_new: _migrate_refs.NewWrites = {}
-        moved_tasks: dict[_migrate_refs.Key, dict[str, str]] = {}
+        batch = _BatchRows()
         values = self._core._values(rows)
         for row in rows:
             ref = CheckpointRef(row[0], row[1], row[2], int(row[7] or 0))
             try:
-                raw = self._core._parse_raw(row, values)
-                up = upgrade(raw, ref.schema_version)
-                # the version goes to its column: the metadata stays as written
-                new = untagged(up.tuple, raw)
-                stored, blob_parts = self._core._split_values(new.checkpoint, up.new_versions)
-                json_md, exact_md = encode_metadata(dict(new.metadata), self._core.serde)
-                new_writes = self._encode_writes(row, new, up) if up.writes_changed else None
+                upgraded = self._upgrade_row(row, values, ref, upgrade)
             except Exception as exc:
                 items.append(ItemOutcome(ref, exc))
                 continue
-            cp_cols["threads"].append(ref.thread_id)
-            cp_cols["ns"].append(ref.checkpoint_ns)
-            cp_cols["ids"].append(ref.checkpoint_id)
-            cp_cols["checkpoints"].append(Jsonb(stored))
-            cp_cols["metadatas"].append(Jsonb(json_md))
-            cp_cols["exacts"].append(exact_md)
-            for ch, ver, ty, bl in zip(*blob_parts, strict=True):
-                blob_cols["b_threads"].append(ref.thread_id)
-                blob_cols["b_ns"].append(ref.checkpoint_ns)
-                blob_cols["b_channels"].append(ch)
-                blob_cols["b_versions"].append(ver)
-                blob_cols["b_types"].append(ty)
-                blob_cols["b_blobs"].append(bl)
-            if new_writes is not None:
-                writes.add(ref, new_writes)
-                key = (ref.thread_id, ref.checkpoint_ns, ref.checkpoint_id)
-                replaced_old[key] = _migrate_refs.old_writes(row)
-                replaced_new[key] = [(t, i, ch, ty, bl) for t, _, i, ch, ty, bl in new_writes[0]]
-                moved_tasks[key] = up.task_ids
+            batch.add(ref, row, *upgraded)
             items.append(ItemOutcome(ref))
-        if cp_cols["ids"]:
+        if batch.checkpoints["ids"]:
             yield _sql_stmt(
                 self._mq.rewrite,
-                {"target": below, **cp_cols, **blob_cols},
+                {"target": below, **batch.checkpoints, **batch.blobs},
                 prepare=False,
             )
-        if writes.deleted["d_ids"]:
-            # the deltas naming the writes about to be replaced
-            fix = _migrate_refs.RefFix()
-            affected = yield _sql_stmt(
-                self._mq.ref_affected, writes.deleted, fetch=True, prepare=False
-            )
-            fix.plan(affected or (), replaced_old, replaced_new, moved_tasks)
-            if fix.heads["h_versions"]:
-                chains = yield _sql_stmt(self._mq.ref_chains, fix.heads, fetch=True, prepare=False)
-                fix.rewrite_whole(chains or (), self._core.delta_policy)
-            if fix.update["u_versions"]:
-                yield _sql_stmt(self._mq.ref_update, fix.update, prepare=False)
-            yield _sql_stmt(self._mq.delete_writes, writes.deleted, prepare=False)
-            yield _sql_stmt(self._mq.rewrite_writes, writes.params(), prepare=False)
+        if batch.writes.deleted["d_ids"]:
+            yield from self._op_replace_writes(batch)
         yield _sql_stmt(_sql.COMMIT)
         if len(rows) < limit:
             return BatchOutcome(items, 0, None)
         last = rows[-1]
         return BatchOutcome(items, 0, (int(last[7] or 0), last[0], last[1], last[2]))
 
+    def _upgrade_row(
+        self,
+        row: tuple[Any, ...],
+        values: Any,
+        ref: CheckpointRef,
+        upgrade: Callable[[CheckpointTuple, int], Upgrade],
+    ) -> tuple[Upgrade, dict[str, Any], Any, bytes | None, Any, Any]:
+        """One claimed row upgraded and encoded for the rewrite.
+
+        Returns ``(upgrade, checkpoint jsonb, metadata jsonb, exact metadata,
+        blob columns, encoded pending writes or None)``.
+        """
+        raw = self._core._parse_raw(row, values)
+        up = upgrade(raw, ref.schema_version)
+        # the version goes to its column: the metadata stays as written
+        new = untagged(up.tuple, raw)
+        stored, blob_parts = self._core._split_values(new.checkpoint, up.new_versions)
+        json_md, exact_md = encode_metadata(dict(new.metadata), self._core.serde)
+        new_writes = self._encode_writes(row, new, up) if up.writes_changed else None
+        return up, stored, json_md, exact_md, blob_parts, new_writes
+
+    def _op_replace_writes(self, batch: _BatchRows) -> Op[None]:
+        """Replace the batch's changed pending writes, fixing the deltas that refer to them."""
+        writes = batch.writes
+        fix = _migrate_refs.RefFix()
+        affected = yield _sql_stmt(self._mq.ref_affected, writes.deleted, fetch=True, prepare=False)
+        fix.plan(affected or (), batch.replaced_old, batch.replaced_new, batch.moved_tasks)
+        if fix.heads["h_versions"]:
+            chains = yield _sql_stmt(self._mq.ref_chains, fix.heads, fetch=True, prepare=False)
+            fix.rewrite_whole(chains or (), self._core.delta_policy)
+        if fix.update["u_versions"]:
+            yield _sql_stmt(self._mq.ref_update, fix.update, prepare=False)
+        yield _sql_stmt(self._mq.delete_writes, writes.deleted, prepare=False)
+        yield _sql_stmt(self._mq.rewrite_writes, writes.params(), prepare=False)
+
     def _encode_writes(self, row: tuple[Any, ...], new: CheckpointTuple, up: Upgrade) -> Any:
         """Rows of the upgraded pending writes and of their wait-index entries."""
         from langgraph.checkpoint.base import WRITES_IDX_MAP
 
-        from langgraph_durable.checkpointers.postgres._core import _marked_interrupts
+        from langgraph_durable.checkpointers.postgres._put_params import marked_interrupts
 
         paths = dict(zip(row[11] or [], row[15] or [], strict=True))
         back = {v: k for k, v in up.task_ids.items()}
@@ -308,10 +298,63 @@ class PostgresMigrationCore(PostgresStore):
             type_, blob = self._encode_value(val)
             rows.append((tid, path or "", WRITES_IDX_MAP.get(ch, idx), ch, type_, blob))
             if ch == "__interrupt__":
-                for interrupt_id, info, value in _marked_interrupts(val):
+                for interrupt_id, info, value in marked_interrupts(val):
                     v_type, v_blob = self._encode_value(value)
                     waits.append((interrupt_id, info, v_type, v_blob, tid))
         return rows, waits
+
+
+class _BatchRows:
+    """Column arrays of what one batch rewrites: checkpoints, blobs and pending writes.
+
+    The pending writes a checkpoint replaces are kept old and new (by checkpoint
+    key) with the tasks it renamed: the deltas that refer to them are fixed from
+    these.
+    """
+
+    def __init__(self) -> None:
+        self.checkpoints: dict[str, list[Any]] = {
+            k: [] for k in ("threads", "ns", "ids", "checkpoints", "metadatas", "exacts")
+        }
+        self.blobs: dict[str, list[Any]] = {
+            k: [] for k in ("b_threads", "b_ns", "b_channels", "b_versions", "b_types", "b_blobs")
+        }
+        self.writes = _WriteRows()
+        self.replaced_old: _migrate_refs.OldWrites = {}
+        self.replaced_new: _migrate_refs.NewWrites = {}
+        self.moved_tasks: dict[_migrate_refs.Key, dict[str, str]] = {}
+
+    def add(
+        self,
+        ref: CheckpointRef,
+        row: tuple[Any, ...],
+        up: Upgrade,
+        stored: dict[str, Any],
+        json_md: Any,
+        exact_md: bytes | None,
+        blob_parts: Any,
+        new_writes: Any,
+    ) -> None:
+        cp = self.checkpoints
+        cp["threads"].append(ref.thread_id)
+        cp["ns"].append(ref.checkpoint_ns)
+        cp["ids"].append(ref.checkpoint_id)
+        cp["checkpoints"].append(Jsonb(stored))
+        cp["metadatas"].append(Jsonb(json_md))
+        cp["exacts"].append(exact_md)
+        for ch, ver, ty, bl in zip(*blob_parts, strict=True):
+            self.blobs["b_threads"].append(ref.thread_id)
+            self.blobs["b_ns"].append(ref.checkpoint_ns)
+            self.blobs["b_channels"].append(ch)
+            self.blobs["b_versions"].append(ver)
+            self.blobs["b_types"].append(ty)
+            self.blobs["b_blobs"].append(bl)
+        if new_writes is not None:
+            self.writes.add(ref, new_writes)
+            key = (ref.thread_id, ref.checkpoint_ns, ref.checkpoint_id)
+            self.replaced_old[key] = _migrate_refs.old_writes(row)
+            self.replaced_new[key] = [(t, i, ch, ty, bl) for t, _, i, ch, ty, bl in new_writes[0]]
+            self.moved_tasks[key] = up.task_ids
 
 
 class _WriteRows:

@@ -160,42 +160,38 @@ class ThreadOpsCore:
                 key = writes_sort_key(task_path or "", task_id, idx)
                 writes[channel].append((depth, key, (task_id, channel, value)))
             elif type_ == DELTA_TYPE:
-                # a seed stored as a delta: fetch its chain (seed rows
-                # carry their version in the task_id column)
-                chain = yield Stmt(
-                    self._q.value_chain,
-                    {
-                        "thread_id": thread_id,
-                        "checkpoint_ns": checkpoint_ns,
-                        "channel": channel,
-                        "version": task_id,
-                    },
-                    fetch=True,
-                )
-                refs: dict[tuple[str, str, int], tuple[str, bytes | None]] = {}
-                for _, _, _, of, tasks, idxs, types, blobs, _ in chain or ():
-                    for w in zip(tasks or (), idxs or (), types or (), blobs or (), strict=True):
-                        refs[(of, w[0], w[1])] = (w[2], w[3])
-                seeds[channel] = self._decode_channel(
-                    channel,
-                    task_id,
-                    {r[0]: (r[1], r[2], r[8], r[3]) for r in chain or ()},
-                    where=where,
-                    writes=refs,
-                )
+                # seed rows carry their version in the task_id column
+                seeds[channel] = yield from self._op_delta_seed(where, channel, task_id)
             elif type_ is not None:
                 seeds[channel] = self._decode_value(type_, blob, where=where, channel=channel)
             else:
                 seeds[channel] = inline
-        result: dict[str, DeltaChannelHistory] = {}
-        for ch in channels:
-            # oldest ancestor first (largest depth); within one, writes_sort_key order
-            ordered = sorted(writes[ch], key=lambda w: (-w[0], w[1]))
-            entry: DeltaChannelHistory = {"writes": [w[2] for w in ordered]}
-            if ch in seeds:
-                entry["seed"] = seeds[ch]
-            result[ch] = entry
-        return result
+        return _history_entries(channels, writes, seeds)
+
+    def _op_delta_seed(self, where: tuple[str, str, str], channel: str, version: str) -> Op[Any]:
+        """The value of a history's seed stored as a delta: its chain is fetched and walked."""
+        thread_id, checkpoint_ns, _ = where
+        chain = yield Stmt(
+            self._q.value_chain,
+            {
+                "thread_id": thread_id,
+                "checkpoint_ns": checkpoint_ns,
+                "channel": channel,
+                "version": version,
+            },
+            fetch=True,
+        )
+        refs: dict[tuple[str, str, int], tuple[str, bytes | None]] = {}
+        for _, _, _, of, tasks, idxs, types, blobs, _ in chain or ():
+            for w in zip(tasks or (), idxs or (), types or (), blobs or (), strict=True):
+                refs[(of, w[0], w[1])] = (w[2], w[3])
+        return self._decode_channel(
+            channel,
+            version,
+            {r[0]: (r[1], r[2], r[8], r[3]) for r in chain or ()},
+            where=where,
+            writes=refs,
+        )
 
     # -- wait index --
 
@@ -234,3 +230,20 @@ class ThreadOpsCore:
                 )
             )
         return entries
+
+
+def _history_entries(
+    channels: Sequence[str],
+    writes: Mapping[str, list[tuple[int, tuple[str, str, int], PendingWrite]]],
+    seeds: Mapping[str, Any],
+) -> dict[str, DeltaChannelHistory]:
+    """Each channel's history: its seed if any, then its writes, oldest ancestor first."""
+    result: dict[str, DeltaChannelHistory] = {}
+    for ch in channels:
+        # oldest ancestor first (largest depth); within one, writes_sort_key order
+        ordered = sorted(writes[ch], key=lambda w: (-w[0], w[1]))
+        entry: DeltaChannelHistory = {"writes": [w[2] for w in ordered]}
+        if ch in seeds:
+            entry["seed"] = seeds[ch]
+        result[ch] = entry
+    return result

@@ -259,7 +259,7 @@ class RedisCore:
         # values a read upgraded in memory (migrated versions) are stored too
         to_store = versions_to_store(checkpoint, new_versions)
         checks: list[Any] = []  # the pending writes the deltas refer to
-        record, refs, blobs, members, links = self.codec.encode_put(
+        encoded = self.codec.encode_put(
             ns,
             checkpoint,
             md,
@@ -272,28 +272,63 @@ class RedisCore:
         keys = self.keys.thread(thread_id)
         registrations = self.registry.for_put(thread_id, md.get("run_id"))
         cmds: list[Cmd] = [("GET", self.keys.registry_generation()), *registrations]
-        cmds.append(
-            script(
-                S.PUT,
-                keys,
-                ns,
-                cid,
-                record,
-                refs,
-                *self.ttl_args(),
-                len(blobs) // 2,
-                *blobs,
-                len(checks) // 3,
-                *checks,
-                *members,
-            )
-        )
+        cmds.append(self._put_script(keys, ns, cid, encoded, checks))
         replies = yield Call(cmds)
         if self.registry.changed(replies[0]):
             again = self.registry.for_put(thread_id, md.get("run_id"))
             if len(again) > len(registrations):  # some were skipped: send them now
                 yield Call(again)
         gone = replies[-1] or []
+        links = encoded[4]
+        if gone in ([WRITES_MISSING], [BASE_MISSING]):
+            links, gone = yield from self._put_again(
+                gone, keys, thread_id, ns, cid, (checkpoint, md, to_store, parent_id)
+            )
+        for channel, link in links:
+            self.codec.remember(thread_id, ns, channel, link)
+        if gone:
+            yield Call(self.unshard(thread_id, gone))
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
+
+    def _put_script(
+        self,
+        keys: Sequence[str],
+        ns: str,
+        cid: str,
+        encoded: tuple[bytes, bytes, list[bytes], list[str], Any],
+        checks: Sequence[Any],
+    ) -> Cmd:
+        """The PUT script of an encoded checkpoint, checking the writes its deltas refer to."""
+        record, refs, blobs, members, _ = encoded
+        return script(
+            S.PUT,
+            keys,
+            ns,
+            cid,
+            record,
+            refs,
+            *self.ttl_args(),
+            len(blobs) // 2,
+            *blobs,
+            len(checks) // 3,
+            *checks,
+            *members,
+        )
+
+    def _put_again(
+        self,
+        gone: list[Any],
+        keys: Sequence[str],
+        thread_id: str,
+        ns: str,
+        cid: str,
+        put: tuple[Checkpoint, dict[str, Any], Mapping[str, Any], str | None],
+    ) -> Op[tuple[list[Any], list[Any]]]:
+        """Store a put the script refused, until it is stored: ``(chain states, gone)``.
+
+        ``put`` is ``(checkpoint, metadata, versions to store, parent id)``.
+        """
+        checkpoint, md, to_store, parent_id = put
         while gone in ([WRITES_MISSING], [BASE_MISSING]):
             # nothing was written. A write a delta refers to is not
             # stored (yet) with the bytes we cached: copy the items instead. A
@@ -301,7 +336,7 @@ class RedisCore:
             whole = gone == [BASE_MISSING]
             if whole:
                 self.codec.chains.forget(thread_id, ns)
-            record, refs, blobs, members, links = self.codec.encode_put(
+            encoded = self.codec.encode_put(
                 ns,
                 checkpoint,
                 md,
@@ -311,26 +346,9 @@ class RedisCore:
                 thread_id=thread_id,
                 deltas=not whole,
             )
-            cmds[-1] = script(
-                S.PUT,
-                keys,
-                ns,
-                cid,
-                record,
-                refs,
-                *self.ttl_args(),
-                len(blobs) // 2,
-                *blobs,
-                0,
-                *members,
-            )
-            replies = yield Call(cmds[-1:])
+            replies = yield Call([self._put_script(keys, ns, cid, encoded, ())])
             gone = replies[-1] or []
-        for channel, link in links:
-            self.codec.remember(thread_id, ns, channel, link)
-        if gone:
-            yield Call(self.unshard(thread_id, gone))
-        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}}
+        return encoded[4], gone
 
     def put_writes(
         self,

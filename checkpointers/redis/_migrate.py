@@ -179,6 +179,78 @@ def _rewrite_cmd(
     return script(S.REWRITE, core.keys.thread(thread_id), *args), waits
 
 
+def _rewrites(
+    core: RedisCore,
+    mine: list[str],
+    entries: dict[str, list[_Entry]],
+    scope: tuple[int, int, bool],
+    upgrade: Callable[[CheckpointTuple, int], Upgrade],
+    items: list[ItemOutcome],
+    left_at_v: dict[str, int],
+) -> tuple[list[Cmd], list[tuple[str, CheckpointRef, list[tuple[str, bytes, str]]]]]:
+    """The REWRITE scripts of the claimed threads' candidates, and what each rewrites.
+
+    ``scope`` is ``(v, below, all_history)``. A candidate that fails to upgrade
+    goes to ``items`` with its error; ``left_at_v`` gets each thread's count of
+    checkpoints at ``v``.
+    """
+    v, below, all_history = scope
+    cmds: list[Cmd] = []
+    pending: list[tuple[str, CheckpointRef, list[tuple[str, bytes, str]]]] = []
+    for t in mine:
+        es = entries.get(t, [])
+        referenced = _referenced(es)
+        versions = [_record_version(core, e) for e in es]
+        left_at_v[t] = versions.count(v)
+        for i in _candidates(es, versions, below, all_history):
+            ref = CheckpointRef(t, es[i][0].decode(), es[i][1].decode(), versions[i])
+            try:
+                raw, stored = core.codec.decode_entry(t, es[i])
+                up = upgrade(raw, stored)
+                # the version goes to the record's field: the metadata stays as written
+                up = replace(up, tuple=untagged(up.tuple, raw))
+                cmd, waits = _rewrite_cmd(core, t, es[i], up, below, referenced)
+            except Exception as exc:
+                items.append(ItemOutcome(ref, exc))
+                continue
+            cmds.append(cmd)
+            pending.append((t, ref, waits))
+    return cmds, pending
+
+
+def _after_rewrites(
+    core: RedisCore,
+    pending: list[tuple[str, CheckpointRef, list[tuple[str, bytes, str]]]],
+    replies: list[Any],
+    v: int,
+    items: list[ItemOutcome],
+    left_at_v: dict[str, int],
+) -> tuple[list[Cmd], int]:
+    """The outcome of each rewrite into ``items``; the wait-shard commands that follow.
+
+    Returns ``(commands, rewrites skipped)``: a rewrite that answers nothing
+    found its checkpoint changed since it was read.
+    """
+    follow: list[Cmd] = []
+    skipped_items = 0
+    for (t, ref, waits), reply in zip(pending, replies or [], strict=True):
+        if not reply:
+            skipped_items += 1  # changed since read: someone else got there first
+            continue
+        items.append(ItemOutcome(ref))
+        left_at_v[t] -= ref.schema_version == v
+        gone = [
+            f
+            for f in reply[1:]
+            if (f.decode() if isinstance(f, bytes) else f) not in {w[0] for w in waits}
+        ]
+        follow += core.unshard(t, gone)
+        shard = core.keys.wait_shard(shard_of(t))
+        for fld, _, deadline in waits:
+            follow.append(("ZADD", shard, deadline or "+inf", t + SEP + fld))
+    return follow, skipped_items
+
+
 def upgrade_batch(
     core: RedisCore,
     below: int,
@@ -203,46 +275,13 @@ def upgrade_batch(
     skipped_threads = len(threads) - len(mine)
     items: list[ItemOutcome] = []
     entries = yield from _read_threads(core, mine)
-    cmds: list[Cmd] = []
-    pending: list[tuple[str, CheckpointRef, list[tuple[str, bytes, str]]]] = []
     # threads whose checkpoints at version v all get rewritten leave the set
     left_at_v: dict[str, int] = {}
-    for t in mine:
-        es = entries.get(t, [])
-        referenced = _referenced(es)
-        versions = [_record_version(core, e) for e in es]
-        left_at_v[t] = versions.count(v)
-        for i in _candidates(es, versions, below, all_history):
-            ref = CheckpointRef(t, es[i][0].decode(), es[i][1].decode(), versions[i])
-            try:
-                raw, stored = core.codec.decode_entry(t, es[i])
-                up = upgrade(raw, stored)
-                # the version goes to the record's field: the metadata stays as written
-                up = replace(up, tuple=untagged(up.tuple, raw))
-                cmd, waits = _rewrite_cmd(core, t, es[i], up, below, referenced)
-            except Exception as exc:
-                items.append(ItemOutcome(ref, exc))
-                continue
-            cmds.append(cmd)
-            pending.append((t, ref, waits))
+    cmds, pending = _rewrites(
+        core, mine, entries, (v, below, all_history), upgrade, items, left_at_v
+    )
     replies = (yield Call(cmds)) if cmds else []
-    follow: list[Cmd] = []
-    skipped_items = 0
-    for (t, ref, waits), reply in zip(pending, replies or [], strict=True):
-        if not reply:
-            skipped_items += 1  # changed since read: someone else got there first
-            continue
-        items.append(ItemOutcome(ref))
-        left_at_v[t] -= ref.schema_version == v
-        gone = [
-            f
-            for f in reply[1:]
-            if (f.decode() if isinstance(f, bytes) else f) not in {w[0] for w in waits}
-        ]
-        follow += core.unshard(t, gone)
-        shard = core.keys.wait_shard(shard_of(t))
-        for fld, _, deadline in waits:
-            follow.append(("ZADD", shard, deadline or "+inf", t + SEP + fld))
+    follow, skipped_items = _after_rewrites(core, pending, replies, v, items, left_at_v)
     for t in mine:
         follow += core.registry.add(core.keys.version(below), t)
         follow.append(script(S.UNLOCK, [_claim_key(core, t)], worker))

@@ -131,20 +131,7 @@ def claim_due_waits(
             for key, upper in shards
         ]
         replies = yield Call(cmds)
-        by_thread: dict[str, list[str]] = {}
-        sources: dict[tuple[str, str], str] = {}
-        left = []
-        for (key, upper), members in zip(shards, replies, strict=True):
-            offsets[key] += len(members)
-            if len(members) == per:
-                left.append((key, upper))
-            resume = ":wr:" in key
-            for m in members:
-                thread_id, _, rest = _text(m).partition(SEP)
-                cand = "i:" + rest if resume else rest
-                by_thread.setdefault(thread_id, []).append(cand)
-                sources[(thread_id, cand)] = key
-        shards = left
+        by_thread, sources, shards = _group_page(shards, replies, per, offsets)
         if not by_thread:
             break
         threads = list(by_thread)
@@ -162,21 +149,78 @@ def claim_due_waits(
                 for t in threads
             ]
         )
-        unlist: list[Any] = []
-        for t, flat in zip(threads, replies, strict=True):
-            split = flat.index(b"") if b"" in flat else len(flat)
-            for raw in flat[:split]:
-                entry = core.codec.decode_wait(raw)
-                if (entry.thread_id, entry.interrupt_id) not in taken:
-                    taken.add((entry.thread_id, entry.interrupt_id))
-                    claimed.append(entry)
-            for g in flat[split + 1 :]:
-                cand = _text(g)
-                member = t + SEP + (cand[2:] if cand.startswith("i:") else cand)
-                unlist.append(("ZREM", sources[(t, cand)], member))
-                offsets[sources[(t, cand)]] -= 1  # the members after it move up
+        unlist = _take_claims(core, threads, replies, claimed, taken, sources, offsets)
         if unlist:
             yield Call(unlist)
+    return (yield from _give_back_extra(core, claimed, owner, limit, kinds))
+
+
+def _group_page(
+    shards: list[tuple[str, int]],
+    replies: Sequence[Sequence[Any]],
+    per: int,
+    offsets: dict[str, int],
+) -> tuple[dict[str, list[str]], dict[tuple[str, str], str], list[tuple[str, int]]]:
+    """A page of shard members as ``(candidates by thread, shard of each, shards left)``.
+
+    Moves each shard's offset past its page; a shard whose page came back
+    short is done. A resume-pending member is a candidate of its own kind
+    (``i:`` prefixed) so the claim script tells it from a due wait.
+    """
+    by_thread: dict[str, list[str]] = {}
+    sources: dict[tuple[str, str], str] = {}
+    left = []
+    for (key, upper), members in zip(shards, replies, strict=True):
+        offsets[key] += len(members)
+        if len(members) == per:
+            left.append((key, upper))
+        resume = ":wr:" in key
+        for m in members:
+            thread_id, _, rest = _text(m).partition(SEP)
+            cand = "i:" + rest if resume else rest
+            by_thread.setdefault(thread_id, []).append(cand)
+            sources[(thread_id, cand)] = key
+    return by_thread, sources, left
+
+
+def _take_claims(
+    core: RedisCore,
+    threads: list[str],
+    replies: Sequence[list[Any]],
+    claimed: list[WaitEntry],
+    taken: set[tuple[str, str]],
+    sources: dict[tuple[str, str], str],
+    offsets: dict[str, int],
+) -> list[Cmd]:
+    """Add the waits the claim scripts took to ``claimed``; the shard members to drop.
+
+    Each reply is the claimed waits, an empty separator, then the candidates
+    the thread no longer has (stale shard entries).
+    """
+    unlist: list[Cmd] = []
+    for t, flat in zip(threads, replies, strict=True):
+        split = flat.index(b"") if b"" in flat else len(flat)
+        for raw in flat[:split]:
+            entry = core.codec.decode_wait(raw)
+            if (entry.thread_id, entry.interrupt_id) not in taken:
+                taken.add((entry.thread_id, entry.interrupt_id))
+                claimed.append(entry)
+        for g in flat[split + 1 :]:
+            cand = _text(g)
+            member = t + SEP + (cand[2:] if cand.startswith("i:") else cand)
+            unlist.append(("ZREM", sources[(t, cand)], member))
+            offsets[sources[(t, cand)]] -= 1  # the members after it move up
+    return unlist
+
+
+def _give_back_extra(
+    core: RedisCore,
+    claimed: list[WaitEntry],
+    owner: str,
+    limit: int,
+    kinds: Sequence[str] | None,
+) -> Op[list[WaitEntry]]:
+    """Release the claims not asked for; the ones kept (at most ``limit``)."""
     # entries of other kinds, and over-claimed ones (a page is claimed whole), go back
     wanted = [e for e in claimed if kinds is None or e.info.kind in kinds]
     back = wanted[limit:] + [e for e in claimed if kinds is not None and e.info.kind not in kinds]
