@@ -82,34 +82,54 @@ def migrate(url: str, spec: str, dry_run: bool, all_history: bool, batch_size: i
     from langgraph_durable.migrations import upgrade_all
 
     m = _load_migrations(spec)
-    out = Console(stderr=False)
     with open_saver(url, migrations=m) as saver:
         _require_protocol(saver, url)
         if dry_run:
             result = upgrade_all(saver, m, dry_run=True, all_history=all_history)
         else:
-            bar = Progress(
-                TextColumn("upgrading to v{task.fields[target]}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("{task.fields[failed]} failed"),
-                console=Console(stderr=True),
-                transient=False,
-                disable=not sys.stderr.isatty(),
-            )
-            with bar:
-                task = bar.add_task("upgrade", total=None, target=m.version, failed=0)
+            result = _upgrade_showing_progress(saver, m, batch_size, all_history)
+    _print_result(result, m.version, "checkpoints" if all_history else "threads")
+    for f in result.failures:
+        ns = f" ns={f.checkpoint_ns!r}" if f.checkpoint_ns else ""
+        click.echo(
+            f"failed: thread={f.thread_id!r}{ns} checkpoint={f.checkpoint_id} "
+            f"v{f.schema_version}: {f.error}",
+            err=True,
+        )
+    if result.failures:
+        sys.exit(EXIT_SOME_FAILED)
 
-                def on_progress(p: Any) -> None:
-                    bar.update(task, total=max(p.total, p.done), completed=p.done, failed=p.failed)
 
-                result = upgrade_all(
-                    saver, m, batch_size=batch_size, all_history=all_history, progress=on_progress
-                )
-    scope = "checkpoints" if all_history else "threads"
+def _upgrade_showing_progress(saver: Any, m: Any, batch_size: int, all_history: bool) -> Any:
+    """``upgrade_all`` with a progress bar on stderr (when it is a terminal)."""
+    from langgraph_durable.migrations import upgrade_all
+
+    bar = Progress(
+        TextColumn("upgrading to v{task.fields[target]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        console=Console(stderr=True),
+        transient=False,
+        disable=not sys.stderr.isatty(),
+    )
+    with bar:
+        task = bar.add_task("upgrade", total=None, target=m.version, failed=0)
+
+        def on_progress(p: Any) -> None:
+            bar.update(task, total=max(p.total, p.done), completed=p.done, failed=p.failed)
+
+        return upgrade_all(
+            saver, m, batch_size=batch_size, all_history=all_history, progress=on_progress
+        )
+
+
+def _print_result(result: Any, version: int, scope: str) -> None:
+    """The dry run's table per stored version, or the upgrade's one-line summary."""
+    out = Console(stderr=False)
     if result.dry_run:
-        table = Table(title=f"dry run: upgrade to version {m.version}")
+        table = Table(title=f"dry run: upgrade to version {version}")
         for col in ("stored version", f"{scope} to upgrade", "sampled", "sample failures"):
             table.add_column(col, justify="right")
         for v in result.dry_run_versions:
@@ -123,19 +143,10 @@ def migrate(url: str, spec: str, dry_run: bool, all_history: bool, batch_size: i
     else:
         per = ", ".join(f"v{k}: {n}" for k, n in sorted(result.by_version.items())) or "nothing"
         out.print(
-            f"upgraded {result.upgraded} {scope} to version {m.version} ({per}) "
+            f"upgraded {result.upgraded} {scope} to version {version} ({per}) "
             f"in {result.seconds:.1f}s; {result.skipped} held by another worker; "
             f"{result.failed} failed"
         )
-    for f in result.failures:
-        ns = f" ns={f.checkpoint_ns!r}" if f.checkpoint_ns else ""
-        click.echo(
-            f"failed: thread={f.thread_id!r}{ns} checkpoint={f.checkpoint_id} "
-            f"v{f.schema_version}: {f.error}",
-            err=True,
-        )
-    if result.failures:
-        sys.exit(EXIT_SOME_FAILED)
 
 
 def _migration_status(saver: Any, url: str) -> Any:

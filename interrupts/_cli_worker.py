@@ -164,23 +164,7 @@ def worker(
         try:
             while True:
                 started = time.monotonic()
-                swept = sweeper.run_once()
-                report = recovery.run_once()
-                for parked in report.parked:
-                    click.echo(
-                        f"parked {parked.thread_id} after {parked.recoveries} "
-                        f"recoveries; last error: {parked.last_error}",
-                        err=True,
-                    )
-                sent = "" if dispatcher is None else _dispatch_words(dispatcher.run_once())
-                emit_health(
-                    f"swept={swept} "
-                    + health_line(saver, recovery.recovered_total, len(report.parked))
-                    + sent
-                    + outbox_line(saver)
-                    + retention.run_once(),
-                    observe,
-                )
+                _run_pass(saver, sweeper, recovery, dispatcher, retention, observe)
                 if once:
                     return
                 time.sleep(max(0.0, interval - (time.monotonic() - started)))
@@ -191,6 +175,34 @@ def worker(
                 server.stop()
             if metrics_server is not None:
                 metrics_server.shutdown()
+
+
+def _run_pass(
+    saver: Any,
+    sweeper: Any,
+    recovery: Any,
+    dispatcher: Any,
+    retention: _RetentionPasses,
+    observe: dict[str, Any],
+) -> None:
+    """One pass: sweep, recover, notify, retain, then print the health line."""
+    swept = sweeper.run_once()
+    report = recovery.run_once()
+    for parked in report.parked:
+        click.echo(
+            f"parked {parked.thread_id} after {parked.recoveries} "
+            f"recoveries; last error: {parked.last_error}",
+            err=True,
+        )
+    sent = "" if dispatcher is None else _dispatch_words(dispatcher.run_once())
+    emit_health(
+        f"swept={swept} "
+        + health_line(saver, recovery.recovered_total, len(report.parked))
+        + sent
+        + outbox_line(saver)
+        + retention.run_once(),
+        observe,
+    )
 
 
 class _RetentionPasses:

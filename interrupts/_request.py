@@ -138,16 +138,7 @@ def approval_flow(ask: _Ask, thread_id: str | None, helper: str) -> Flow[Decisio
     history: list[dict[str, Any]] = []
     while True:
         value = _value(ask, state)
-        audit = {
-            "at": state["requested_at"],
-            "actor": ask.requested_by,
-            "fingerprint": fp,
-            "approvers": state["asked"],
-            "deadline": state["deadline"],
-            "level": state["level"],
-            "refuse": requester_check(ask.forbidden, ask.requested_by),
-        }
-        answer = yield from Ask(value=value, audit=audit)
+        answer = yield from Ask(value=value, audit=_ask_audit(ask, state, fp))
         if is_record(answer):
             yield from verify_record_flow(answer, thread_id)
         else:
@@ -161,12 +152,7 @@ def approval_flow(ask: _Ask, thread_id: str | None, helper: str) -> Flow[Decisio
         if answer.get("fingerprint") not in (None, fp):
             _stale(ask, answer, fp)
             history.append(answer)
-            state["round"] += 1
-            state["requested_at"] = datetime.fromisoformat(answer["at"])
-            ts = state["timeout_s"]
-            state["deadline"] = (
-                None if ts is None else state["requested_at"] + timedelta(seconds=ts)
-            )
+            _next_round(state, answer)
             continue
         decision = _decision(answer, state["escalations"], history, state["level"])
         if decision.type == "cancel" and saga_wired():
@@ -174,6 +160,27 @@ def approval_flow(ask: _Ask, thread_id: str | None, helper: str) -> Flow[Decisio
         if ask.on_reject == "compensate" and decision.type in ("reject", "cancel"):
             raise Compensate(_rejection_reason(decision))
         return decision
+
+
+def _ask_audit(ask: _Ask, state: dict[str, Any], fp: str) -> dict[str, Any]:
+    """What the audit entry of this round's request says."""
+    return {
+        "at": state["requested_at"],
+        "actor": ask.requested_by,
+        "fingerprint": fp,
+        "approvers": state["asked"],
+        "deadline": state["deadline"],
+        "level": state["level"],
+        "refuse": requester_check(ask.forbidden, ask.requested_by),
+    }
+
+
+def _next_round(state: dict[str, Any], answer: dict[str, Any]) -> None:
+    """A stale answer was set aside: ask again from its time, with the same timeout."""
+    state["round"] += 1
+    state["requested_at"] = datetime.fromisoformat(answer["at"])
+    ts = state["timeout_s"]
+    state["deadline"] = None if ts is None else state["requested_at"] + timedelta(seconds=ts)
 
 
 def _escalated(state: dict[str, Any], answer: dict[str, Any]) -> None:

@@ -265,37 +265,20 @@ def approval_answer_flow(
     Raises the refusal (after auditing it and withdrawing the value) when the
     resume is not understood, not allowed, not authorized or lost the race.
     """
-    from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED, read_answers
+    from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
 
     config = get_config()
-    ctx = current_task(config)
-    slot = resume_slot(config, raw)
-    if ctx is None or ctx.thread_id is None or slot is None:
-        raise ResumeNotUnderstood(
-            value=raw, reason="resumed outside a graph run with a checkpointer", accepted=[]
-        )
-    if not (yield from IoReady()):
-        slot.withdraw()  # not kept as the answer: the approval waits for a usable one
-        raise NeedsAsync(helper=helper)
-    thread_id = ctx.thread_id
+    ctx, slot, thread_id = yield from _resumed_slot_flow(config, raw, helper)
     stored = yield from stored_interrupt_flow(ctx, slot.interrupt_id)
     shown = shown_interrupt(slot.interrupt_id, stored, rebuilt)
     sec = section(shown.value)
     fp = sec.get("fingerprint")
     decider = decider_of_config(config)
+    # who the refusal names if it comes before the decider is known
     by = decider.id if decider is not None else ANONYMOUS
     action = "decide"
     try:
-        try:
-            answer = read_answers(raw, 1)[0]
-        except ResumeNotUnderstood as exc:
-            raise ResumeNotUnderstood(
-                value=raw,
-                reason=exc.reason,
-                accepted=exc.accepted,
-                thread_id=thread_id,
-                approval_id=slot.interrupt_id,
-            ) from None
+        answer = _read_answer(raw, thread_id, slot.interrupt_id)
         action = answer["type"]
         _check_allowed(
             [answer], sec.get("allowed_decisions") or DEFAULT_ALLOWED, thread_id, shown.id
@@ -305,10 +288,6 @@ def approval_answer_flow(
             policy = policy_for_saver(run_saver(ctx.configurable))
             check_decider(thread_id, shown, "approval", by=by, roles=roles, authorize=policy)
     except (ResumeNotUnderstood, DecisionNotAllowed, NotAuthorized) as exc:
-        outcome = {
-            ResumeNotUnderstood: "not_understood",
-            DecisionNotAllowed: "not_allowed",
-        }.get(type(exc), "not_authorized")
         yield from refuse_flow(
             exc,
             slot=slot,
@@ -316,23 +295,11 @@ def approval_answer_flow(
             by=by,
             action=action,
             fingerprint=fp,
-            outcome=outcome,
+            outcome=_REFUSAL_OUTCOMES.get(type(exc), "not_authorized"),
             at=at,
         )
         raise AssertionError("unreachable") from None
-    info = extract_wait(shown.value)
-    record = new_record(
-        type="decision",
-        approval_id=shown.id,
-        by=by,
-        at=at,
-        level=info.escalation_level if info else 0,
-        fingerprint=fp,
-        roles=list(roles),
-        via="resume",
-        extra={"display_name": decider.display_name} if decider and decider.display_name else {},
-        **decision_fields(answer, sec.get("request")),
-    )
+    record = _resume_record(answer, sec, shown, by, roles, decider, at)
     audit = decided_entry(
         thread_id, record, action=action, reason=decision_reason(record, "resume")
     )
@@ -340,20 +307,104 @@ def approval_answer_flow(
         audit["fingerprint"] = record["edited_fingerprint"]
     got = yield from RecordDecision(thread_id=thread_id, key=shown.id, decision=record, audit=audit)
     if not won(got, record):
-        lost = AlreadyDecided(thread_id=thread_id, approval_id=shown.id, decision=got)
-        entry = refusal_entry(
-            thread_id,
-            shown.id,
-            by=by,
-            action=action,
-            at=at,
-            fingerprint=fp,
-            outcome="already_decided",
-            reason=f"via Command(resume): {already_reason(got)}",
+        yield from _lost_race_flow(
+            got, slot, thread_id, by=by, action=action, fingerprint=fp, at=at
         )
-        yield from AppendAudit(entries=[entry])
-        slot.withdraw()
-        raise lost
     answered = resume_value(record, shown.value)
     slot.replace(answered)
     return answered
+
+
+_REFUSAL_OUTCOMES: dict[type[Exception], str] = {
+    ResumeNotUnderstood: "not_understood",
+    DecisionNotAllowed: "not_allowed",
+}
+"""The audit outcome of a refused resume, by its error (any other: not authorized)."""
+
+
+def _resumed_slot_flow(
+    config: RunnableConfig, raw: Any, helper: str
+) -> Flow[tuple[TaskContext, ResumeSlot, str]]:
+    """The resumed task, the slot of its answer and its thread, once storage is usable.
+
+    A resume outside a graph run cannot be a decision; one whose storage calls
+    need the async saver from a sync helper is withdrawn, so the approval waits
+    for a usable answer.
+    """
+    ctx = current_task(config)
+    slot = resume_slot(config, raw)
+    if ctx is None or ctx.thread_id is None or slot is None:
+        raise ResumeNotUnderstood(
+            value=raw, reason="resumed outside a graph run with a checkpointer", accepted=[]
+        )
+    if not (yield from IoReady()):
+        slot.withdraw()  # not kept as the answer: the approval waits for a usable one
+        raise NeedsAsync(helper=helper)
+    return ctx, slot, ctx.thread_id
+
+
+def _lost_race_flow(
+    got: Any,
+    slot: ResumeSlot,
+    thread_id: str,
+    *,
+    by: str,
+    action: str,
+    fingerprint: str | None,
+    at: datetime,
+) -> Flow[None]:
+    """Audit a resume another decision beat, take it out of the task's answers, raise."""
+    entry = refusal_entry(
+        thread_id,
+        slot.interrupt_id,
+        by=by,
+        action=action,
+        at=at,
+        fingerprint=fingerprint,
+        outcome="already_decided",
+        reason=f"via Command(resume): {already_reason(got)}",
+    )
+    yield from AppendAudit(entries=[entry])
+    slot.withdraw()
+    raise AlreadyDecided(thread_id=thread_id, approval_id=slot.interrupt_id, decision=got)
+
+
+def _read_answer(raw: Any, thread_id: str, approval_id: str) -> dict[str, Any]:
+    """The one answer a resume value holds, or its refusal naming the approval."""
+    from langgraph_durable.interrupts._shapes import read_answers
+
+    try:
+        return read_answers(raw, 1)[0]
+    except ResumeNotUnderstood as exc:
+        raise ResumeNotUnderstood(
+            value=raw,
+            reason=exc.reason,
+            accepted=exc.accepted,
+            thread_id=thread_id,
+            approval_id=approval_id,
+        ) from None
+
+
+def _resume_record(
+    answer: dict[str, Any],
+    sec: dict[str, Any],
+    shown: Interrupt,
+    by: str,
+    roles: Sequence[str],
+    decider: RunDecider | None,
+    at: datetime,
+) -> dict[str, Any]:
+    """The decision record of an authorized resume, as ``approve()`` would store it."""
+    info = extract_wait(shown.value)
+    return new_record(
+        type="decision",
+        approval_id=shown.id,
+        by=by,
+        at=at,
+        level=info.escalation_level if info else 0,
+        fingerprint=sec.get("fingerprint"),
+        roles=list(roles),
+        via="resume",
+        extra={"display_name": decider.display_name} if decider and decider.display_name else {},
+        **decision_fields(answer, sec.get("request")),
+    )

@@ -86,6 +86,32 @@ _SCHEMAS: dict[str, Any] = {
 
 def openapi_schema(root_path: str = "") -> dict[str, Any]:
     """The schema, with ``root_path`` as the server when the app is mounted."""
+    paths = {
+        "/api/approvals": _inbox_path(),
+        **_thread_paths(),
+        "/api/health": {
+            "get": {
+                "summary": "Waiting, overdue, running, orphaned, parked; notifications",
+                "responses": {**_ok("Counts"), **_errors(401)},
+            }
+        },
+        "/healthz": {"get": {"summary": "Liveness and storage", "responses": _ok("OK")}},
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "langgraph-durable approval service", "version": "1"},
+        "servers": [{"url": root_path or "/"}],
+        "paths": paths,
+        "components": {
+            "schemas": _SCHEMAS,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+    }
+
+
+def _inbox_path() -> dict[str, Any]:
+    """``GET /api/approvals``: the inbox, a page at a time."""
     approvals = {
         "type": "object",
         "properties": {
@@ -99,18 +125,22 @@ def openapi_schema(root_path: str = "") -> dict[str, Any]:
         {"name": "limit", "in": "query", "schema": {"type": "integer", "maximum": 500}},
         {"name": "cursor", "in": "query", "schema": {"type": "string"}},
     ]
+    return {
+        "get": {
+            "summary": "Pending approvals the caller may decide, overdue first",
+            "parameters": query,
+            "responses": {**_ok("A page", approvals), **_errors(400, 401)},
+        }
+    }
+
+
+def _thread_paths() -> dict[str, Any]:
+    """The paths of one thread: its page, its decision, its audit trail."""
     decision_body = {
         "required": True,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Decision"}}},
     }
-    paths = {
-        "/api/approvals": {
-            "get": {
-                "summary": "Pending approvals the caller may decide, overdue first",
-                "parameters": query,
-                "responses": {**_ok("A page", approvals), **_errors(400, 401)},
-            }
-        },
+    return {
         "/api/threads/{thread_id}": {
             "get": {
                 "summary": "State, timeline, pending request (full payload), decisions",
@@ -135,22 +165,4 @@ def openapi_schema(root_path: str = "") -> dict[str, Any]:
                 "responses": {**_ok("Entries"), **_errors(401, 404)},
             }
         },
-        "/api/health": {
-            "get": {
-                "summary": "Waiting, overdue, running, orphaned, parked; notifications",
-                "responses": {**_ok("Counts"), **_errors(401)},
-            }
-        },
-        "/healthz": {"get": {"summary": "Liveness and storage", "responses": _ok("OK")}},
-    }
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "langgraph-durable approval service", "version": "1"},
-        "servers": [{"url": root_path or "/"}],
-        "paths": paths,
-        "components": {
-            "schemas": _SCHEMAS,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-        },
-        "security": [{"bearer": []}],
     }

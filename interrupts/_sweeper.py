@@ -80,30 +80,7 @@ def sweep_entry_flow(
     later sweep retries without spinning.
     """
     thread_id, approval_id = entry.thread_id, entry.interrupt_id
-    if entry.info.kind == "batch":
-        from langgraph_durable.interrupts._batch_record import batch_timeout_flow
-
-        record = yield from batch_timeout_flow(entry, now=now, lease=lease)
-    elif entry.info.deadline is not None and entry.info.deadline <= now:
-        mine, record = (
-            recorded
-            if recorded is not None
-            else (timeout_record(entry.value, approval_id, now), None)
-        )
-        if record is None:
-            audit = timeout_entry(thread_id, mine, entry.info.deadline)
-            record = yield from RecordDecision(
-                thread_id=thread_id, key=approval_id, decision=mine, audit=audit
-            )
-        if not won(record, mine) and not age_at_least(record, now, lease):
-            return False  # somebody just decided; they are resuming it
-        if won(record, mine):
-            swept_timeout(entry, record)
-    else:
-        got = yield from GetDecisions(thread_id=thread_id, keys=[approval_id])
-        record = got.get(approval_id)
-        if record is None or not age_at_least(record, now, lease):
-            return False
+    record = yield from _decision_to_resume_flow(entry, now=now, lease=lease, recorded=recorded)
     if record is None:
         return False
     link_request(current(), entry.value)
@@ -137,6 +114,47 @@ def sweep_entry_flow(
             done=True,
         )
     return True
+
+
+def _decision_to_resume_flow(
+    entry: WaitEntry,
+    *,
+    now: datetime,
+    lease: timedelta,
+    recorded: tuple[dict[str, Any], dict[str, Any] | None] | None,
+) -> Flow[dict[str, Any] | None]:
+    """The decision a sweep resumes the wait with, or ``None`` to leave it be.
+
+    A due wait gets its timeout decision (recorded here unless its page did);
+    a decision someone else made is resumed only once it is older than the
+    lease (its maker died before resuming it).
+    """
+    thread_id, approval_id = entry.thread_id, entry.interrupt_id
+    if entry.info.kind == "batch":
+        from langgraph_durable.interrupts._batch_record import batch_timeout_flow
+
+        record = yield from batch_timeout_flow(entry, now=now, lease=lease)
+    elif entry.info.deadline is not None and entry.info.deadline <= now:
+        mine, record = (
+            recorded
+            if recorded is not None
+            else (timeout_record(entry.value, approval_id, now), None)
+        )
+        if record is None:
+            audit = timeout_entry(thread_id, mine, entry.info.deadline)
+            record = yield from RecordDecision(
+                thread_id=thread_id, key=approval_id, decision=mine, audit=audit
+            )
+        if not won(record, mine) and not age_at_least(record, now, lease):
+            return None  # somebody just decided; they are resuming it
+        if won(record, mine):
+            swept_timeout(entry, record)
+    else:
+        got = yield from GetDecisions(thread_id=thread_id, keys=[approval_id])
+        record = got.get(approval_id)
+        if record is None or not age_at_least(record, now, lease):
+            return None
+    return record
 
 
 def timeout_items(entries: Sequence[WaitEntry], now: datetime) -> list[DecisionItem]:
