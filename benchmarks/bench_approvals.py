@@ -146,7 +146,7 @@ def add_waiting(
     from langgraph_durable.checkpointers.redis._metadata_index import SEP
 
     wt, wd = THREAD_SUFFIXES.index("wt"), THREAD_SUFFIXES.index("wd")
-    keys = saver._core.keys
+    keys = saver.core.keys
     client = saver.client
     ((fld, entry),) = client.hgetall(keys.thread(template)[wt]).items()
     fields = ormsgpack.unpackb(entry)

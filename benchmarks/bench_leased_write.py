@@ -56,7 +56,7 @@ def main() -> None:
                 cfg: dict[str, Any] = {
                     "configurable": {"thread_id": key, "checkpoint_ns": "", "checkpoint_id": "c1"}
                 }
-                op = saver._core._op_put_writes(cfg, [("a", {"v": 1}), ("b", "x")], "task", "")
+                op = saver.core.put_writes(cfg, [("a", {"v": 1}), ("b", "x")], "task", "")
                 lease = (
                     "acquire_lease",
                     {
@@ -73,7 +73,7 @@ def main() -> None:
                         "put_writes", saver.leases._with_lease_ops(op, lease, None)
                     )
                 else:
-                    saver._run_with_lease("put_writes", op, lease, None)
+                    saver.leases.run_with_lease("put_writes", op, lease, None)
 
             for rnd in range(a.rounds):
                 for how in ("plain", "pipeline", "folded"):

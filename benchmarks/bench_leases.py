@@ -166,13 +166,14 @@ def _instrument() -> None:
     """Count the wall time spent in lease code and the saver's round trips.
 
     Lease code: the run hooks, every heartbeat, and ``around`` (a run's first
-    and last write) minus the write it sends (``_run_with_lease``, which
+    and last write) minus the write it sends (``run_with_lease``, which
     carries the lease statement in the same round trip). Round trips: calls
     that wait for the server (a Postgres call or a Redis pipeline).
     """
     from langgraph_durable.checkpointers._run_leases import RunLeases
     from langgraph_durable.checkpointers.postgres._lease_store import PostgresLeases
     from langgraph_durable.checkpointers.postgres._runner import PostgresRunner
+    from langgraph_durable.checkpointers.redis._run_stores import RedisLeases
     from langgraph_durable.checkpointers.redis._runner import RedisRunner
 
     for name in ("after", "beat", "around"):
@@ -180,8 +181,8 @@ def _instrument() -> None:
     PostgresLeases.run_with_lease = _timed(  # type: ignore[method-assign]
         PostgresLeases.run_with_lease, -1.0
     )
-    RedisSaver._run_with_lease = _timed(  # type: ignore[method-assign]
-        RedisSaver._run_with_lease, -1.0
+    RedisLeases.run_with_lease = _timed(  # type: ignore[method-assign]
+        RedisLeases.run_with_lease, -1.0
     )
     PostgresRunner.run = _counted(PostgresRunner.run)  # type: ignore[method-assign]
     PostgresRunner.run_together = _counted(  # type: ignore[method-assign]

@@ -187,7 +187,7 @@ async def explain_filter(url: str, schema: str, where: dict[str, Any]) -> str:
     async with AsyncPostgresSaver.from_conn_string(url, schema=schema) as saver:
         from langgraph_durable.checkpointers.postgres._listing import ListPages
 
-        stmt = ListPages(saver._core, None, where, None, 10).next_statement()
+        stmt = ListPages(saver.core, None, where, None, 10).next_statement()
         assert stmt is not None
         async with await psycopg.AsyncConnection.connect(url) as conn:
             cur = await conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + stmt.query, stmt.params)

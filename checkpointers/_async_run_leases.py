@@ -15,7 +15,7 @@ from typing import Any
 
 from langgraph_durable.checkpointers import _lease_flows as flows
 from langgraph_durable.checkpointers._lease_driver_async import adrive
-from langgraph_durable.checkpointers._leased_writes import async_run_leases
+from langgraph_durable.checkpointers._leased_writes_async import async_run_leases
 from langgraph_durable.checkpointers._leases import (
     CLEAN_ENDS,
     ENDED_GONE,

@@ -174,7 +174,7 @@ class _Deferred:
 class DeferredAuditMixin:
     """:class:`DeferredAudit` for an async saver with ``aappend_audit``.
 
-    The saver calls :meth:`_write_deferred_audit` at the start of ``aput`` and
+    The saver calls :meth:`awrite_deferred_audit` at the start of ``aput`` and
     ``aput_writes``. A write that finds an append of queued entries in flight
     waits for it, so no interrupt is stored before the entries queued ahead of
     it; a failed append keeps the entries queued and fails the write.
@@ -191,7 +191,8 @@ class DeferredAuditMixin:
             queue = self.__dict__["_deferred_audit"] = _Deferred()
         queue.entries.extend(entries)
 
-    async def _write_deferred_audit(self) -> None:
+    async def awrite_deferred_audit(self) -> None:
+        """Append the queued entries (the saver's writes call it first); none queued: no I/O."""
         queue: _Deferred | None = self.__dict__.get("_deferred_audit")
         if queue is None:  # nothing was ever deferred: the hot path
             return

@@ -37,7 +37,7 @@ from langgraph_durable.checkpointers._run_book import end_shown_by
 
 R = TypeVar("R")
 Step = tuple[str, dict[str, Any]]
-"""A lease statement sent with a run's write (``saver._run_with_lease``): its store
+"""A lease statement sent with a run's write (``saver.leases.run_with_lease``): its store
 method's name and keyword arguments."""
 
 

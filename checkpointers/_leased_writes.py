@@ -1,17 +1,25 @@
-"""The class decorators that put run leases around a saver's own writes."""
+# Generated from checkpointers/_leased_writes_async.py by tools/async_to_sync.py:
+# edit the source, then run the script.
+"""The class decorator that puts run leases around a saver's own writes.
+
+Written once as async code; the sync savers' decorator is generated from it by
+``tools/async_to_sync.py``. The wrappers reach what they need through the
+parts the saver is composed of (:class:`LeasedSaver`): its run-lease
+driver, its core, which makes the operation of each write, and, on an async
+saver, its audit store.
+"""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from contextlib import AsyncExitStack, ExitStack
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 
 from langgraph_durable.checkpointers._multitask import (
-    arun_returned,
     root_run,
     run_returned,
     run_start,
@@ -20,10 +28,50 @@ from langgraph_durable.checkpointers._multitask import (
 from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
 if TYPE_CHECKING:
-    from langgraph_durable.checkpointers._async_run_leases import AsyncRunLeases
     from langgraph_durable.checkpointers._run_leases import RunLeases
 
+__all__ = ["LeasedSaver", "SaverWrites", "sync_run_leases"]
+
 S = TypeVar("S", bound="type[Any]")
+F = Callable[..., Any]
+
+
+class SaverWrites(Protocol):
+    """A saver core's two writes as operations, which a run's lease statements can join."""
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Any:
+        """The operation that stores a checkpoint."""
+        ...
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Any:
+        """The operation that stores a task's writes."""
+        ...
+
+
+class LeasedSaver(Protocol):
+    """What :func:`sync_run_leases` needs of a saver: parts it is composed of."""
+
+    @property
+    def run_leases(self) -> RunLeases | None:
+        """The run-lease driver, or ``None`` when leases are off."""
+        ...
+
+    @property
+    def core(self) -> SaverWrites:
+        """The core that makes the writes' operations."""
+        ...
 
 
 def _in_flight(saver: Any) -> WritesInFlight:
@@ -57,21 +105,26 @@ def _step_key(config: RunnableConfig, *, put: bool = False) -> tuple[Any, Any, A
 
 
 def sync_run_leases(cls: S) -> S:
-    """Class decorator: run leases around a sync saver's own ``put``/``put_writes``.
+    """Class decorator: run leases around a saver's own ``put``/``put_writes``.
 
-    The saver sets ``self.run_leases`` (a :class:`RunLeases`, or ``None`` to turn
-    leases off). A decorator rather than a mixin, because the savers define
-    ``put`` in their own class body. ``get_tuple`` admits a run with a
-    multitask strategy (:mod:`langgraph_durable.checkpointers._multitask`)
-    before it reads.
+    The saver sets ``self.run_leases`` (an :class:`RunLeases`, or ``None``
+    to turn leases off) and offers the parts :class:`LeasedSaver` names.
+    A decorator rather than a mixin, because the savers define ``put`` in
+    their own class body. ``get_tuple`` admits a run with a multitask
+    strategy (:mod:`langgraph_durable.checkpointers._multitask`) before it
+    reads. On an async saver, the entries its audit store took with
+    ``defer_audit`` are written before either write, whatever path it takes.
     """
-    get_tuple = cls.get_tuple
-    put = cls.put
-    put_writes = cls.put_writes
+    cls.get_tuple = _admitting(cls.get_tuple)
+    cls.put = _leased_put(cls.put)
+    cls.put_writes = _in_flight_writes(_leased_put_writes(cls.put_writes))
+    return cls
 
+
+def _admitting(get_tuple: F) -> F:
     @functools.wraps(get_tuple)
-    def admitting_get_tuple(self: Any, config: RunnableConfig) -> Any:
-        leases: RunLeases | None = self.run_leases
+    def admitting(self: LeasedSaver, config: RunnableConfig) -> Any:
+        leases = self.run_leases
         start = run_start(config, leases.multitask if leases else None, leases=leases is not None)
         run = root_run(config) if leases is not None else None
         if run is not None and leases is not None:
@@ -83,9 +136,13 @@ def sync_run_leases(cls: S) -> S:
                 loop.stack.push(run_returned(leases, *run, loop))
         return get_tuple(self, config)
 
+    return admitting
+
+
+def _leased_put(put: F) -> F:
     @functools.wraps(put)
     def leased_put(
-        self: Any,
+        self: LeasedSaver,
         config: RunnableConfig,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
@@ -96,168 +153,64 @@ def sync_run_leases(cls: S) -> S:
         key = _step_key(config, put=True)
         if key is not None:
             _in_flight(self).wait(key)
-        leases: RunLeases | None = self.run_leases
+        leases = self.run_leases
         if leases is None:
             return put(self, config, checkpoint, metadata, new_versions)
         before, after = leases.book.on_put(config, checkpoint, metadata)
         if before.start or after.end is not None:
-            return leases.around(
-                self,
-                "put",
-                self._lease_put_op(config, checkpoint, metadata, new_versions),
-                before,
-                after,
-            )
+            op = self.core.put(config, checkpoint, metadata, new_versions)
+            return leases.around(self, "put", op, before, after)
         result = put(self, config, checkpoint, metadata, new_versions)
         leases.after(after)
         return result
 
-    def leased_put_writes_(
-        self: Any,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        leases: RunLeases | None = self.run_leases
-        if leases is None:
-            put_writes(self, config, writes, task_id, task_path)
-            return
-        before, after = leases.book.on_writes(config, writes)
-        if before.start or after.end is not None:
-            leases.around(
-                self,
-                "put_writes",
-                self._lease_writes_op(config, writes, task_id, task_path),
-                before,
-                after,
-            )
-            return
-        put_writes(self, config, writes, task_id, task_path)
-        leases.after(after)
+    return leased_put
 
+
+def _leased_put_writes(put_writes: F) -> F:
     @functools.wraps(put_writes)
     def leased_put_writes(
-        self: Any,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        registry, key = _in_flight(self), _step_key(config)
-        if key is None:
-            leased_put_writes_(self, config, writes, task_id, task_path)
-            return
-        registry.begin(key)
-        try:
-            leased_put_writes_(self, config, writes, task_id, task_path)
-        finally:
-            registry.end(key)
-
-    cls.get_tuple = admitting_get_tuple
-    cls.put = leased_put
-    cls.put_writes = leased_put_writes
-    return cls
-
-
-def async_run_leases(cls: S) -> S:
-    """Class decorator: run leases around an async saver's own ``aput``/``aput_writes``.
-
-    The saver sets ``self.arun_leases`` (an :class:`AsyncRunLeases`, or ``None``)
-    and has :class:`~langgraph_durable.checkpointers._audit.DeferredAuditMixin`: entries handed
-    over with ``defer_audit`` are written before either write, whatever path
-    the write then takes.
-    """
-    aget_tuple = cls.aget_tuple
-    aput = cls.aput
-    aput_writes = cls.aput_writes
-
-    @functools.wraps(aget_tuple)
-    async def admitting_aget_tuple(self: Any, config: RunnableConfig) -> Any:
-        leases: AsyncRunLeases | None = self.arun_leases
-        start = run_start(config, leases.multitask if leases else None, leases=leases is not None)
-        run = root_run(config) if leases is not None else None
-        if run is not None and leases is not None:
-            if start is not None:
-                await leases.admit(*start)
-            loop = running_loop(config)  # see admitting_get_tuple
-            if loop is not None and isinstance(loop.stack, AsyncExitStack):
-                loop.stack.push_async_exit(arun_returned(leases, *run, loop))
-        return await aget_tuple(self, config)
-
-    @functools.wraps(aput)
-    async def leased_aput(
-        self: Any,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Any:
-        key = _step_key(config, put=True)
-        if key is not None:
-            await _in_flight(self).await_settled(key)  # see leased_put
-        await self._write_deferred_audit()  # entries a sync helper handed over first
-        leases: AsyncRunLeases | None = self.arun_leases
-        if leases is None:
-            return await aput(self, config, checkpoint, metadata, new_versions)
-        before, after = leases.book.on_put(config, checkpoint, metadata)
-        if before.start or after.end is not None:
-            return await leases.around(
-                self,
-                "put",
-                self._lease_put_op(config, checkpoint, metadata, new_versions),
-                before,
-                after,
-            )
-        result = await aput(self, config, checkpoint, metadata, new_versions)
-        await leases.after(after)
-        return result
-
-    @functools.wraps(aput_writes)
-    async def leased_aput_writes(
-        self: Any,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        registry, key = _in_flight(self), _step_key(config)
-        if key is None:
-            await leased_aput_writes_(self, config, writes, task_id, task_path)
-            return
-        registry.begin(key)  # before the first await: a put started after this waits
-        try:
-            await leased_aput_writes_(self, config, writes, task_id, task_path)
-        finally:
-            registry.end(key)
-
-    async def leased_aput_writes_(
-        self: Any,
+        self: LeasedSaver,
         config: RunnableConfig,
         writes: Sequence[tuple[str, Any]],
         task_id: str,
         task_path: str = "",
     ) -> None:
         # before the interrupt they audit (see langgraph_durable.checkpointers.DeferredAudit)
-        await self._write_deferred_audit()
-        leases: AsyncRunLeases | None = self.arun_leases
+        leases = self.run_leases
         if leases is None:
-            await aput_writes(self, config, writes, task_id, task_path)
+            put_writes(self, config, writes, task_id, task_path)
             return
         before, after = leases.book.on_writes(config, writes)
         if before.start or after.end is not None:
-            await leases.around(
-                self,
-                "put_writes",
-                self._lease_writes_op(config, writes, task_id, task_path),
-                before,
-                after,
-            )
+            op = self.core.put_writes(config, writes, task_id, task_path)
+            leases.around(self, "put_writes", op, before, after)
             return
-        await aput_writes(self, config, writes, task_id, task_path)
-        await leases.after(after)
+        put_writes(self, config, writes, task_id, task_path)
+        leases.after(after)
 
-    cls.aget_tuple = admitting_aget_tuple
-    cls.aput = leased_aput
-    cls.aput_writes = leased_aput_writes
-    return cls
+    return leased_put_writes
+
+
+def _in_flight_writes(put_writes: F) -> F:
+    """``put_writes`` registered in flight while it runs, for the next put to wait on."""
+
+    @functools.wraps(put_writes)
+    def registered(
+        self: Any,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        registry, key = _in_flight(self), _step_key(config)
+        if key is None:
+            put_writes(self, config, writes, task_id, task_path)
+            return
+        registry.begin(key)  # before the first await: a put started after this waits
+        try:
+            put_writes(self, config, writes, task_id, task_path)
+        finally:
+            registry.end(key)
+
+    return registered

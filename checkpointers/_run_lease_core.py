@@ -64,17 +64,14 @@ class LeaseTarget:
     writes with its lease statements (``RunWithLease``) to the saver.
 
     Args:
-        saver: The saver (its ``get_tuple`` / ``aget_tuple`` and, for a run's writes,
-            ``_run_with_lease``).
-        store: Its lease store (``saver.leases``, or the saver itself).
+        saver: The saver (its ``get_tuple`` / ``aget_tuple``).
+        store: Its lease store (``saver.leases``), which also runs a run's writes with
+            their lease statements (``run_with_lease`` / ``arun_with_lease``).
     """
 
     def __init__(self, saver: Any, store: Any) -> None:
         self.get_tuple = saver.get_tuple
         self.aget_tuple = getattr(saver, "aget_tuple", None)
-        # an async saver's _run_with_lease is a coroutine function of the same
-        # name: the sync driver asks for run_with_lease, the async one for arun_with_lease
-        self.run_with_lease = self.arun_with_lease = getattr(saver, "_run_with_lease", None)
         self._store = store
 
     def __getattr__(self, name: str) -> Any:

@@ -8,14 +8,14 @@ run finishes, pauses or is gone, and renew held leases from a background
 heartbeat (a daemon thread, or an asyncio task on the run's event loop) that
 makes one batched round trip per interval and never blocks the graph. The
 acquire travels with the run's first write and the release with its last, in
-the same round trip (the saver's ``_run_with_lease``: one Postgres pipeline or
-one Redis pipeline), so a run shorter than the heartbeat interval pays no
+the same round trip (the lease store's ``run_with_lease``: one Postgres pipeline
+or one Redis pipeline), so a run shorter than the heartbeat interval pays no
 round trip of its own for its lease. A run that finds its thread leased by a
 dead or silent owner takes the lease over (:mod:`langgraph_durable.checkpointers._lease_flows`).
 What both drivers decide is in :mod:`langgraph_durable.checkpointers._run_lease_core`.
 
 A saver opts in with the class decorators :func:`sync_run_leases` /
-:func:`async_run_leases` (:mod:`langgraph_durable.checkpointers._leased_writes`) and a
+:func:`async_run_leases` (:mod:`langgraph_durable.checkpointers._leased_writes_async`) and a
 ``run_leases`` / ``arun_leases`` attribute.
 """
 
@@ -140,7 +140,7 @@ class RunLeases(RunLeasesCore):
         """Run a saver write that starts or ends a run, lease statements included.
 
         The acquire goes with the run's first write and the release with its
-        last, in the same round trip (``saver._run_with_lease``), so a run pays
+        last, in the same round trip (``saver.leases.run_with_lease``), so a run pays
         no extra round trip for its lease.
         """
         if before.start:

@@ -82,7 +82,7 @@ class RedisTamper:
 
     def __init__(self, client: Any, saver: Any) -> None:
         self.client = client
-        self.keys = saver._core.keys
+        self.keys = saver.core.keys
 
     def _ids(self, thread_id: str) -> dict[int, bytes]:
         stream = self.keys.audit(thread_id)[0]

@@ -93,7 +93,7 @@ async def test_redis_interrupt_is_not_stored_without_its_entry(
     url, prefix = redis_prefix
     async with AsyncRedisSaver.from_conn_string(url, prefix=prefix) as saver:
         await saver.setup()
-        stream = saver._core.keys.audit("t1")[0]
+        stream = saver.core.keys.audit("t1")[0]
         client = redis.Redis.from_url(url)
         try:
             client.set(stream, "not a stream")  # every append to the audit fails

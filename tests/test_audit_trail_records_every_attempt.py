@@ -495,11 +495,11 @@ def test_redis_keeps_the_audit_in_a_stream_in_the_threads_slot(
             approve(graph, cfg("r{1}"), by="mallory")
         client = redis.Redis.from_url(url)
         try:
-            stream, seen = saver._core.keys.audit("r{1}")
+            stream, seen = saver.core.keys.audit("r{1}")
             # one hash tag (so one cluster slot) for the audit keys and the thread's keys
             tags = {
                 k[k.index("{") + 1 : k.index("}")]
-                for k in [stream, seen, *saver._core.keys.thread("r{1}")]
+                for k in [stream, seen, *saver.core.keys.thread("r{1}")]
             }
             assert client.type(stream) == b"stream" and client.xlen(stream) == 2
             assert tags == {"t:r%7B1%7D"}

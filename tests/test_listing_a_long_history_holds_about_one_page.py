@@ -56,7 +56,7 @@ async def _open(backend: str, request: pytest.FixtureRequest) -> AsyncIterator[t
 
 def _clear_chains(saver: Any) -> None:
     """Empty the saver's chain cache, so it reads as a fresh process would."""
-    core = saver._core
+    core = saver.core
     codec = getattr(core, "codec", None)  # Redis keeps its caches in the core's codec
     (codec.chains if codec is not None else core._chains).clear()
 

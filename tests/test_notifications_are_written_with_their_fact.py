@@ -97,7 +97,7 @@ def _fail_storing(backend: str, saver: Any, url: str, options: dict[str, Any], w
 
         # an outbox of the wrong type: the script fails at the event, its first write
         with redis.Redis.from_url(url) as client:
-            client.set(saver._core.keys.outbox("t"), "not a hash")
+            client.set(saver.core.keys.outbox("t"), "not a hash")
 
 
 # Redis: the script writes the event before the wait, so a failing event write is the case
@@ -117,7 +117,7 @@ def test_a_failed_put_writes_stores_neither_wait_nor_event(area: Any, what: str)
         import redis
 
         with redis.Redis.from_url(url) as client:
-            client.delete(saver._core.keys.outbox("t"))
+            client.delete(saver.core.keys.outbox("t"))
     # the outbox shard entry written ahead of the script is dropped once found empty
     assert kinds(saver) == []
     assert part_of(saver, "outbox").notification_counts().pending == 0

@@ -15,13 +15,16 @@ same renames, so docstrings name the sync functions):
   -> ``time.sleep``), and by two rules: ``AsyncX`` -> ``X`` (a capitalised name:
   ``AsyncConnection``, ``AsyncPostgresRunner``) and ``x_async`` -> ``x`` (a
   source module imported by another source).
+* In the examples of a docstring (lines that start with ``>>>`` or ``...``),
+  ``async`` before ``with``/``for``/``def`` and ``await`` go as they do in code.
 * Two markers for the few places that truly differ, kept rare:
   a line ending in ``# async-only`` is left out of the sync module (with its
   block, when the line opens one); a comment line ``# sync-only: <code>`` becomes
   ``<code>`` there (at the comment's indentation).
 
 The result then gets what every module gets: imports sorted and unused ones
-dropped (``ruff check --fix --select I001,F401``), and ``ruff format``.
+dropped, ``for x in xs: yield x`` written ``yield from xs`` (``ruff check --fix
+--select I001,F401,UP028``), and ``ruff format``.
 """
 
 from __future__ import annotations
@@ -134,6 +137,17 @@ NAMES: dict[str, str] = {
     "aapply_retention": "apply_retention",
     # checkpointers: the migration.upgrade span of a migration store (the Postgres stores)
     "async_traced_migrations": "sync_traced_migrations",
+    # checkpointers: the savers, their run-lease decorators and what they call
+    "async_run_leases": "sync_run_leases",
+    "_async_run_leases": "_run_leases",
+    "arun_leases": "run_leases",
+    "arun_returned": "run_returned",
+    "push_async_exit": "push",
+    "await_settled": "wait",
+    "async_traced_saver": "sync_traced_saver",
+    "async_pool": "sync_pool",
+    "aconnect": "connect",
+    "aschema_version": "schema_version",
 }
 """Identifier -> its sync name (applied in code, strings and comments)."""
 
@@ -149,6 +163,7 @@ _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _DOTTED = re.compile(r"\b(" + "|".join(re.escape(k) for k in DOTTED) + r")\b")
 _CAPITALISED = re.compile(r"Async([A-Z]\w*)")
 _KEYWORDS_AFTER_ASYNC = frozenset({"def", "with", "for"})
+_EXAMPLE_ASYNC = re.compile(r"\basync (?=(?:def|with|for)\b)|\bawait ")
 
 
 class GenerationError(Exception):
@@ -171,6 +186,17 @@ def _in_text(text: str) -> str:
     """Renames inside a string or comment."""
     text = _DOTTED.sub(lambda m: DOTTED[m.group(1)], text)
     return _WORD.sub(lambda m: sync_name(m.group(0)), text)
+
+
+def _in_examples(text: str) -> str:
+    """Doctest lines of a string without ``async``/``await``, as the code around them."""
+    if ">>>" not in text:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith((">>> ", "... ")):
+            lines[i] = _EXAMPLE_ASYNC.sub("", line)
+    return "\n".join(lines)
 
 
 def apply_markers(source: str, where: str) -> str:
@@ -243,6 +269,8 @@ def unasync(source: str, where: str) -> str:
             tokenize, "FSTRING_MIDDLE", -1
         ):
             renamed = _in_text(tok.string)
+            if tok.type == tokenize.STRING:
+                renamed = _in_examples(renamed)
             if renamed != tok.string:
                 edits.append((at(tok.start), at(tok.end), renamed))
         i += 1
@@ -298,7 +326,16 @@ def generate(source_path: Path) -> tuple[Path, str]:
     target = source_path.with_name(source_path.name[: -len(SUFFIX)] + ".py")
     relative = source_path.relative_to(ROOT).as_posix()
     text = HEADER.format(source=relative) + unasync(source_path.read_text(), relative)
-    tidy = ["check", "--fix", "--select", "I001,F401", "--exit-zero", "--quiet"]
+    # ``async for x in xs: yield x`` comes out as a loop that ``yield from`` says better
+    tidy = [
+        "check",
+        "--fix",
+        "--unsafe-fixes",
+        "--select",
+        "I001,F401,UP028",
+        "--exit-zero",
+        "--quiet",
+    ]
     text = _ruff(tidy, text, target)
     return target, _ruff(["format", "--quiet"], text, target)
 

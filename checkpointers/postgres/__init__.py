@@ -13,7 +13,6 @@ Example:
     ...     graph = builder.compile(checkpointer=saver)
 """
 
-from langgraph_durable.checkpointers.postgres._aio import AsyncPostgresSaver
 from langgraph_durable.checkpointers.postgres._pool import DEFAULT_POOL_SIZE
 from langgraph_durable.checkpointers.postgres._retention import apply_retention
 from langgraph_durable.checkpointers.postgres._retention_async import aapply_retention
@@ -21,7 +20,8 @@ from langgraph_durable.checkpointers.postgres._retention_core import (
     RetentionPolicy,
     RetentionReport,
 )
-from langgraph_durable.checkpointers.postgres._sync import PostgresSaver
+from langgraph_durable.checkpointers.postgres._saver import PostgresSaver
+from langgraph_durable.checkpointers.postgres._saver_async import AsyncPostgresSaver
 
 __all__ = [
     "DEFAULT_POOL_SIZE",

@@ -283,7 +283,7 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
 
     # -- writes --
 
-    def _op_put(
+    def put(
         self,
         config: RunnableConfig,
         checkpoint: Checkpoint,
@@ -384,7 +384,7 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
         md.pop("writes", None)
         return md
 
-    def _op_put_writes(
+    def put_writes(
         self,
         config: RunnableConfig,
         writes: Sequence[tuple[str, Any]],

@@ -21,7 +21,7 @@ from langgraph_durable.checkpointers.postgres._retention_core import (
     RetentionReport,
     retention_batch,
 )
-from langgraph_durable.checkpointers.postgres._sync import PostgresSaver
+from langgraph_durable.checkpointers.postgres._saver import PostgresSaver
 
 
 def apply_retention(
@@ -99,7 +99,7 @@ def _batch(
     for attempt in range(BATCH_ATTEMPTS):
         try:
             return saver._runner.run(
-                "retention", retention_batch(saver._core, policy, cursor, report)
+                "retention", retention_batch(saver.core, policy, cursor, report)
             )
         except StorageRefusedError as exc:
             if exc.code not in RETRIED_CODES or attempt == BATCH_ATTEMPTS - 1:

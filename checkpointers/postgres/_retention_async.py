@@ -11,9 +11,6 @@ import asyncio
 from typing import Any
 
 from langgraph_durable.checkpointers._errors import InvalidConfigError, StorageRefusedError
-from langgraph_durable.checkpointers.postgres._aio import AsyncPostgresSaver  # async-only
-
-# sync-only: from langgraph_durable.checkpointers.postgres._sync import PostgresSaver
 from langgraph_durable.checkpointers.postgres._retention_core import (
     BATCH_ATTEMPTS,
     RETRIED_CODES,
@@ -22,6 +19,7 @@ from langgraph_durable.checkpointers.postgres._retention_core import (
     RetentionReport,
     retention_batch,
 )
+from langgraph_durable.checkpointers.postgres._saver_async import AsyncPostgresSaver
 
 
 async def aapply_retention(
@@ -99,7 +97,7 @@ async def _batch_async(
     for attempt in range(BATCH_ATTEMPTS):
         try:
             return await saver._runner.run(
-                "retention", retention_batch(saver._core, policy, cursor, report)
+                "retention", retention_batch(saver.core, policy, cursor, report)
             )
         except StorageRefusedError as exc:
             if exc.code not in RETRIED_CODES or attempt == BATCH_ATTEMPTS - 1:

@@ -3,7 +3,8 @@
 Importing this package imports redis-py, never psycopg.
 """
 
-from langgraph_durable.checkpointers.redis._async import AsyncRedisSaver
-from langgraph_durable.checkpointers.redis._sync import RedisSaver, connect
+from langgraph_durable.checkpointers.redis._connect import connect
+from langgraph_durable.checkpointers.redis._saver import RedisSaver
+from langgraph_durable.checkpointers.redis._saver_async import AsyncRedisSaver
 
 __all__ = ["AsyncRedisSaver", "RedisSaver", "connect"]

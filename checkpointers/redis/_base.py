@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as rx
@@ -27,7 +22,7 @@ from langgraph_durable.checkpointers._errors import (
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers.redis import _scripts as S
 from langgraph_durable.checkpointers.redis._core import RedisCore
-from langgraph_durable.checkpointers.redis._ops import Cmd, Op
+from langgraph_durable.checkpointers.redis._ops import Cmd
 
 UNAVAILABLE = (rx.ConnectionError, rx.TimeoutError, rx.ClusterDownError, rx.TryAgainError)
 """Driver errors of a server that cannot be reached (down, loading its data, failing
@@ -175,30 +170,12 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
     :meth:`_compose` on the runner and the core.
     """
 
-    _core: RedisCore
+    core: RedisCore
+    """The key layout, the value codec and the operations of the saver's commands."""
 
     def _compose(self) -> None:
         """Make the feature stores on the saver's runner and core."""
         raise NotImplementedError
-
-    # -- a run's lease commands go with its first and last write (_leased_writes) --
-    def _lease_put_op(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> Op[RunnableConfig]:
-        return self._core.put(config, checkpoint, metadata, new_versions)
-
-    def _lease_writes_op(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str,
-    ) -> Op[None]:
-        return self._core.put_writes(config, writes, task_id, task_path)
 
     def _init_core(
         self,
@@ -212,7 +189,7 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
         deltas: bool | DeltaPolicy = True,
     ) -> None:
         BaseCheckpointSaver.__init__(self, serde=serde or default_serde())
-        self._core = RedisCore(
+        self.core = RedisCore(
             serde=self.serde,
             prefix=prefix,
             ttl=ttl,
@@ -225,7 +202,7 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
     @property
     def prefix(self) -> str:
         """The key prefix this saver reads and writes under."""
-        return self._core.keys.prefix
+        return self.core.keys.prefix
 
     @property
     def serde(self) -> SerializerProtocol:
@@ -242,9 +219,9 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
     @serde.setter
     def serde(self, value: SerializerProtocol) -> None:
         self.__dict__["_serde"] = value
-        core = self.__dict__.get("_core")
+        core = self.__dict__.get("core")
         if core is not None:
-            self.__dict__["_core"] = core.with_serde(value)
+            self.__dict__["core"] = core.with_serde(value)
             self._compose()  # the stores that encode values use the new serializer
 
     def get_next_version(self, current: str | None, channel: None) -> str:

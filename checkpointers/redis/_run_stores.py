@@ -15,13 +15,14 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
+from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers._leases import LeaseCounts, LeaseRecord
 from langgraph_durable.checkpointers._otel_saver import sync_traced_migrations
 from langgraph_durable.checkpointers._outbox import OutboxCounts, OutboxEvent
 from langgraph_durable.checkpointers.redis import _migrate as migrate
 from langgraph_durable.checkpointers.redis import _outbox as outbox
 from langgraph_durable.checkpointers.redis._core import RedisCore
-from langgraph_durable.checkpointers.redis._lease_commands import RedisLeaseCore
+from langgraph_durable.checkpointers.redis._lease_commands import Flow, RedisLeaseCore, with_lease
 from langgraph_durable.checkpointers.redis._runner import RedisRunner
 from langgraph_durable.migrations import BatchOutcome, Upgrade, VersionStatus
 
@@ -38,6 +39,12 @@ class RedisLeases:
         self._runner = runner
         self.commands = RedisLeaseCore(core.keys.prefix, core.ttl_ms)
         """The I/O-free lease commands (the saver sends some with a run's writes)."""
+
+    def run_with_lease(
+        self, operation: str, op: Flow[Any], pre: Step | None, post: Step | None
+    ) -> tuple[Any, Any, Any]:
+        """Run a write with a run's lease commands, in one pipeline (``RunLeases.around``)."""
+        return self._runner.run(operation, with_lease(self.commands, op, pre, post))
 
     def acquire_lease(
         self, *, thread_id: str, owner: str, now: datetime, ttl: timedelta

@@ -52,7 +52,7 @@ class _PostgresProbe:
             "held_versions": list(held.values()),
         }
         with psycopg.connect(self.url) as conn:
-            row = conn.execute(saver._core._q.get_latest, params).fetchone()
+            row = conn.execute(saver.core._q.get_latest, params).fetchone()
         assert row is not None
         return sorted(row[19] or [])
 
@@ -62,7 +62,7 @@ class _PostgresProbe:
         assert self.sent(saver, {"items": HEAD}) == [HEAD]
 
     def held(self, saver: Any) -> list[tuple[str, str]]:
-        return [(ch, link.version) for ch, link in saver._core._chains.links("t", "")]
+        return [(ch, link.version) for ch, link in saver.core._chains.links("t", "")]
 
 
 class _RedisProbe:
@@ -87,7 +87,7 @@ class _RedisProbe:
         assert self.sent(f"\x00items\x00{HEAD}") == []
 
     def held(self, saver: Any) -> list[tuple[str, str]]:
-        fields = saver._core.codec.known_fields("t", "")
+        fields = saver.core.codec.known_fields("t", "")
         return [tuple(f.split("\x00")[1:]) for f in fields]  # "\0channel\0version"
 
 

@@ -44,11 +44,11 @@ def test_core_yields_one_statement_per_hot_call(pg_schema) -> None:
         saver = PostgresSaver(conn, schema=schema)
         cfg = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
         cp, versions = _checkpoint(saver)
-        assert _count(saver._core._op_put(cfg, cp, {"step": 1}, versions)) == 1
+        assert _count(saver.core.put(cfg, cp, {"step": 1}, versions)) == 1
         cfg["configurable"]["checkpoint_id"] = cp["id"]
         writes = [("messages", ["y"]), ("__interrupt__", ["z"])]
-        assert _count(saver._core._op_put_writes(cfg, writes, "task", "")) == 1
-        assert _count(saver._core._op_get_tuple({"configurable": {"thread_id": "t"}}), []) == 1
+        assert _count(saver.core.put_writes(cfg, writes, "task", "")) == 1
+        assert _count(saver.core._op_get_tuple({"configurable": {"thread_id": "t"}}), []) == 1
 
 
 SENT: list[str] = []

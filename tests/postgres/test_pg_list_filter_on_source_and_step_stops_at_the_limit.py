@@ -59,7 +59,7 @@ def saver(area: tuple[str, str]) -> Iterator[PostgresSaver]:
 
 def _plan(url: str, saver: PostgresSaver, where: dict[str, Any], limit: int) -> dict[str, Any]:
     """The scan of the checkpoints table in the plan the listing's statement runs."""
-    stmt = ListPages(saver._core, None, where, None, limit).next_statement()
+    stmt = ListPages(saver.core, None, where, None, limit).next_statement()
     assert stmt is not None
     with psycopg.connect(url) as conn:
         # a table this small is cheaper to read whole; the question is whether the

@@ -53,16 +53,16 @@ def _statements(saver: PostgresSaver) -> dict[str, Stmt]:
     checkpoint["channel_values"] = {"x": "y" * 100}
     checkpoint["channel_versions"] = {"x": saver.get_next_version(None, None)}
     return {
-        "put": _first(saver._core._op_put(head.config, checkpoint, {"step": 9}, {"x": "9"})),
+        "put": _first(saver.core.put(head.config, checkpoint, {"step": 9}, {"x": "9"})),
         "put_writes": _first(
-            saver._core._op_put_writes(
+            saver.core.put_writes(
                 head.config, [("__interrupt__", [Interrupt(value)])], "task-1", ""
             )
         ),
-        "get_tuple": _first(saver._core._op_get_tuple(cfg)),
-        "get_tuple_by_id": _first(saver._core._op_get_tuple(head.config)),
+        "get_tuple": _first(saver.core._op_get_tuple(cfg)),
+        "get_tuple_by_id": _first(saver.core._op_get_tuple(head.config)),
         "list": _list_statement(saver, cfg),
-        "delete_thread": _first(saver._core._op_delete_threads([thread])),
+        "delete_thread": _first(saver.core._op_delete_threads([thread])),
         "record_decision": _first(saver.decisions._op_record_decision(thread, "i-1", decision)),
         "get_decisions": _first(saver.decisions._op_get_decisions(thread, ["i-1"])),
     }
@@ -71,7 +71,7 @@ def _statements(saver: PostgresSaver) -> dict[str, Stmt]:
 def _list_statement(saver: PostgresSaver, cfg: Any) -> Stmt:
     from langgraph_durable.checkpointers.postgres._listing import ListPages
 
-    stmt = ListPages(saver._core, cfg, None, None, 10).next_statement()
+    stmt = ListPages(saver.core, cfg, None, None, 10).next_statement()
     assert stmt is not None
     return stmt
 

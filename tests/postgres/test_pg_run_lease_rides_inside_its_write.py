@@ -70,9 +70,9 @@ def test_a_leased_write_is_one_statement(pg_schema: tuple[str, str]) -> None:
         SENT.clear()
         # first write: put_writes with the acquire
         stored = {"configurable": {**cfg["configurable"], "checkpoint_id": cp["id"]}}
-        result, record, released = saver._run_with_lease(
+        result, record, released = saver.leases.run_with_lease(
             "put_writes",
-            saver._lease_writes_op(stored, [("n", 2)], "task", ""),
+            saver.core.put_writes(stored, [("n", 2)], "task", ""),
             _acquire(tid),
             None,
         )
@@ -81,9 +81,9 @@ def test_a_leased_write_is_one_statement(pg_schema: tuple[str, str]) -> None:
         assert record is not None and record.owner == "me" and record.state == "running"
         assert _lease_row(url, schema, tid) == ("running", "me", record.token)
         # last write: put with the release
-        result, record, released = saver._run_with_lease(
+        result, record, released = saver.leases.run_with_lease(
             "put",
-            saver._lease_put_op(cfg, cp, {"step": 1}, cp["channel_versions"]),
+            saver.core.put(cfg, cp, {"step": 1}, cp["channel_versions"]),
             None,
             _release(tid),
         )
@@ -94,17 +94,17 @@ def test_a_leased_write_is_one_statement(pg_schema: tuple[str, str]) -> None:
         # a release by another owner gives nothing back, and the write still happens
         cp2 = empty_checkpoint()
         cp2["channel_versions"] = {}
-        _, _, released = saver._run_with_lease(
-            "put", saver._lease_put_op(cfg, cp2, {"step": 2}, {}), None, _release(tid, "other")
+        _, _, released = saver.leases.run_with_lease(
+            "put", saver.core.put(cfg, cp2, {"step": 2}, {}), None, _release(tid, "other")
         )
         assert released is False
         assert saver.get_tuple(cfg).checkpoint["id"] == cp2["id"]
         # an acquire and a release in one write change one row twice: still a pipeline
         cp3 = empty_checkpoint()
         cp3["channel_versions"] = {}
-        _, record, released = saver._run_with_lease(
+        _, record, released = saver.leases.run_with_lease(
             "put",
-            saver._lease_put_op(cfg, cp3, {"step": 3}, {}),
+            saver.core.put(cfg, cp3, {"step": 3}, {}),
             _acquire(tid, "again"),
             _release(tid, "again"),
         )
@@ -125,7 +125,7 @@ def _gone_base(url: str, schema: str, saver: PostgresSaver) -> tuple[str, list[A
             ("t", "0005"),
         ).rowcount
     assert deleted == 1
-    assert [link.version for _, link in saver._core._chains.links("t", "")] == ["0005"]
+    assert [link.version for _, link in saver.core._chains.links("t", "")] == ["0005"]
     assert parent is not None
     return parent, items
 
@@ -136,7 +136,7 @@ def _next_put(saver: PostgresSaver, parent: str, items: list[Any]) -> tuple[Any,
     cp["channel_values"] = {"items": items}
     cp["channel_versions"] = {"items": "0006"}
     cfg = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": parent}}
-    return saver._lease_put_op(cfg, cp, {"step": 6}, {"items": "0006"}), items
+    return saver.core.put(cfg, cp, {"step": 6}, {"items": "0006"}), items
 
 
 def test_the_lease_changes_with_the_statement_that_writes(pg_schema: tuple[str, str]) -> None:
@@ -153,7 +153,7 @@ def test_the_lease_changes_with_the_statement_that_writes(pg_schema: tuple[str, 
         parent, items = _gone_base(url, schema, saver)
         op, items = _next_put(saver, parent, items)
         SENT.clear()
-        result, _, released = saver._run_with_lease("put", op, None, _release("t"))
+        result, _, released = saver.leases.run_with_lease("put", op, None, _release("t"))
         # the delta's base was gone: nothing written, then the whole value with the release
         assert len(SENT) == 2
         # released exactly once (a release in the first, unwritten statement would make
@@ -173,7 +173,7 @@ def test_an_acquire_rides_with_the_retry_too(pg_schema: tuple[str, str]) -> None
         parent, items = _gone_base(url, schema, saver)
         op, items = _next_put(saver, parent, items)
         SENT.clear()
-        _, record, _ = saver._run_with_lease("put", op, _acquire("t"), None)
+        _, record, _ = saver.leases.run_with_lease("put", op, _acquire("t"), None)
         assert len(SENT) == 2
         assert record is not None and record.state == "running" and record.token == 1
         assert _lease_row(url, schema, "t") == ("running", "me", 1)

@@ -34,7 +34,7 @@ def test_an_approval_fails_whole_when_its_entry_cannot_be_written(
     graph = review_graph(sync_saver)
     graph.invoke({"amount": 5}, cfg("t1"))
     (waiting,) = pending_approvals(sync_saver)
-    stream = sync_saver._core.keys.audit("t1")[0]
+    stream = sync_saver.core.keys.audit("t1")[0]
     entries = raw.xrange(stream)
     raw.delete(stream)
     raw.set(stream, "not a stream")
@@ -61,7 +61,7 @@ def test_batch_items_fail_whole_when_their_entries_cannot_be_written(
     graph = order_graph(sync_saver)
     graph.invoke({"orders": orders(3)}, cfg("b1"))
     (batch,) = pending_approvals(sync_saver)
-    stream = sync_saver._core.keys.audit("b1")[0]
+    stream = sync_saver.core.keys.audit("b1")[0]
     raw.delete(stream)
     raw.set(stream, "not a stream")
 
@@ -85,7 +85,7 @@ def test_an_approval_fails_whole_when_its_chain_head_cannot_be_read(
     graph = review_graph(sync_saver)
     graph.invoke({"amount": 5}, cfg("t2"))
     (waiting,) = pending_approvals(sync_saver)
-    head = sync_saver._core.keys.audit_head("t2")
+    head = sync_saver.core.keys.audit_head("t2")
     kept = raw.hgetall(head)
     raw.delete(head)
     raw.set(head, "not a hash")

@@ -37,7 +37,7 @@ def test_a_damaged_thread_on_the_page_does_not_hold_back_the_others(
         for t in ("f0", "f1", "f2"):
             graph.invoke({"amount": 1}, cfg(t, clock))
         # f1's decisions hash is damaged: its compare-and-set fails with WRONGTYPE
-        raw.set(saver._core.keys.thread("f1")[THREAD_SUFFIXES.index("dc")], "damaged")
+        raw.set(saver.core.keys.thread("f1")[THREAD_SUFFIXES.index("dc")], "damaged")
         clock.advance(timedelta(minutes=16))
         sweeper = ApprovalSweeper(graph, clock=clock, page_size=10)
         assert sweeper.run_once() == 2

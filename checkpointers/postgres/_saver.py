@@ -1,11 +1,17 @@
-"""The sync PostgreSQL saver: a runner, a core and feature stores (:mod:`._saver_base`)."""
+# Generated from checkpointers/postgres/_saver_async.py by tools/async_to_sync.py:
+# edit the source, then run the script.
+"""The PostgreSQL saver: a runner, a core and feature stores (:mod:`._saver_base`).
+
+Written once, as async code; the sync saver's module is generated from it by
+``tools/async_to_sync.py``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, ClassVar, TypeVar
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -21,16 +27,19 @@ from psycopg_pool import ConnectionPool
 
 from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
 from langgraph_durable.checkpointers._errors import InvalidConfigError
-from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._migrations import check_migrations
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._otel_saver import sync_traced_saver
-from langgraph_durable.checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
+from langgraph_durable.checkpointers._run_leases import (
+    RunLeases,
+    lease_settings,
+    sync_run_leases,
+)
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers.postgres._activity_store import PostgresActivities
 from langgraph_durable.checkpointers.postgres._audit_store import PostgresAudit
-from langgraph_durable.checkpointers.postgres._core import Op, PostgresCore, _Queries
+from langgraph_durable.checkpointers.postgres._core import PostgresCore, _Queries
 from langgraph_durable.checkpointers.postgres._decisions import PostgresDecisions
 from langgraph_durable.checkpointers.postgres._lease_store import PostgresLeases
 from langgraph_durable.checkpointers.postgres._listing import ListPages, fetch
@@ -43,22 +52,23 @@ from langgraph_durable.checkpointers.postgres._setup import op_setup
 from langgraph_durable.checkpointers.postgres._stmt import connect_kwargs
 from langgraph_durable.checkpointers.postgres._waits import PostgresWaits
 
-T = TypeVar("T")
-
 
 @sync_traced_saver("postgresql")
 @sync_run_leases
 class PostgresSaver(PostgresSaverBase):
-    """LangGraph checkpoint saver on PostgreSQL (sync API).
+    """LangGraph checkpoint saver on PostgreSQL.
 
     Reads and writes the tables of langgraph-checkpoint-postgres (plus additive
     columns), so it adopts that saver's databases in place. A ``put`` is one
-    statement; reading the latest checkpoint is one statement.
+    statement; reading the latest checkpoint is one statement. The sync and
+    the asyncio saver store alike and take the same options; the asyncio
+    saver's sync methods (``get_tuple``...) work from another thread than its
+    event loop's, as LangGraph's sync ``get_state`` needs.
 
     Args:
-        conn: A psycopg ``Connection`` (used under a lock, one call at a time)
-            or a ``ConnectionPool``. Connections should be ``autocommit=True``;
-            otherwise each call commits at its end.
+        conn: A psycopg ``Connection`` (used under a lock, one call at a
+            time) or a pool of them (``ConnectionPool``). Connections
+            should be ``autocommit=True``; otherwise each call commits at its end.
         serde: Serializer; default :func:`langgraph_durable.checkpointers.default_serde` (no
             pickle, strict msgpack allowlist).
         migrations: A ``langgraph_durable.migrations.StateMigrations``; its ``version`` is stored
@@ -107,7 +117,7 @@ class PostgresSaver(PostgresSaverBase):
             )
         self.conn = conn
         self._runner = PostgresRunner(conn, check_schema(schema))
-        self._core = PostgresCore(
+        self.core = PostgresCore(
             serde or default_serde(),
             _Queries(self._runner.schema),
             check_migrations(migrations),
@@ -118,6 +128,18 @@ class PostgresSaver(PostgresSaverBase):
         settings = lease_settings(leases)
         policy = multitask_policy(multitask, multitask_timeout, leases=settings is not None)
         self.run_leases = RunLeases(self.leases, settings, multitask=policy) if settings else None
+
+    _runner: PostgresRunner
+
+    def _compose(self) -> None:
+        runner, core = self._runner, self.core
+        self.waits = PostgresWaits(runner, core)
+        self.decisions = PostgresDecisions(runner, core)
+        self.leases = PostgresLeases(runner, core)
+        self.audit = PostgresAudit(runner, core, self.leases)
+        self.activities = PostgresActivities(runner, core)
+        self.outbox = PostgresOutbox(runner, core)
+        self.migration_store = PostgresMigrations(runner, core)
 
     @classmethod
     @contextmanager
@@ -141,12 +163,13 @@ class PostgresSaver(PostgresSaverBase):
             conn_string: libpq URL or DSN.
             pool_size: The most connections of the saver's ``ConnectionPool``
                 (default :data:`~langgraph_durable.checkpointers.postgres.DEFAULT_POOL_SIZE`,
-                4: concurrent runs commit side by side instead of queueing on
-                one connection; it holds one connection while idle). ``None``
-                opens one connection instead, used under a lock, one call at a
-                time. A pooled connection idle for a second or more is pinged
-                before use, so one a proxy dropped while idle is replaced
-                instead of failing the call; a single connection is not reopened.
+                4: concurrent graph runs commit side by side instead of
+                queueing on one connection; it holds one connection while
+                idle). ``None`` opens one connection instead, used under a
+                lock, one call at a time. A pooled connection idle for a second
+                or more is pinged before use, so one a proxy dropped while idle
+                is replaced instead of failing the call; a single connection is
+                not reopened.
             serde: See the class.
             migrations: See the class.
             schema: See the class.
@@ -168,11 +191,13 @@ class PostgresSaver(PostgresSaverBase):
             "multitask": multitask,
             "multitask_timeout": multitask_timeout,
         }
+        kwargs = connect_kwargs(prepared_statements)
         if pool_size:
             # the pool connects in the background and would keep a caller waiting
             # on a server that is down or a refused login: one connection first
             # fails at once, with the server's own error
-            Connection.connect(conn_string, **connect_kwargs(prepared_statements)).close()
+            probe = Connection.connect(conn_string, **kwargs)
+            probe.close()
             with (
                 sync_pool(conn_string, pool_size, prepared_statements=prepared_statements) as pool,
                 _closing(cls(pool, **options)) as saver,
@@ -180,7 +205,7 @@ class PostgresSaver(PostgresSaverBase):
                 yield saver
         else:
             with (
-                Connection.connect(conn_string, **connect_kwargs(prepared_statements)) as conn,
+                Connection.connect(conn_string, **kwargs) as conn,
                 _closing(cls(conn, **options)) as saver,
             ):
                 yield saver
@@ -197,31 +222,6 @@ class PostgresSaver(PostgresSaverBase):
         if self.run_leases is not None:
             self.run_leases.close()
 
-    def _run_with_lease(
-        self, operation: str, op: Op[Any], pre: Step | None, post: Step | None
-    ) -> tuple[Any, Any, Any]:
-        # the run-lease driver sends a run's first and last write through here
-        return self.leases.run_with_lease(operation, op, pre, post)
-
-    _runner: PostgresRunner
-    waits: PostgresWaits
-    decisions: PostgresDecisions
-    audit: PostgresAudit
-    leases: PostgresLeases
-    activities: PostgresActivities
-    outbox: PostgresOutbox
-    migration_store: PostgresMigrations
-
-    _store_classes: ClassVar[dict[str, type[Any]]] = {
-        "waits": PostgresWaits,
-        "decisions": PostgresDecisions,
-        "leases": PostgresLeases,
-        "audit": PostgresAudit,
-        "activities": PostgresActivities,
-        "outbox": PostgresOutbox,
-        "migration_store": PostgresMigrations,
-    }
-
     def setup(self, *, partitions: int | None = None) -> None:
         """Create or upgrade the tables (idempotent, safe to run concurrently).
 
@@ -234,11 +234,11 @@ class PostgresSaver(PostgresSaverBase):
                 schema already set up keeps its layout; a different count is
                 refused, changing nothing.
         """
-        self._runner.run("setup", op_setup(self._core._q, partitions))
+        self._runner.run("setup", op_setup(self.core._q, partitions))
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the latest of its thread+namespace."""
-        return self._runner.run("get_tuple", self._core._op_get_tuple(config))
+        return self._runner.run("get_tuple", self.core._op_get_tuple(config))
 
     def schema_version(self, config: RunnableConfig) -> int | None:
         """The schema version ``config``'s checkpoint is stored with, or ``None``.
@@ -249,7 +249,7 @@ class PostgresSaver(PostgresSaverBase):
         in memory, so this tells what is stored, not what reads return. Kept
         beside the metadata, which reads back exactly as written.
         """
-        return self._runner.run("schema_version", self._core._op_schema_version(config))
+        return self._runner.run("schema_version", self.core._op_schema_version(config))
 
     def list(
         self,
@@ -265,7 +265,7 @@ class PostgresSaver(PostgresSaverBase):
         holds no connection, cursor or transaction, so stopping early leaves
         nothing open and other calls on the saver run meanwhile.
         """
-        pages = ListPages(self._core, config, filter, before, limit)
+        pages = ListPages(self.core, config, filter, before, limit)
         while (stmt := pages.next_statement()) is not None:
             yield from pages.tuples(self._runner.run("list", fetch(stmt)))
 
@@ -277,9 +277,7 @@ class PostgresSaver(PostgresSaverBase):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint (one atomic statement)."""
-        return self._runner.run(
-            "put", self._core._op_put(config, checkpoint, metadata, new_versions)
-        )
+        return self._runner.run("put", self.core.put(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -289,35 +287,33 @@ class PostgresSaver(PostgresSaverBase):
         task_path: str = "",
     ) -> None:
         """Store a task's writes (and index marked interrupts), one statement."""
-        self._runner.run(
-            "put_writes", self._core._op_put_writes(config, writes, task_id, task_path)
-        )
+        self._runner.run("put_writes", self.core.put_writes(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait entry of a thread."""
-        self._runner.run("delete_thread", self._core._op_delete_threads([thread_id]))
+        self._runner.run("delete_thread", self.core._op_delete_threads([thread_id]))
         self.leases.delete_lease(thread_id=thread_id)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) that these runs created."""
-        self._runner.run("delete_for_runs", self._core._op_delete_for_runs(run_ids))
+        self._runner.run("delete_for_runs", self.core._op_delete_for_runs(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread's whole history (all namespaces, writes, waits) to another id."""
         self._runner.run(
-            "copy_thread", self._core._op_copy_thread(source_thread_id, target_thread_id)
+            "copy_thread", self.core._op_copy_thread(source_thread_id, target_thread_id)
         )
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Prune threads: ``keep_latest`` per namespace (DeltaChannel-safe) or ``delete``."""
-        self._runner.run("prune", self._core._op_prune(thread_ids, strategy))
+        self._runner.run("prune", self.core._op_prune(thread_ids, strategy))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Per-channel writes and seed along the parent chain, in one query."""
         return self._runner.run(
-            "get_delta_channel_history", self._core._op_delta_history(config, channels)
+            "get_delta_channel_history", self.core._op_delta_history(config, channels)
         )
 
 

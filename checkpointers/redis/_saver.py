@@ -1,14 +1,20 @@
-"""The synchronous Redis saver: a thin shell that executes the core's commands."""
+# Generated from checkpointers/redis/_saver_async.py by tools/async_to_sync.py:
+# edit the source, then run the script.
+"""The Redis saver: a thin shell that runs the core's commands on its runner.
+
+Written once as async code; the sync saver's module is generated from it by
+``tools/async_to_sync.py``.
+"""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import redis
+import redis.cluster
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     ChannelVersions,
@@ -18,24 +24,21 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from redis import exceptions as rx
-from redis.cluster import RedisCluster
 
+from langgraph_durable.checkpointers import _sync_bridges as bridges
 from langgraph_durable.checkpointers._delta import DeltaPolicy
-from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._otel_saver import sync_traced_saver
-from langgraph_durable.checkpointers._run_leases import RunLeases, lease_settings, sync_run_leases
+from langgraph_durable.checkpointers._run_leases import (
+    RunLeases,
+    lease_settings,
+    sync_run_leases,
+)
 from langgraph_durable.checkpointers.redis import _layout
 from langgraph_durable.checkpointers.redis import _thread_ops as threads
-from langgraph_durable.checkpointers.redis._base import (
-    RedisSaverBase,
-    check_client,
-    describe,
-    opening_error,
-)
-from langgraph_durable.checkpointers.redis._lease_commands import with_lease
+from langgraph_durable.checkpointers.redis._base import RedisSaverBase, check_client, describe
+from langgraph_durable.checkpointers.redis._connect import connect
 from langgraph_durable.checkpointers.redis._run_stores import (
     RedisLeases,
     RedisMigrationStore,
@@ -49,48 +52,8 @@ from langgraph_durable.checkpointers.redis._stores import (
     RedisWaits,
 )
 
-T = TypeVar("T")
 
-
-def connect(url: str, cluster: bool | None) -> redis.Redis | RedisCluster:
-    """A client for ``url``: a cluster client if ``cluster`` (``None``: ask the server).
-
-    Raises:
-        StorageUnavailableError: the server cannot be reached.
-        StorageRefusedError: it refused the password or user.
-    """
-    try:
-        if cluster is None:
-            cluster = not url.startswith("unix") and _is_cluster(url)
-        if cluster:
-            return RedisCluster.from_url(url)
-        return redis.Redis.from_url(url)
-    except (rx.RedisError, rx.RedisClusterException) as exc:
-        raise opening_error(exc, _probe(url, exc)) from exc
-
-
-def _is_cluster(url: str) -> bool:
-    probe = redis.Redis.from_url(url)
-    try:
-        return bool(probe.info("cluster").get("cluster_enabled") == 1)
-    finally:
-        probe.close()
-
-
-def _probe(url: str, exc: Exception) -> Exception | None:
-    """What a plain client's PING meets, when a cluster client reached no node."""
-    if isinstance(exc, rx.RedisError):
-        return None
-    client = redis.Redis.from_url(url)
-    try:
-        client.ping()
-    except rx.RedisError as met:
-        return met
-    finally:
-        client.close()
-    return None
-
-
+@bridges.thread_bridges(*bridges.SAVER_METHODS)
 @sync_traced_saver("redis")
 @sync_run_leases
 class RedisSaver(RedisSaverBase):
@@ -98,19 +61,25 @@ class RedisSaver(RedisSaverBase):
 
     No modules needed. Every key of a thread shares one hash tag; ``put`` and
     ``get_tuple`` are one round trip each (a Lua script). See the README's
-    Redis section for the layout, TTL and the wait index.
+    Redis section for the layout, TTL and the wait index. The sync and the
+    asyncio saver store alike and take the same options (one core drives
+    both): the asyncio saver's sync methods work from other threads while its
+    event loop runs, and the sync saver's async methods run the sync ones in
+    a worker thread.
 
     The features beyond LangGraph's saver are attributes, each implementing
-    the protocols of :mod:`langgraph_durable.checkpointers`: ``waits``
-    (``WaitIndex``, ``WaitClaims``), ``decisions`` (``DecisionStore``),
-    ``audit`` (``AuditLog``, ``VerifiableAudit``), ``leases``
-    (``LeaseStore``), ``activities`` (``ActivityStore``'s sync methods),
-    ``outbox`` (``Outbox``) and ``migration_store`` (the ``MigrationStore``
-    that ``upgrade_all`` drives).
+    the protocols of :mod:`langgraph_durable.checkpointers` for the saver's
+    mode (an asyncio saver's also the sync ones, for other threads): ``waits``
+    (``WaitIndex``, ``WaitClaims``), ``decisions``
+    (``DecisionStore``), ``audit`` (``AuditLog``,
+    ``VerifiableAudit``; an asyncio saver's also ``DeferredAudit``),
+    ``leases`` (``LeaseStore``), ``activities`` (``ActivityStore``),
+    ``outbox`` (``Outbox``) and ``migration_store`` (the
+    ``MigrationStore`` that ``upgrade_all`` drives).
 
     Args:
-        client: A ``redis.Redis`` or ``redis.cluster.RedisCluster`` created with
-            ``decode_responses=False``.
+        client: A ``redis.Redis`` or ``redis.cluster.RedisCluster``
+            created with ``decode_responses=False``.
         serde: Serializer (default: :func:`langgraph_durable.checkpointers.default_serde`).
         migrations: A ``StateMigrations``; its ``version`` tags every put.
         prefix: Key prefix (no ``{``/``}``); savers with different prefixes never meet.
@@ -137,14 +106,14 @@ class RedisSaver(RedisSaverBase):
             per run: ``configurable["durable_multitask_timeout"]``).
 
     Example:
-        >>> with RedisSaver.from_conn_string("redis://localhost:6379/0", ttl=86400) as saver:
+        >>> with RedisSaver.from_conn_string("redis://localhost:6379/0") as saver:
         ...     saver.setup()
         ...     graph = builder.compile(checkpointer=saver)
     """
 
     def __init__(
         self,
-        client: redis.Redis | RedisCluster,
+        client: redis.Redis | redis.cluster.RedisCluster,
         *,
         serde: SerializerProtocol | None = None,
         migrations: Any = None,
@@ -157,7 +126,8 @@ class RedisSaver(RedisSaverBase):
         multitask: str | None = None,
         multitask_timeout: float | timedelta = DEFAULT_TIMEOUT,
     ) -> None:
-        check_client(client, (redis.Redis, RedisCluster), "redis.Redis or RedisCluster")
+        kinds = (redis.Redis, redis.cluster.RedisCluster)
+        check_client(client, kinds, "redis.Redis or redis.cluster.RedisCluster")
         self.client = client
         self._runner = RedisRunner(client, type(self).__name__)
         self._init_core(
@@ -175,7 +145,7 @@ class RedisSaver(RedisSaverBase):
         self.run_leases = RunLeases(self.leases, settings, multitask=policy) if settings else None
 
     def _compose(self) -> None:
-        runner, core = self._runner, self._core
+        runner, core = self._runner, self.core
         self.waits = RedisWaits(runner, core)
         self.decisions = RedisDecisions(runner, core)
         self.audit = RedisAudit(runner, core, self.delete_thread)
@@ -218,20 +188,13 @@ class RedisSaver(RedisSaverBase):
         if self.run_leases is not None:
             self.run_leases.close()
 
-    def _run_with_lease(
-        self, operation: str, op: Any, pre: Step | None, post: Step | None
-    ) -> tuple[Any, Any, Any]:
-        """Run a write with a run's lease commands, in one pipeline (``RunLeases.around``)."""
-        return self._runner.run(operation, with_lease(self.leases.commands, op, pre, post))
-
-    # -- BaseCheckpointSaver ----------------------------------------------------
     def setup(self) -> None:
         """Apply pending layout steps under a lock; warn once if Redis persists nothing."""
-        self._runner.run("setup", _layout.setup(self._core, where=describe(self.client)))
+        self._runner.run("setup", _layout.setup(self.core, where=describe(self.client)))
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The latest (or ``checkpoint_id``'s) checkpoint of a thread+namespace."""
-        return self._runner.run("get_tuple", self._core.get_tuple(config))
+        return self._runner.run("get_tuple", self.core.get_tuple(config))
 
     def schema_version(self, config: RunnableConfig) -> int | None:
         """The schema version ``config``'s checkpoint is stored with, or ``None``.
@@ -243,7 +206,7 @@ class RedisSaver(RedisSaverBase):
         the checkpoint's record, beside the metadata, which reads back exactly
         as written.
         """
-        return self._runner.run("schema_version", self._core.schema_version_of(config))
+        return self._runner.run("schema_version", self.core.schema_version_of(config))
 
     def list(
         self,
@@ -254,9 +217,8 @@ class RedisSaver(RedisSaverBase):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first, filtered by metadata, before a cursor, up to ``limit``."""
-        return self._runner.iterate(
-            "list", self._core.list_checkpoints(config, filter, before, limit)
-        )
+        op = self.core.list_checkpoints(config, filter, before, limit)
+        yield from self._runner.iterate("list", op)
 
     def put(
         self,
@@ -266,7 +228,7 @@ class RedisSaver(RedisSaverBase):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint atomically; returns its config."""
-        return self._runner.run("put", self._core.put(config, checkpoint, metadata, new_versions))
+        return self._runner.run("put", self.core.put(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -276,99 +238,31 @@ class RedisSaver(RedisSaverBase):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes atomically (and index marked interrupts)."""
-        self._runner.run("put_writes", self._core.put_writes(config, writes, task_id, task_path))
+        self._runner.run("put_writes", self.core.put_writes(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait of one thread (nothing else)."""
-        self._runner.run("delete_thread", threads.delete_thread(self._core, thread_id))
+        self._runner.run("delete_thread", threads.delete_thread(self.core, thread_id))
         self.leases.delete_lease(thread_id=thread_id)
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints and writes that the given runs created."""
-        self._runner.run("delete_for_runs", threads.delete_for_runs(self._core, run_ids))
+        self._runner.run("delete_for_runs", threads.delete_for_runs(self.core, run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread onto another thread."""
         self._runner.run(
-            "copy_thread", threads.copy_thread(self._core, source_thread_id, target_thread_id)
+            "copy_thread", threads.copy_thread(self.core, source_thread_id, target_thread_id)
         )
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``keep_latest`` (keeps what DeltaChannels rebuild from) or ``delete``."""
-        self._runner.run("prune", threads.prune(self._core, thread_ids, strategy))
+        self._runner.run("prune", threads.prune(self.core, thread_ids, strategy))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Per channel, writes along the parent chain back to the nearest stored value."""
         return self._runner.run(
-            "get_delta_channel_history", self._core.delta_history(config, channels)
-        )
-
-    # -- async methods run the sync ones in a worker thread ------------------------
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Async :meth:`get_tuple` (in a worker thread)."""
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def aschema_version(self, config: RunnableConfig) -> int | None:
-        """Async :meth:`schema_version` (in a worker thread)."""
-        return await asyncio.to_thread(self.schema_version, config)
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """Async :meth:`put` (in a worker thread)."""
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Async :meth:`put_writes` (in a worker thread)."""
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        """Async :meth:`list` (pages read in a worker thread)."""
-        items = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
-        )
-        for item in items:
-            yield item
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Async :meth:`delete_thread` (in a worker thread)."""
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Async :meth:`delete_for_runs` (in a worker thread)."""
-        await asyncio.to_thread(self.delete_for_runs, run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Async :meth:`copy_thread` (in a worker thread)."""
-        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Async :meth:`prune` (in a worker thread)."""
-        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Async :meth:`get_delta_channel_history` (in a worker thread)."""
-        return await asyncio.to_thread(
-            lambda: self.get_delta_channel_history(config=config, channels=channels)
+            "get_delta_channel_history", self.core.delta_history(config, channels)
         )

@@ -1,11 +1,15 @@
-"""The asyncio PostgreSQL saver: a runner, a core and feature stores (:mod:`._saver_base`)."""
+"""The PostgreSQL saver: a runner, a core and feature stores (:mod:`._saver_base`).
+
+Written once, as async code; the sync saver's module is generated from it by
+``tools/async_to_sync.py``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any, ClassVar, TypeVar
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -26,15 +30,15 @@ from langgraph_durable.checkpointers._async_run_leases import (
 )
 from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
 from langgraph_durable.checkpointers._errors import InvalidConfigError
-from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._migrations import check_migrations
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._otel_saver import async_traced_saver
 from langgraph_durable.checkpointers._serde import default_serde
+from langgraph_durable.checkpointers._sync_bridges import SAVER_METHODS, sync_bridges
 from langgraph_durable.checkpointers.postgres._activity_store_async import AsyncPostgresActivities
 from langgraph_durable.checkpointers.postgres._audit_store_async import AsyncPostgresAudit
-from langgraph_durable.checkpointers.postgres._core import Op, PostgresCore, _Queries
+from langgraph_durable.checkpointers.postgres._core import PostgresCore, _Queries
 from langgraph_durable.checkpointers.postgres._decisions_async import AsyncPostgresDecisions
 from langgraph_durable.checkpointers.postgres._lease_store_async import AsyncPostgresLeases
 from langgraph_durable.checkpointers.postgres._listing import ListPages, fetch
@@ -47,23 +51,28 @@ from langgraph_durable.checkpointers.postgres._setup import op_setup
 from langgraph_durable.checkpointers.postgres._stmt import connect_kwargs
 from langgraph_durable.checkpointers.postgres._waits_async import AsyncPostgresWaits
 
-T = TypeVar("T")
 
-
+@sync_bridges(*SAVER_METHODS)  # async-only
 @async_traced_saver("postgresql")
 @async_run_leases
 class AsyncPostgresSaver(PostgresSaverBase):
-    """LangGraph checkpoint saver on PostgreSQL (asyncio API).
+    """LangGraph checkpoint saver on PostgreSQL.
 
-    Same storage, options and behaviour as
-    :class:`langgraph_durable.checkpointers.postgres.PostgresSaver`; see there.
+    Reads and writes the tables of langgraph-checkpoint-postgres (plus additive
+    columns), so it adopts that saver's databases in place. A ``put`` is one
+    statement; reading the latest checkpoint is one statement. The sync and
+    the asyncio saver store alike and take the same options; the asyncio
+    saver's sync methods (``get_tuple``...) work from another thread than its
+    event loop's, as LangGraph's sync ``get_state`` needs.
 
     Args:
         conn: A psycopg ``AsyncConnection`` (used under a lock, one call at a
-            time) or an ``AsyncConnectionPool``. Connections should be
-            ``autocommit=True``; otherwise each call commits at its end.
-        serde: Serializer; default :func:`langgraph_durable.checkpointers.default_serde`.
-        migrations: A ``langgraph_durable.migrations.StateMigrations`` (its ``version`` is stored).
+            time) or a pool of them (``AsyncConnectionPool``). Connections
+            should be ``autocommit=True``; otherwise each call commits at its end.
+        serde: Serializer; default :func:`langgraph_durable.checkpointers.default_serde` (no
+            pickle, strict msgpack allowlist).
+        migrations: A ``langgraph_durable.migrations.StateMigrations``; its ``version`` is stored
+            with every checkpoint (``0`` without one).
         schema: PostgreSQL schema holding the tables (default ``public``).
         leases: Run leases (see the README's "Run leases and recovery"): ``True``
             for the defaults (30 s lease, 10 s heartbeat), a ``LeaseSettings``,
@@ -83,8 +92,10 @@ class AsyncPostgresSaver(PostgresSaverBase):
             raises ``ThreadBusy``: seconds or a ``timedelta`` (default 60 s;
             per run: ``configurable["durable_multitask_timeout"]``).
 
-    The sync methods (``get_tuple``...) work from another thread than the
-    event loop's, as LangGraph's sync ``get_state`` needs.
+    Example:
+        >>> async with AsyncPostgresSaver.from_conn_string(url) as saver:  # doctest: +SKIP
+        ...     await saver.setup()
+        ...     graph = builder.compile(checkpointer=saver)
     """
 
     def __init__(
@@ -106,7 +117,7 @@ class AsyncPostgresSaver(PostgresSaverBase):
             )
         self.conn = conn
         self._runner = AsyncPostgresRunner(conn, check_schema(schema))
-        self._core = PostgresCore(
+        self.core = PostgresCore(
             serde or default_serde(),
             _Queries(self._runner.schema),
             check_migrations(migrations),
@@ -119,6 +130,18 @@ class AsyncPostgresSaver(PostgresSaverBase):
         self.arun_leases = (
             AsyncRunLeases(self.leases, settings, multitask=policy) if settings else None
         )
+
+    _runner: AsyncPostgresRunner
+
+    def _compose(self) -> None:
+        runner, core = self._runner, self.core
+        self.waits = AsyncPostgresWaits(runner, core)
+        self.decisions = AsyncPostgresDecisions(runner, core)
+        self.leases = AsyncPostgresLeases(runner, core)
+        self.audit = AsyncPostgresAudit(runner, core, self.leases)
+        self.activities = AsyncPostgresActivities(runner, core)
+        self.outbox = AsyncPostgresOutbox(runner, core)
+        self.migration_store = AsyncPostgresMigrations(runner, core)
 
     @classmethod
     @asynccontextmanager
@@ -155,8 +178,9 @@ class AsyncPostgresSaver(PostgresSaverBase):
             leases: See the class.
             deltas: See the class.
             prepared_statements: ``False`` turns server-side prepared
-                statements off, as a pooler in transaction mode needs; see
-                :meth:`langgraph_durable.checkpointers.postgres.PostgresSaver.from_conn_string`.
+                statements off, as a pooler in transaction mode needs
+                (PgBouncer ``pool_mode = transaction``, RDS Proxy, Supavisor):
+                each transaction may run on another server connection.
             multitask: See the class.
             multitask_timeout: See the class.
         """
@@ -169,13 +193,12 @@ class AsyncPostgresSaver(PostgresSaverBase):
             "multitask": multitask,
             "multitask_timeout": multitask_timeout,
         }
+        kwargs = connect_kwargs(prepared_statements)
         if pool_size:
             # the pool connects in the background and would keep a caller waiting
             # on a server that is down or a refused login: one connection first
             # fails at once, with the server's own error
-            probe = await AsyncConnection.connect(
-                conn_string, **connect_kwargs(prepared_statements)
-            )
+            probe = await AsyncConnection.connect(conn_string, **kwargs)
             await probe.close()
             async with (
                 async_pool(conn_string, pool_size, prepared_statements=prepared_statements) as pool,
@@ -183,7 +206,6 @@ class AsyncPostgresSaver(PostgresSaverBase):
             ):
                 yield saver
         else:
-            kwargs = connect_kwargs(prepared_statements)
             async with (
                 await AsyncConnection.connect(conn_string, **kwargs) as conn,
                 _closing(cls(conn, **options)) as saver,
@@ -196,52 +218,29 @@ class AsyncPostgresSaver(PostgresSaverBase):
         ``from_conn_string`` calls it on exit, before it closes its connection:
         a failed or cancelled run's lease is released then, not by a heartbeat
         that would outlive the connection. For a saver built on a connection,
-        pool or client of your own, await it before you close that; the
+        pool or client of your own, call it before you close that; the
         connection itself is left open. The saver is still usable afterwards.
         """
         if self.arun_leases is not None:
             await self.arun_leases.aclose()
 
-    async def _run_with_lease(
-        self, operation: str, op: Op[Any], pre: Step | None, post: Step | None
-    ) -> tuple[Any, Any, Any]:
-        # the run-lease driver sends a run's first and last write through here
-        return await self.leases.arun_with_lease(operation, op, pre, post)
-
-    async def _write_deferred_audit(self) -> None:
-        # the audit entries a sync helper handed over go in before the next write
-        await self.audit._write_deferred_audit()
-
-    _runner: AsyncPostgresRunner
-    waits: AsyncPostgresWaits
-    decisions: AsyncPostgresDecisions
-    audit: AsyncPostgresAudit
-    leases: AsyncPostgresLeases
-    activities: AsyncPostgresActivities
-    outbox: AsyncPostgresOutbox
-    migration_store: AsyncPostgresMigrations
-
-    _store_classes: ClassVar[dict[str, type[Any]]] = {
-        "waits": AsyncPostgresWaits,
-        "decisions": AsyncPostgresDecisions,
-        "leases": AsyncPostgresLeases,
-        "audit": AsyncPostgresAudit,
-        "activities": AsyncPostgresActivities,
-        "outbox": AsyncPostgresOutbox,
-        "migration_store": AsyncPostgresMigrations,
-    }
-
     async def setup(self, *, partitions: int | None = None) -> None:
         """Create or upgrade the tables (idempotent, safe to run concurrently).
 
         Args:
-            partitions: See :meth:`langgraph_durable.checkpointers.postgres.PostgresSaver.setup`.
+            partitions: Lay a new schema out with the per-thread tables
+                (checkpoints, blobs, writes, waits, decisions) hash-partitioned
+                by ``thread_id`` into this many partitions, so each thread's
+                statements touch one partition (docs: operations/scaling).
+                ``None`` (default): plain tables, or whatever the schema has. A
+                schema already set up keeps its layout; a different count is
+                refused, changing nothing.
         """
-        await self._runner.run("setup", op_setup(self._core._q, partitions))
+        await self._runner.run("setup", op_setup(self.core._q, partitions))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the latest of its thread+namespace."""
-        return await self._runner.run("get_tuple", self._core._op_get_tuple(config))
+        return await self._runner.run("get_tuple", self.core._op_get_tuple(config))
 
     async def aschema_version(self, config: RunnableConfig) -> int | None:
         """The schema version ``config``'s checkpoint is stored with, or ``None``.
@@ -252,7 +251,7 @@ class AsyncPostgresSaver(PostgresSaverBase):
         in memory, so this tells what is stored, not what reads return. Kept
         beside the metadata, which reads back exactly as written.
         """
-        return await self._runner.run("schema_version", self._core._op_schema_version(config))
+        return await self._runner.run("schema_version", self.core._op_schema_version(config))
 
     async def alist(
         self,
@@ -268,7 +267,7 @@ class AsyncPostgresSaver(PostgresSaverBase):
         holds no connection, cursor or transaction, so stopping early leaves
         nothing open and other calls on the saver run meanwhile.
         """
-        pages = ListPages(self._core, config, filter, before, limit)
+        pages = ListPages(self.core, config, filter, before, limit)
         while (stmt := pages.next_statement()) is not None:
             for tup in pages.tuples(await self._runner.run("list", fetch(stmt))):
                 yield tup
@@ -282,7 +281,7 @@ class AsyncPostgresSaver(PostgresSaverBase):
     ) -> RunnableConfig:
         """Store a checkpoint (one atomic statement)."""
         return await self._runner.run(
-            "put", self._core._op_put(config, checkpoint, metadata, new_versions)
+            "put", self.core.put(config, checkpoint, metadata, new_versions)
         )
 
     async def aput_writes(
@@ -294,103 +293,35 @@ class AsyncPostgresSaver(PostgresSaverBase):
     ) -> None:
         """Store a task's writes (and index marked interrupts), one statement."""
         await self._runner.run(
-            "put_writes", self._core._op_put_writes(config, writes, task_id, task_path)
+            "put_writes", self.core.put_writes(config, writes, task_id, task_path)
         )
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait entry of a thread."""
-        await self._runner.run("delete_thread", self._core._op_delete_threads([thread_id]))
+        await self._runner.run("delete_thread", self.core._op_delete_threads([thread_id]))
         await self.leases.adelete_lease(thread_id=thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) that these runs created."""
-        await self._runner.run("delete_for_runs", self._core._op_delete_for_runs(run_ids))
+        await self._runner.run("delete_for_runs", self.core._op_delete_for_runs(run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread's whole history (all namespaces, writes, waits) to another id."""
         await self._runner.run(
-            "copy_thread", self._core._op_copy_thread(source_thread_id, target_thread_id)
+            "copy_thread", self.core._op_copy_thread(source_thread_id, target_thread_id)
         )
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Prune threads: ``keep_latest`` per namespace (DeltaChannel-safe) or ``delete``."""
-        await self._runner.run("prune", self._core._op_prune(thread_ids, strategy))
+        await self._runner.run("prune", self.core._op_prune(thread_ids, strategy))
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Per-channel writes and seed along the parent chain, in one query."""
         return await self._runner.run(
-            "get_delta_channel_history", self._core._op_delta_history(config, channels)
+            "get_delta_channel_history", self.core._op_delta_history(config, channels)
         )
-
-    # -- sync bridge: for LangGraph's sync APIs called from another thread --
-
-    def _bridge(self, coro: Coroutine[Any, Any, T]) -> T:
-        return self._runner.blocking(coro)
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Sync bridge to :meth:`aget_tuple`."""
-        return self._bridge(self.aget_tuple(config))
-
-    def schema_version(self, config: RunnableConfig) -> int | None:
-        """Sync bridge to :meth:`aschema_version`."""
-        return self._bridge(self.aschema_version(config))
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """Sync bridge to :meth:`alist`."""
-        pages = ListPages(self._core, config, filter, before, limit)
-        while (stmt := pages.next_statement()) is not None:
-            yield from pages.tuples(self._bridge(self._runner.run("list", fetch(stmt))))
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """Sync bridge to :meth:`aput`."""
-        return self._bridge(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Sync bridge to :meth:`aput_writes`."""
-        self._bridge(self.aput_writes(config, writes, task_id, task_path))
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Sync bridge to :meth:`adelete_thread`."""
-        self._bridge(self.adelete_thread(thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Sync bridge to :meth:`adelete_for_runs`."""
-        self._bridge(self.adelete_for_runs(run_ids))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Sync bridge to :meth:`acopy_thread`."""
-        self._bridge(self.acopy_thread(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Sync bridge to :meth:`aprune`."""
-        self._bridge(self.aprune(thread_ids, strategy=strategy))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Sync bridge to :meth:`aget_delta_channel_history`."""
-        return self._bridge(self.aget_delta_channel_history(config=config, channels=channels))
 
 
 @asynccontextmanager

@@ -1,14 +1,19 @@
-"""The asyncio Redis saver: a thin shell that awaits the core's commands."""
+"""The Redis saver: a thin shell that runs the core's commands on its runner.
+
+Written once as async code; the sync saver's module is generated from it by
+``tools/async_to_sync.py``.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import builtins
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
+import redis.asyncio
+import redis.asyncio.cluster
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     ChannelVersions,
@@ -18,29 +23,21 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from redis import asyncio as aredis
-from redis import exceptions as rx
-from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
+from langgraph_durable.checkpointers import _sync_bridges as bridges
 from langgraph_durable.checkpointers._async_run_leases import (
     AsyncRunLeases,
     async_run_leases,
     lease_settings,
 )
 from langgraph_durable.checkpointers._delta import DeltaPolicy
-from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._otel_saver import async_traced_saver
 from langgraph_durable.checkpointers.redis import _layout
 from langgraph_durable.checkpointers.redis import _thread_ops as threads
-from langgraph_durable.checkpointers.redis._base import (
-    RedisSaverBase,
-    check_client,
-    describe,
-    opening_error,
-)
-from langgraph_durable.checkpointers.redis._lease_commands import with_lease
+from langgraph_durable.checkpointers.redis._base import RedisSaverBase, check_client, describe
+from langgraph_durable.checkpointers.redis._connect_async import aconnect
 from langgraph_durable.checkpointers.redis._run_stores_async import (
     AsyncRedisLeases,
     AsyncRedisMigrationStore,
@@ -54,79 +51,28 @@ from langgraph_durable.checkpointers.redis._stores_async import (
     AsyncRedisWaits,
 )
 
-T = TypeVar("T")
 
-MAX_CONNECTIONS = 100
-"""Connections of the client ``from_conn_string`` opens (as redis-py's default)."""
-POOL_WAIT = 30.0
-"""Seconds a call waits for a free connection before failing."""
-
-
-async def aconnect(url: str, cluster: bool | None) -> aredis.Redis | AsyncRedisCluster:
-    """An asyncio client for ``url``: a cluster client if ``cluster`` (``None``: ask).
-
-    Raises:
-        StorageUnavailableError: the server cannot be reached.
-        StorageRefusedError: it refused the password or user.
-    """
-    try:
-        if cluster is None:
-            cluster = not url.startswith("unix") and await _is_cluster(url)
-        if cluster:
-            client = AsyncRedisCluster.from_url(url)
-            try:
-                await client.initialize()  # connects, as the sync cluster client does
-            except BaseException:
-                await client.aclose()
-                raise
-            return client
-    except (rx.RedisError, rx.RedisClusterException) as exc:
-        raise opening_error(exc, await _probe(url, exc)) from exc
-    # redis-py's asyncio pool fails at once ("Too many connections") when more
-    # than 100 calls are in flight; 200 concurrent graph runs on one saver hit
-    # that. A blocking pool makes extra calls wait for a free connection.
-    pool = aredis.BlockingConnectionPool.from_url(
-        url, max_connections=MAX_CONNECTIONS, timeout=POOL_WAIT
-    )
-    return aredis.Redis.from_pool(pool)
-
-
-async def _is_cluster(url: str) -> bool:
-    probe = aredis.Redis.from_url(url)
-    try:
-        return bool((await probe.info("cluster")).get("cluster_enabled") == 1)
-    finally:
-        await probe.aclose()
-
-
-async def _probe(url: str, exc: Exception) -> Exception | None:
-    """See the sync saver's ``_probe``."""
-    if isinstance(exc, rx.RedisError):
-        return None
-    client = aredis.Redis.from_url(url)
-    try:
-        await client.ping()
-    except rx.RedisError as met:
-        return met
-    finally:
-        await client.aclose()
-    return None
-
-
+@bridges.sync_bridges(*bridges.SAVER_METHODS)  # async-only
+# sync-only: @bridges.thread_bridges(*bridges.SAVER_METHODS)
 @async_traced_saver("redis")
 @async_run_leases
 class AsyncRedisSaver(RedisSaverBase):
-    """Asyncio LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
+    """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
-    Same storage, options and behaviour as :class:`langgraph_durable.checkpointers.redis.RedisSaver`
-    (one core drives both). The sync methods work from other threads while
-    the saver's event loop runs (as langgraph-checkpoint-postgres's async saver).
+    No modules needed. Every key of a thread shares one hash tag; ``put`` and
+    ``get_tuple`` are one round trip each (a Lua script). See the README's
+    Redis section for the layout, TTL and the wait index. The sync and the
+    asyncio saver store alike and take the same options (one core drives
+    both): the asyncio saver's sync methods work from other threads while its
+    event loop runs, and the sync saver's async methods run the sync ones in
+    a worker thread.
 
     The features beyond LangGraph's saver are attributes, each implementing
-    the async protocols of :mod:`langgraph_durable.checkpointers` (and, for
-    other threads, the sync ones): ``waits`` (``AsyncWaitIndex``,
-    ``AsyncWaitClaims``), ``decisions`` (``AsyncDecisionStore``), ``audit``
-    (``AsyncAuditLog``, ``AsyncVerifiableAudit``, ``DeferredAudit``),
+    the protocols of :mod:`langgraph_durable.checkpointers` for the saver's
+    mode (an asyncio saver's also the sync ones, for other threads): ``waits``
+    (``AsyncWaitIndex``, ``AsyncWaitClaims``), ``decisions``
+    (``AsyncDecisionStore``), ``audit`` (``AsyncAuditLog``,
+    ``AsyncVerifiableAudit``; an asyncio saver's also ``DeferredAudit``),
     ``leases`` (``AsyncLeaseStore``), ``activities`` (``ActivityStore``),
     ``outbox`` (``AsyncOutbox``) and ``migration_store`` (the
     ``AsyncMigrationStore`` that ``aupgrade_all`` drives).
@@ -136,8 +82,9 @@ class AsyncRedisSaver(RedisSaverBase):
             created with ``decode_responses=False``.
         serde: Serializer (default: :func:`langgraph_durable.checkpointers.default_serde`).
         migrations: A ``StateMigrations``; its ``version`` tags every put.
-        prefix: Key prefix (no ``{``/``}``).
-        ttl: Seconds (or a timedelta) after which an idle thread's keys expire.
+        prefix: Key prefix (no ``{``/``}``); savers with different prefixes never meet.
+        ttl: Seconds (or a timedelta) after which an idle thread's keys expire;
+            ``None`` keeps them forever. Refreshed on every write.
         refresh_on_read: Also refresh the TTL when ``aget_tuple`` reads a thread.
         wait_grace: A thread with a pending marked interrupt whose deadline is
             set is kept at least until deadline + ``wait_grace``.
@@ -166,7 +113,7 @@ class AsyncRedisSaver(RedisSaverBase):
 
     def __init__(
         self,
-        client: aredis.Redis | AsyncRedisCluster,
+        client: redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster,
         *,
         serde: SerializerProtocol | None = None,
         migrations: Any = None,
@@ -179,12 +126,11 @@ class AsyncRedisSaver(RedisSaverBase):
         multitask: str | None = None,
         multitask_timeout: float | timedelta = DEFAULT_TIMEOUT,
     ) -> None:
-        check_client(
-            client, (aredis.Redis, AsyncRedisCluster), "redis.asyncio.Redis or its RedisCluster"
-        )
+        kinds = (redis.asyncio.Redis, redis.asyncio.cluster.RedisCluster)
+        check_client(client, kinds, "redis.asyncio.Redis or redis.asyncio.cluster.RedisCluster")
         self.client = client
         self._runner = AsyncRedisRunner(client, type(self).__name__)
-        self.loop: asyncio.AbstractEventLoop | None = self._runner.loop
+        self.loop: asyncio.AbstractEventLoop | None = self._runner.loop  # async-only
         self._init_core(
             serde=serde,
             migrations=migrations,
@@ -202,7 +148,7 @@ class AsyncRedisSaver(RedisSaverBase):
         )
 
     def _compose(self) -> None:
-        runner, core = self._runner, self._core
+        runner, core = self._runner, self.core
         self.waits = AsyncRedisWaits(runner, core)
         self.decisions = AsyncRedisDecisions(runner, core)
         self.audit = AsyncRedisAudit(runner, core, self.adelete_thread)
@@ -216,7 +162,7 @@ class AsyncRedisSaver(RedisSaverBase):
     async def from_conn_string(
         cls, url: str, *, cluster: bool | None = None, **options: Any
     ) -> AsyncIterator[AsyncRedisSaver]:
-        """A saver on a new asyncio client for ``url``, closed on exit.
+        """A saver on a new client for ``url``, closed on exit.
 
         Args:
             url: ``redis://``, ``rediss://`` or ``unix://`` URL.
@@ -239,30 +185,19 @@ class AsyncRedisSaver(RedisSaverBase):
         ``from_conn_string`` calls it on exit, before it closes its connection:
         a failed or cancelled run's lease is released then, not by a heartbeat
         that would outlive the connection. For a saver built on a connection,
-        pool or client of your own, await it before you close that; the
+        pool or client of your own, call it before you close that; the
         connection itself is left open. The saver is still usable afterwards.
         """
         if self.arun_leases is not None:
             await self.arun_leases.aclose()
 
-    async def _run_with_lease(
-        self, operation: str, op: Any, pre: Step | None, post: Step | None
-    ) -> tuple[Any, Any, Any]:
-        """Run a write with a run's lease commands, in one pipeline (``AsyncRunLeases.around``)."""
-        return await self._runner.run(operation, with_lease(self.leases.commands, op, pre, post))
-
-    async def _write_deferred_audit(self) -> None:
-        # entries a sync helper handed over (DeferredAudit), before the write (_leased_writes)
-        await self.audit._write_deferred_audit()
-
-    # -- BaseCheckpointSaver (async) ------------------------------------------------
     async def setup(self) -> None:
         """Apply pending layout steps under a lock; warn once if Redis persists nothing."""
-        await self._runner.run("setup", _layout.setup(self._core, where=describe(self.client)))
+        await self._runner.run("setup", _layout.setup(self.core, where=describe(self.client)))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The latest (or ``checkpoint_id``'s) checkpoint of a thread+namespace."""
-        return await self._runner.run("get_tuple", self._core.get_tuple(config))
+        return await self._runner.run("get_tuple", self.core.get_tuple(config))
 
     async def aschema_version(self, config: RunnableConfig) -> int | None:
         """The schema version ``config``'s checkpoint is stored with, or ``None``.
@@ -274,7 +209,7 @@ class AsyncRedisSaver(RedisSaverBase):
         the checkpoint's record, beside the metadata, which reads back exactly
         as written.
         """
-        return await self._runner.run("schema_version", self._core.schema_version_of(config))
+        return await self._runner.run("schema_version", self.core.schema_version_of(config))
 
     async def alist(
         self,
@@ -285,7 +220,7 @@ class AsyncRedisSaver(RedisSaverBase):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """Checkpoints newest first, filtered by metadata, before a cursor, up to ``limit``."""
-        op = self._core.list_checkpoints(config, filter, before, limit)
+        op = self.core.list_checkpoints(config, filter, before, limit)
         async for item in self._runner.iterate("list", op):
             yield item
 
@@ -298,7 +233,7 @@ class AsyncRedisSaver(RedisSaverBase):
     ) -> RunnableConfig:
         """Store a checkpoint atomically; returns its config."""
         return await self._runner.run(
-            "put", self._core.put(config, checkpoint, metadata, new_versions)
+            "put", self.core.put(config, checkpoint, metadata, new_versions)
         )
 
     async def aput_writes(
@@ -310,100 +245,32 @@ class AsyncRedisSaver(RedisSaverBase):
     ) -> None:
         """Store a task's pending writes atomically (and index marked interrupts)."""
         await self._runner.run(
-            "put_writes", self._core.put_writes(config, writes, task_id, task_path)
+            "put_writes", self.core.put_writes(config, writes, task_id, task_path)
         )
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and wait of one thread (nothing else)."""
-        await self._runner.run("delete_thread", threads.delete_thread(self._core, thread_id))
+        await self._runner.run("delete_thread", threads.delete_thread(self.core, thread_id))
         await self.leases.adelete_lease(thread_id=thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints and writes that the given runs created."""
-        await self._runner.run("delete_for_runs", threads.delete_for_runs(self._core, run_ids))
+        await self._runner.run("delete_for_runs", threads.delete_for_runs(self.core, run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of a thread onto another thread."""
         await self._runner.run(
-            "copy_thread", threads.copy_thread(self._core, source_thread_id, target_thread_id)
+            "copy_thread", threads.copy_thread(self.core, source_thread_id, target_thread_id)
         )
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``keep_latest`` (keeps what DeltaChannels rebuild from) or ``delete``."""
-        await self._runner.run("prune", threads.prune(self._core, thread_ids, strategy))
+        await self._runner.run("prune", threads.prune(self.core, thread_ids, strategy))
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Per channel, writes along the parent chain back to the nearest stored value."""
         return await self._runner.run(
-            "get_delta_channel_history", self._core.delta_history(config, channels)
-        )
-
-    # -- sync methods: run on the saver's loop from another thread -----------------
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """Sync :meth:`aget_tuple` (from another thread than the saver's loop)."""
-        return self._runner.blocking(self.aget_tuple(config))
-
-    def schema_version(self, config: RunnableConfig) -> int | None:
-        """Sync :meth:`aschema_version` (from another thread than the saver's loop)."""
-        return self._runner.blocking(self.aschema_version(config))
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        """Sync :meth:`alist` (from another thread than the saver's loop)."""
-
-        async def collect() -> builtins.list[CheckpointTuple]:
-            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
-
-        yield from self._runner.blocking(collect())
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        """Sync :meth:`aput` (from another thread than the saver's loop)."""
-        return self._runner.blocking(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        """Sync :meth:`aput_writes` (from another thread than the saver's loop)."""
-        self._runner.blocking(self.aput_writes(config, writes, task_id, task_path))
-
-    def delete_thread(self, thread_id: str) -> None:
-        """Sync :meth:`adelete_thread` (from another thread than the saver's loop)."""
-        self._runner.blocking(self.adelete_thread(thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Sync :meth:`adelete_for_runs` (from another thread than the saver's loop)."""
-        self._runner.blocking(self.adelete_for_runs(run_ids))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Sync :meth:`acopy_thread` (from another thread than the saver's loop)."""
-        self._runner.blocking(self.acopy_thread(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Sync :meth:`aprune` (from another thread than the saver's loop)."""
-        self._runner.blocking(self.aprune(thread_ids, strategy=strategy))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Sync :meth:`aget_delta_channel_history`."""
-        return self._runner.blocking(
-            self.aget_delta_channel_history(config=config, channels=channels)
+            "get_delta_channel_history", self.core.delta_history(config, channels)
         )

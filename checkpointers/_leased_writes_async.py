@@ -1,0 +1,225 @@
+"""The class decorator that puts run leases around a saver's own writes.
+
+Written once as async code; the sync savers' decorator is generated from it by
+``tools/async_to_sync.py``. The wrappers reach what they need through the
+parts the saver is composed of (:class:`AsyncLeasedSaver`): its run-lease
+driver, its core, which makes the operation of each write, and, on an async
+saver, its audit store.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+
+from langgraph_durable.checkpointers._multitask import (
+    arun_returned,
+    root_run,
+    run_start,
+    running_loop,
+)
+from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
+
+if TYPE_CHECKING:
+    from langgraph_durable.checkpointers._async_run_leases import AsyncRunLeases
+
+__all__ = ["AsyncLeasedSaver", "SaverWrites", "async_run_leases"]
+
+S = TypeVar("S", bound="type[Any]")
+F = Callable[..., Any]
+
+
+class SaverWrites(Protocol):
+    """A saver core's two writes as operations, which a run's lease statements can join."""
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Any:
+        """The operation that stores a checkpoint."""
+        ...
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Any:
+        """The operation that stores a task's writes."""
+        ...
+
+
+class _FlushesDeferredAudit(Protocol):  # async-only
+    async def awrite_deferred_audit(self) -> None: ...
+
+
+class AsyncLeasedSaver(Protocol):
+    """What :func:`async_run_leases` needs of a saver: parts it is composed of."""
+
+    @property
+    def arun_leases(self) -> AsyncRunLeases | None:
+        """The run-lease driver, or ``None`` when leases are off."""
+        ...
+
+    @property
+    def core(self) -> SaverWrites:
+        """The core that makes the writes' operations."""
+        ...
+
+    @property  # async-only
+    def audit(self) -> _FlushesDeferredAudit:  # async-only
+        """The audit store, holding the entries a sync helper handed over."""
+        ...
+
+
+def _in_flight(saver: Any) -> WritesInFlight:
+    """The saver's registry of running ``put_writes`` (made on first use)."""
+    registry: WritesInFlight | None = saver.__dict__.get("_writes_in_flight")
+    if registry is None:
+        registry = saver.__dict__.setdefault("_writes_in_flight", WritesInFlight())
+    return registry
+
+
+# LangGraph's key for a run's durability in the configurable of the calls it makes
+_DURABILITY = "__pregel_durability"
+
+
+def _step_key(config: RunnableConfig, *, put: bool = False) -> tuple[Any, Any, Any] | None:
+    """(thread, namespace, checkpoint): what a step's writes and the next put share.
+
+    None where nothing is waited for: a put of a ``durability="sync"`` run (the
+    wait would add a round trip to each of its steps), or ids that are not
+    hashable (the saver's own checks then name what is wrong).
+    """
+    conf = config.get("configurable") or {}
+    if put and conf.get(_DURABILITY) == "sync":
+        return None
+    key = (conf.get("thread_id"), conf.get("checkpoint_ns") or "", conf.get("checkpoint_id"))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def async_run_leases(cls: S) -> S:
+    """Class decorator: run leases around a saver's own ``aput``/``aput_writes``.
+
+    The saver sets ``self.arun_leases`` (an :class:`AsyncRunLeases`, or ``None``
+    to turn leases off) and offers the parts :class:`AsyncLeasedSaver` names.
+    A decorator rather than a mixin, because the savers define ``aput`` in
+    their own class body. ``aget_tuple`` admits a run with a multitask
+    strategy (:mod:`langgraph_durable.checkpointers._multitask`) before it
+    reads. On an async saver, the entries its audit store took with
+    ``defer_audit`` are written before either write, whatever path it takes.
+    """
+    cls.aget_tuple = _admitting(cls.aget_tuple)
+    cls.aput = _leased_put(cls.aput)
+    cls.aput_writes = _in_flight_writes(_leased_put_writes(cls.aput_writes))
+    return cls
+
+
+def _admitting(aget_tuple: F) -> F:
+    @functools.wraps(aget_tuple)
+    async def admitting(self: AsyncLeasedSaver, config: RunnableConfig) -> Any:
+        leases = self.arun_leases
+        start = run_start(config, leases.multitask if leases else None, leases=leases is not None)
+        run = root_run(config) if leases is not None else None
+        if run is not None and leases is not None:
+            if start is not None:
+                await leases.admit(*start)
+            # the loop's exit tells a pause at a breakpoint, and ends an admitted run
+            loop = running_loop(config)
+            if loop is not None and isinstance(loop.stack, AsyncExitStack):
+                loop.stack.push_async_exit(arun_returned(leases, *run, loop))
+        return await aget_tuple(self, config)
+
+    return admitting
+
+
+def _leased_put(aput: F) -> F:
+    @functools.wraps(aput)
+    async def leased_put(
+        self: AsyncLeasedSaver,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Any:
+        # the parent's writes still being stored: let them land, so the delta
+        # refers to them (see checkpointers/_writes_in_flight.py)
+        key = _step_key(config, put=True)
+        if key is not None:
+            await _in_flight(self).await_settled(key)
+        await self.audit.awrite_deferred_audit()  # async-only
+        leases = self.arun_leases
+        if leases is None:
+            return await aput(self, config, checkpoint, metadata, new_versions)
+        before, after = leases.book.on_put(config, checkpoint, metadata)
+        if before.start or after.end is not None:
+            op = self.core.put(config, checkpoint, metadata, new_versions)
+            return await leases.around(self, "put", op, before, after)
+        result = await aput(self, config, checkpoint, metadata, new_versions)
+        await leases.after(after)
+        return result
+
+    return leased_put
+
+
+def _leased_put_writes(aput_writes: F) -> F:
+    @functools.wraps(aput_writes)
+    async def leased_put_writes(
+        self: AsyncLeasedSaver,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        # before the interrupt they audit (see langgraph_durable.checkpointers.DeferredAudit)
+        await self.audit.awrite_deferred_audit()  # async-only
+        leases = self.arun_leases
+        if leases is None:
+            await aput_writes(self, config, writes, task_id, task_path)
+            return
+        before, after = leases.book.on_writes(config, writes)
+        if before.start or after.end is not None:
+            op = self.core.put_writes(config, writes, task_id, task_path)
+            await leases.around(self, "put_writes", op, before, after)
+            return
+        await aput_writes(self, config, writes, task_id, task_path)
+        await leases.after(after)
+
+    return leased_put_writes
+
+
+def _in_flight_writes(aput_writes: F) -> F:
+    """``aput_writes`` registered in flight while it runs, for the next put to wait on."""
+
+    @functools.wraps(aput_writes)
+    async def registered(
+        self: Any,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        registry, key = _in_flight(self), _step_key(config)
+        if key is None:
+            await aput_writes(self, config, writes, task_id, task_path)
+            return
+        registry.begin(key)  # before the first await: a put started after this waits
+        try:
+            await aput_writes(self, config, writes, task_id, task_path)
+        finally:
+            registry.end(key)
+
+    return registered
