@@ -204,7 +204,8 @@ def checked_walk(
 ) -> tuple[_Known, Visited, list[bytes | memoryview], int]:
     """The walk of a chain of deltas of any format, checking every row.
 
-    Returns ``(base, visited, parts in order, costs)``.
+    Returns ``(base, visited, parts in order, costs)``. The loop is one piece
+    on purpose: it runs once per delta of every chain a read rebuilds.
 
     Raises:
         BrokenChainError: Naming the row at fault: missing, malformed, looping,
@@ -220,12 +221,7 @@ def checked_walk(
             raise BrokenChainError(f"version {cur!r} of the chain of {version!r} is missing")
         type_, blob = row[0], row[1]
         if type_ != DELTA_TYPE:
-            if blob is None:
-                raise BrokenChainError(f"snapshot {cur!r} has no bytes")
-            hl = _header_len(blob)
-            if hl is None or type_ not in _MSGPACK_TYPES:
-                raise BrokenChainError(f"snapshot {cur!r} of {version!r} is not a container")
-            base = _Known(type_, blob[:hl], blob[hl:], 0, 0, len(blob) + row_cost, cur)
+            base = _snapshot(type_, blob, cur, version, row_cost)
             break
         if cur != version and cur in known:
             base = known[cur]
@@ -233,68 +229,56 @@ def checked_walk(
         if blob is None:
             raise BrokenChainError(f"delta {cur!r} has no bytes")
         meta, tail, fmt = _meta(blob, cur)
-        header, body_len, crc, segs, base_version, writes_of = _delta_fields(meta, fmt, row, cur)
-        visited.append((cur, header, body_len, crc))
-        if segs is None:
-            chunks.append([tail])
-            costs += len(blob) + row_cost
+        if fmt == _FORMAT_COMPACT:
+            # the base version and writes_of are stored beside the blob
+            header, body_len, crc, segs = meta[0], meta[2], meta[3], meta[4]
+            base_version, writes_of = (row[2], row[3]) if len(row) >= 4 else (None, None)
+            if not isinstance(base_version, str):
+                raise BrokenChainError(f"delta {cur!r} has no base version beside it")
         else:
-            parts, refs = _ref_parts(segs, tail, fmt, writes_of, writes, cur)
-            chunks.append(parts)
-            costs += len(blob) + row_cost * (1 + refs)
+            header, body_len, crc, base_version = meta[1], meta[3], meta[4], meta[0]
+            segs, writes_of = (meta[6], meta[5]) if fmt == _FORMAT_REFS else (None, None)
+        visited.append((cur, header, body_len, crc))
+        # a delta without segments (format 1) is its inline bytes, no refs
+        parts: list[bytes | memoryview] = [tail] if segs is None else []
+        off = refs = 0
+        for g in segs or ():
+            if isinstance(g, int):
+                parts.append(tail[off : off + g])
+                off += g
+                continue
+            task_id = unpack_task(g[0]) if fmt == _FORMAT_COMPACT else g[0]
+            # ids of another type (a damaged row) match no write: a broken chain
+            w = (
+                writes.get((writes_of, task_id, g[1]))
+                if isinstance(writes_of, str) and isinstance(task_id, str)
+                else None
+            )
+            items = write_body(*w) if w is not None else None
+            if items is None:
+                raise _missing_write(writes_of, task_id, g[1], cur)
+            parts.append(items)
+            refs += 1
+        chunks.append(parts)
+        costs += len(blob) + row_cost * (1 + refs)
         cur = base_version
     else:
         raise BrokenChainError(f"the chain of {version!r} loops")
     return base, visited, [p for parts in reversed(chunks) for p in parts], costs
 
 
-def _delta_fields(
-    meta: list[Any], fmt: int, row: tuple[Any, ...], cur: str
-) -> tuple[bytes, int, int, Any, Any, Any]:
-    """``(header, body length, crc, segments, base version, writes_of)`` of a delta row.
-
-    Compact deltas keep their base and writes_of beside the blob, the older
-    formats in their meta; a delta without refs has no segments (None).
-    """
-    if fmt == _FORMAT_COMPACT:
-        base_version, writes_of = (row[2], row[3]) if len(row) >= 4 else (None, None)
-        if not isinstance(base_version, str):
-            raise BrokenChainError(f"delta {cur!r} has no base version beside it")
-        return meta[0], meta[2], meta[3], meta[4], base_version, writes_of
-    if fmt == _FORMAT_REFS:
-        return meta[1], meta[3], meta[4], meta[6], meta[0], meta[5]
-    return meta[1], meta[3], meta[4], None, meta[0], None
+def _snapshot(type_: str, blob: bytes | None, cur: str, version: str, row_cost: int) -> _Known:
+    """The snapshot a chain starts from, as the base of its rebuild."""
+    if blob is None:
+        raise BrokenChainError(f"snapshot {cur!r} has no bytes")
+    hl = _header_len(blob)
+    if hl is None or type_ not in _MSGPACK_TYPES:
+        raise BrokenChainError(f"snapshot {cur!r} of {version!r} is not a container")
+    return _Known(type_, blob[:hl], blob[hl:], 0, 0, len(blob) + row_cost, cur)
 
 
-def _ref_parts(
-    segs: list[Any],
-    tail: memoryview,
-    fmt: int,
-    writes_of: Any,
-    writes: WriteRows,
-    cur: str,
-) -> tuple[list[bytes | memoryview], int]:
-    """A delta's parts in order (inline slices and referenced writes' items), and its refs."""
-    parts: list[bytes | memoryview] = []
-    off = refs = 0
-    for g in segs:
-        if isinstance(g, int):
-            parts.append(tail[off : off + g])
-            off += g
-            continue
-        task_id = unpack_task(g[0]) if fmt == _FORMAT_COMPACT else g[0]
-        # ids of another type (a damaged row) match no write: a broken chain
-        w = (
-            writes.get((writes_of, task_id, g[1]))
-            if isinstance(writes_of, str) and isinstance(task_id, str)
-            else None
-        )
-        items = write_body(*w) if w is not None else None
-        if items is None:
-            raise BrokenChainError(
-                f"the pending write ({writes_of!r}, {task_id!r}, {g[1]!r}) that "
-                f"delta {cur!r} refers to is missing"
-            )
-        parts.append(items)
-        refs += 1
-    return parts, refs
+def _missing_write(writes_of: Any, task_id: Any, idx: Any, cur: str) -> BrokenChainError:
+    return BrokenChainError(
+        f"the pending write ({writes_of!r}, {task_id!r}, {idx!r}) that "
+        f"delta {cur!r} refers to is missing"
+    )
