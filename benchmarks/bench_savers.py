@@ -236,7 +236,7 @@ async def explain(args: argparse.Namespace) -> None:
                 """
             )
             await conn.execute("ANALYZE checkpoints")
-            query = saver.core._q.list_query(("filter",), True)
+            query = saver.core.queries.list_query(("filter",), True)
             params = {"filter": psycopg.types.json.Jsonb({"user": "user-42"}), "limit": 10}
             cur = await conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + query, params)
             plan = "\n".join(r[0] for r in await cur.fetchall())

@@ -68,11 +68,11 @@ class PostgresCodec:
     """Value encoding and decoding shared by every operation of one saver.
 
     Holds ``serde`` (replaced by ``with_allowlist`` on a clone of the saver),
-    ``_q`` (the rendered statements), ``_migrations`` and the delta policy.
+    ``queries`` (the rendered statements), ``_migrations`` and the delta policy.
     """
 
     serde: SerializerProtocol
-    _q: _Queries
+    queries: _Queries
     _migrations: Any
 
     # -- value encoding: the one place a channel value becomes bytes --

@@ -82,7 +82,7 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
         delta_policy: DeltaPolicy,
     ) -> None:
         self.serde = serde
-        self._q = queries
+        self.queries = queries
         self._migrations = migrations
         self.delta_policy = delta_policy
 
@@ -99,9 +99,9 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
         params: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         if checkpoint_id:
             params["checkpoint_id"] = checkpoint_id
-            query = self._q.schema_version_by_id
+            query = self.queries.schema_version_by_id
         else:
-            query = self._q.schema_version_latest
+            query = self.queries.schema_version_latest
         rows = yield Stmt(query, params, fetch=True)
         return int(rows[0][0]) if rows else None
 
@@ -112,9 +112,9 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
         params: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}
         if checkpoint_id:
             params["checkpoint_id"] = checkpoint_id
-            query = self._q.get_by_id
+            query = self.queries.get_by_id
         else:
-            query = self._q.get_latest
+            query = self.queries.get_latest
         # the chains of versions this saver holds whole are not fetched
         held = dict(self._chains.links(thread_id, checkpoint_ns))
         params["held_channels"] = TextArray(held)
@@ -315,7 +315,7 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
             "metadata_exact": exact_md,
             "schema_version": self._schema_version(),
         }
-        done = yield Stmt(self._q.put, params, fetch=True)
+        done = yield Stmt(self.queries.put, params, fetch=True)
         if done is not None and not done:
             # a delta's base is gone (another process deleted or pruned it):
             # nothing was written; store the values whole
@@ -324,7 +324,7 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
                 thread_id, checkpoint_ns, to_store, deltas=False
             )
             params.update(whole_params(rows))
-            yield Stmt(self._q.put, params, fetch=True)
+            yield Stmt(self.queries.put, params, fetch=True)
         for channel, link in links:
             self._remember(thread_id, checkpoint_ns, channel, link)
         return thread_config(thread_id, checkpoint_ns, checkpoint_id)
@@ -421,7 +421,9 @@ class PostgresCore(PostgresCodec, ThreadOpsCore):
             "blobs": ByteaArray(blobs),
             **self._wait_params(waits),
         }
-        yield Stmt(self._q.put_writes_upsert if upsert else self._q.put_writes_insert, params)
+        yield Stmt(
+            self.queries.put_writes_upsert if upsert else self.queries.put_writes_insert, params
+        )
         if self.delta_policy.enabled and not upsert:
             self._write_cache.add(
                 thread_id,

@@ -152,7 +152,7 @@ class ListPages:
             params["after_id"], params["after_thread"], params["after_ns"] = self._after
             predicates = (*predicates, "after")
         self._asked = size
-        return Stmt(self._core._q.list_query(predicates, True), params, fetch=True)
+        return Stmt(self._core.queries.list_query(predicates, True), params, fetch=True)
 
     def tuples(self, rows: Rows) -> Iterator[CheckpointTuple]:
         """The tuples of a page's ``rows``, parsed one at a time as they are taken.

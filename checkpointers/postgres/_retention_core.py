@@ -206,7 +206,7 @@ def retention_batch(
     saver: Any, policy: RetentionPolicy, after: Any, report: RetentionReport
 ) -> Op[Any]:
     """One batch on ``saver``: its outcome goes into ``report``; returns the next cursor."""
-    q = _queries(saver._q.schema)
+    q = _queries(saver.queries.schema)
     dry = report.dry_run
     params = candidates_params(policy, after)
     if not dry:
@@ -231,7 +231,7 @@ def retention_batch(
             left = yield Stmt(q.count, {"thread_ids": ids}, fetch=True, prepare=False)
             counted -= int(left[0][0]) if left else 0
         else:
-            yield Stmt(saver._q.delete_threads, {"thread_ids": ids})
+            yield Stmt(saver.queries.delete_threads, {"thread_ids": ids})
             yield Stmt(q.delete_leases, {"thread_ids": ids}, prepare=False)
     if not dry:
         yield Stmt(_sql.COMMIT)

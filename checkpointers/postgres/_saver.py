@@ -234,7 +234,7 @@ class PostgresSaver(PostgresSaverBase):
                 schema already set up keeps its layout; a different count is
                 refused, changing nothing.
         """
-        self._runner.run("setup", op_setup(self.core._q, partitions))
+        self._runner.run("setup", op_setup(self.core.queries, partitions))
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the latest of its thread+namespace."""

@@ -236,7 +236,7 @@ class AsyncPostgresSaver(PostgresSaverBase):
                 schema already set up keeps its layout; a different count is
                 refused, changing nothing.
         """
-        await self._runner.run("setup", op_setup(self.core._q, partitions))
+        await self._runner.run("setup", op_setup(self.core.queries, partitions))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names, or the latest of its thread+namespace."""

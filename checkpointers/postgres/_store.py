@@ -25,7 +25,7 @@ class PostgresStore:
     def __init__(self, runner: Any, core: PostgresCore) -> None:
         self._runner = runner
         self._core = core
-        self._q = core._q
+        self._q = core.queries
 
     def _encode_value(
         self, value: Any, channel: str | None = None, extends: Any = None

@@ -24,9 +24,9 @@ PRUNE_STRATEGIES = ("keep_latest", "delete")
 
 
 class ThreadOpsCore:
-    """Whole-thread operations; needs ``_q``, ``_chains`` and the decoders from the core."""
+    """Whole-thread operations; needs ``queries``, ``_chains`` and the decoders from the core."""
 
-    _q: _Queries
+    queries: _Queries
 
     @property
     def _chains(self) -> ChainCache:
@@ -51,14 +51,14 @@ class ThreadOpsCore:
     def _op_delete_threads(self, thread_ids: Sequence[str]) -> Op[Any]:
         ids = [check_id("thread_id", t) for t in thread_ids]
         if ids:
-            yield Stmt(self._q.delete_threads, {"thread_ids": ids})
+            yield Stmt(self.queries.delete_threads, {"thread_ids": ids})
             for t in ids:
                 self._chains.forget(t)
 
     def _op_delete_for_runs(self, run_ids: Sequence[str]) -> Op[Any]:
         ids = [str(r) for r in run_ids]
         if ids:
-            yield Stmt(self._q.delete_for_runs, {"run_ids": ids}, prepare=False)
+            yield Stmt(self.queries.delete_for_runs, {"run_ids": ids}, prepare=False)
             # which threads the runs touched is not known here; a put re-checks
             # its base anyway, this only spares it the retry
             self._chains.clear()
@@ -69,7 +69,7 @@ class ThreadOpsCore:
             "target": key_to_store("thread_id", target),
         }
         yield Stmt(_sql.BEGIN)
-        yield Stmt(self._q.copy_thread, params)
+        yield Stmt(self.queries.copy_thread, params)
         yield Stmt(_sql.COMMIT)
 
     def _op_prune(self, thread_ids: Sequence[str], strategy: str) -> Op[Any]:
@@ -91,7 +91,7 @@ class ThreadOpsCore:
 
     def _prune_to_heads(self, ids: list[str]) -> Op[Any]:
         """Keep-latest pruning of ``ids`` inside the caller's transaction."""
-        heads = yield Stmt(self._q.prune_heads, {"thread_ids": ids}, fetch=True, prepare=False)
+        heads = yield Stmt(self.queries.prune_heads, {"thread_ids": ids}, fetch=True, prepare=False)
         keep: list[tuple[str, str, str]] = []
         for thread_id, ns, head_id, delta_channels in heads or ():
             keep.append((thread_id, ns, head_id))
@@ -101,7 +101,7 @@ class ThreadOpsCore:
             # stored value for every delta channel, so the kept head still
             # rebuilds those channels (BaseCheckpointSaver.prune's contract).
             chain = yield Stmt(
-                self._q.prune_chain,
+                self.queries.prune_chain,
                 {
                     "thread_id": thread_id,
                     "checkpoint_ns": ns,
@@ -119,7 +119,7 @@ class ThreadOpsCore:
                 if not open_channels:
                     break
         yield Stmt(
-            self._q.prune_delete,
+            self.queries.prune_delete,
             {
                 "thread_ids": ids,
                 "keep_threads": [k[0] for k in keep],
@@ -139,7 +139,7 @@ class ThreadOpsCore:
             return {}
         thread_id, checkpoint_ns, checkpoint_id = _ids(config)
         rows = yield Stmt(
-            self._q.delta_history,
+            self.queries.delta_history,
             {
                 "thread_id": thread_id,
                 "checkpoint_ns": checkpoint_ns,
@@ -172,7 +172,7 @@ class ThreadOpsCore:
         """The value of a history's seed stored as a delta: its chain is fetched and walked."""
         thread_id, checkpoint_ns, _ = where
         chain = yield Stmt(
-            self._q.value_chain,
+            self.queries.value_chain,
             {
                 "thread_id": thread_id,
                 "checkpoint_ns": checkpoint_ns,
@@ -203,7 +203,7 @@ class ThreadOpsCore:
         limit: int | None,
     ) -> Op[list[WaitEntry]]:
         rows = yield Stmt(
-            self._q.list_waits,
+            self.queries.list_waits,
             {
                 "kind": kind,
                 "approver": approver,

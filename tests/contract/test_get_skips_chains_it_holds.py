@@ -52,7 +52,7 @@ class _PostgresProbe:
             "held_versions": list(held.values()),
         }
         with psycopg.connect(self.url) as conn:
-            row = conn.execute(saver.core._q.get_latest, params).fetchone()
+            row = conn.execute(saver.core.queries.get_latest, params).fetchone()
         assert row is not None
         return sorted(row[19] or [])
 
