@@ -131,38 +131,22 @@ def _decide_approval_flow(
         config, thread_id, "approval", approval_id, by=by, action=action, clock=clock
     )
     link_request(current(), intr.value)
-    sec = section(intr.value)
-    fp = sec.get("fingerprint")
     yield from _check_decider_flow(
         thread_id, intr, by=by, action=action, roles=roles, authorize=authorize, clock=clock
     )
-    info = extract_wait(intr)
     config_of_resume = resume_config(config, clock, intr.value)
     # a run holds the thread and the resume would be turned away: record the
     # decision as deferred (the next sweep resumes the run at once) and return it
     busy = resume and (yield from ThreadBusyNow(config=config_of_resume))
-    record = new_record(
-        type="decision",
-        approval_id=intr.id,
-        by=by,
-        at=now_of(clock),
-        level=info.escalation_level if info else 0,
-        fingerprint=fp,
-        roles=list(roles),
-        via="api",
-        **decision_fields(answer, sec.get("request")),
+    record, audit = _api_decision(
+        thread_id, intr, answer, by=by, roles=roles, at=now_of(clock), deferred=not resume or busy
     )
-    if not resume or busy:
-        record["deferred"] = True
-    audit = decided_entry(thread_id, record, action=action, reason=api_reason(record))
-    if record.get("edited_fingerprint"):
-        audit["fingerprint"] = record["edited_fingerprint"]
     stored = yield from RecordDecision(
         thread_id=thread_id, key=intr.id, decision=record, audit=audit
     )
     if not won(stored, record):
         yield from lost_race_flow(thread_id, intr.id, stored, by=by, action=action, record=record)
-    decided(intr, record, action, sec.get("requested_at"))
+    decided(intr, record, action, section(intr.value).get("requested_at"))
     if busy:
         log_left_to_sweep(thread_id, intr.id, "a run holds the thread")
     if not resume or busy:
@@ -174,6 +158,38 @@ def _decide_approval_flow(
         # a run took the thread after the check: the decision stands, never raise
         log_left_to_sweep(thread_id, intr.id, str(turned_away))
         return decision_of(record)
+
+
+def _api_decision(
+    thread_id: str,
+    intr: Interrupt,
+    answer: dict[str, Any],
+    *,
+    by: str,
+    roles: Sequence[str],
+    at: datetime,
+    deferred: bool,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The record of a decision made through the API, and its audit entry."""
+    sec = section(intr.value)
+    info = extract_wait(intr)
+    record = new_record(
+        type="decision",
+        approval_id=intr.id,
+        by=by,
+        at=at,
+        level=info.escalation_level if info else 0,
+        fingerprint=sec.get("fingerprint"),
+        roles=list(roles),
+        via="api",
+        **decision_fields(answer, sec.get("request")),
+    )
+    if deferred:
+        record["deferred"] = True
+    audit = decided_entry(thread_id, record, action=answer["type"], reason=api_reason(record))
+    if record.get("edited_fingerprint"):
+        audit["fingerprint"] = record["edited_fingerprint"]
+    return record, audit
 
 
 def _check_decider_flow(

@@ -133,26 +133,7 @@ def decide_flow(
         thread_id, intr.id, items, answers, by=by, roles=roles, at=now, via="api", reason=api_reason
     )
     stored_all = yield from record_items_flow(thread_id, intr.id, mines, audits)
-    lost: list[dict[str, Any]] = []
-    for k, answer in wanted.items():
-        mine, stored = mines[k], stored_all[k]
-        if won(stored, mine):
-            out.applied.append(k)
-        else:
-            out.already_decided[k] = stored
-            lost.append(
-                refusal_entry(
-                    thread_id,
-                    intr.id,
-                    by=by,
-                    action=answer["type"],
-                    at=now,
-                    fingerprint=items[k].get("fingerprint"),
-                    outcome="already_decided",
-                    reason=already_reason(stored),
-                    item=k,
-                )
-            )
+    lost = _sort_outcomes(out, wanted, mines, stored_all, thread_id, intr, items, by=by, at=now)
     if lost:
         yield from AppendAudit(entries=lost)
     yield from _complete(out, config, thread_id, intr, items, by, now, clock, resume)
@@ -162,6 +143,42 @@ def decide_flow(
         k, rec = next(iter(out.already_decided.items()))
         raise AlreadyDecided(thread_id=thread_id, approval_id=intr.id, decision=rec, item=k)
     return out
+
+
+def _sort_outcomes(
+    out: DecideResult,
+    wanted: dict[str, dict[str, Any]],
+    mines: Mapping[str, dict[str, Any]],
+    stored_all: Mapping[str, Any],
+    thread_id: str,
+    intr: Interrupt,
+    items: dict[str, Any],
+    *,
+    by: str,
+    at: datetime,
+) -> list[dict[str, Any]]:
+    """Sort each item into applied or already decided; the audit entries of the lost ones."""
+    lost: list[dict[str, Any]] = []
+    for k, answer in wanted.items():
+        mine, stored = mines[k], stored_all[k]
+        if won(stored, mine):
+            out.applied.append(k)
+            continue
+        out.already_decided[k] = stored
+        lost.append(
+            refusal_entry(
+                thread_id,
+                intr.id,
+                by=by,
+                action=answer["type"],
+                at=at,
+                fingerprint=items[k].get("fingerprint"),
+                outcome="already_decided",
+                reason=already_reason(stored),
+                item=k,
+            )
+        )
+    return lost
 
 
 def _check_flow(

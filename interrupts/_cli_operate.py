@@ -248,13 +248,7 @@ def _decide(
     resume: bool,
     edit_json: str | None = None,
 ) -> None:
-    from langgraph_durable.interrupts import (
-        AlreadyDecided,
-        InterruptsError,
-        approve,
-        edit,
-        reject,
-    )
+    from langgraph_durable.interrupts import AlreadyDecided, InterruptsError
 
     edited = parse_json(edit_json, "--edit") if edit_json is not None else None
     obj = load_object(spec, what="--graph") if spec else None
@@ -264,19 +258,10 @@ def _decide(
         config = {"configurable": {"thread_id": thread}}
         if not saver.get_tuple(config):
             raise CliError(f"unknown thread {thread!r}: no checkpoints stored")
-        fn: Any = approve if approved else reject
-        kwargs: dict[str, Any] = {
-            "by": by,
-            "comment": comment,
-            "approval_id": approval_id,
-            "resume": resume,
-        }
+        fn, kwargs = _decision_call(approved, edit_json is not None, edited)
+        kwargs.update(by=by, comment=comment, approval_id=approval_id, resume=resume)
         if roles:
             kwargs["roles"] = list(roles)
-        if edit_json is not None and approved:
-            fn, kwargs["args"] = edit, edited
-        elif edit_json is not None:
-            kwargs["edited"] = edited
         try:
             # with --graph its authorization policy applies, resuming or not
             fn(graph if graph is not None else saver, config, **kwargs)
@@ -285,8 +270,28 @@ def _decide(
         except InterruptsError as exc:
             raise CliError(str(exc)) from None
         state = graph.get_state(config) if graph is not None and resume else None
+    _echo_verdict(thread, by, approved, edit_json is not None, state)
+
+
+def _decision_call(approved: bool, edits: bool, edited: Any) -> tuple[Any, dict[str, Any]]:
+    """The helper that records the decision, and its arguments for the edit if any.
+
+    An approval with --edit runs the edited arguments (``edit``); a rejection
+    with --edit names the arguments the decider would accept.
+    """
+    from langgraph_durable.interrupts import approve, edit, reject
+
+    if edits and approved:
+        return edit, {"args": edited}
+    if edits:
+        return reject, {"edited": edited}
+    return (approve if approved else reject), {}
+
+
+def _echo_verdict(thread: str, by: str, approved: bool, edits: bool, state: Any) -> None:
+    """What was decided, and where the run stands now (or that a sweep resumes it)."""
     verdict = "approved" if approved else "rejected"
-    if edit_json is not None:
+    if edits:
         verdict += (
             " with edited arguments" if approved else " (with the arguments you would accept)"
         )

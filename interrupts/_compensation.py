@@ -172,6 +172,40 @@ def _add_saga_to_output(builder: StateGraph[Any, Any, Any, Any]) -> None:
     builder.output_schema = new
 
 
+def _guard_nodes(builder: StateGraph[Any, Any, Any, Any]) -> None:
+    """Guard every forward node: it does nothing once the saga stops going forward,
+    and a :class:`Compensate` it raises goes to the compensation node."""
+    forward = [n for n, spec in builder.nodes.items() if not spec.is_error_handler]
+    # a compiled subgraph stays unwrapped: LangGraph must see it to give it its
+    # own checkpoint namespace
+    for name in forward:
+        spec = builder.nodes[name]
+        if not isinstance(spec.runnable, Pregel):
+            # LangGraph types a node spec's runnable as a StateNode callable; it runs
+            # any Runnable there, which is what the guard is
+            spec.runnable = _guard_node(name, spec.runnable)  # type: ignore[arg-type]
+
+
+def _guard_edges(builder: StateGraph[Any, Any, Any, Any]) -> None:
+    """Guard every edge after START: once the saga stops going forward, none is taken."""
+    # static edges become guarded conditional edges
+    targets: dict[str, list[str]] = defaultdict(list)
+    for start, end in sorted(builder.edges):
+        if start != START:
+            targets[start].append(end)
+    builder.edges = {(s, e) for s, e in builder.edges if s == START}
+    for start, ends in targets.items():
+        builder.branches[start][_GUARD] = BranchSpec(
+            path=_static_path(ends), ends={e: e for e in ends}
+        )
+    for start, branches in builder.branches.items():
+        if start == START:
+            continue
+        for key, branch in list(branches.items()):
+            if key != _GUARD:
+                branches[key] = branch._replace(path=_guard_path(branch.path))
+
+
 def add_compensation(
     builder: StateGraph[Any, Any, Any, Any],
     max_attempts: int = 3,
@@ -223,34 +257,8 @@ def add_compensation(
         asleep=asleep,
         clock=clock,
     )
-    forward = [n for n, spec in builder.nodes.items() if not spec.is_error_handler]
-
-    # guard every forward node (a compiled subgraph stays unwrapped: LangGraph
-    # must see it to give it its own checkpoint namespace)
-    for name in forward:
-        spec = builder.nodes[name]
-        if not isinstance(spec.runnable, Pregel):
-            # LangGraph types a node spec's runnable as a StateNode callable; it runs
-            # any Runnable there, which is what the guard is
-            spec.runnable = _guard_node(name, spec.runnable)  # type: ignore[arg-type]
-
-    # static edges become guarded conditional edges
-    targets: dict[str, list[str]] = defaultdict(list)
-    for start, end in sorted(builder.edges):
-        if start != START:
-            targets[start].append(end)
-    builder.edges = {(s, e) for s, e in builder.edges if s == START}
-    for start, ends in targets.items():
-        builder.branches[start][_GUARD] = BranchSpec(
-            path=_static_path(ends), ends={e: e for e in ends}
-        )
-    for start, branches in builder.branches.items():
-        if start == START:
-            continue
-        for key, branch in list(branches.items()):
-            if key != _GUARD:
-                branches[key] = branch._replace(path=_guard_path(branch.path))
-
+    _guard_nodes(builder)
+    _guard_edges(builder)
     builder.add_node(
         COMPENSATE_NODE,
         RunnableLambda(compensator.run, afunc=compensator.arun, name=COMPENSATE_NODE),

@@ -154,8 +154,6 @@ def thread_timeline(
     Raises:
         KeyError: the thread has no checkpoint.
     """
-    from langgraph_durable.interrupts._store import Backend
-
     configurable: dict[str, Any] = {"thread_id": thread_id}
     if checkpoint_ns is not None:
         configurable["checkpoint_ns"] = checkpoint_ns
@@ -166,27 +164,43 @@ def thread_timeline(
     entries: list[TimelineEntry] = []
     prev: CheckpointTuple | None = None
     for tup in tuples:
-        md: dict[str, Any] = dict(tup.metadata or {})
-        values = tup.checkpoint.get("channel_values", {})
-        comps = [v for k, v in values.items() if "compensat" in k and v]
-        entries.append(
-            TimelineEntry(
-                checkpoint_id=tup.checkpoint["id"],
-                checkpoint_ns=tup.config["configurable"].get("checkpoint_ns", ""),
-                step=md.get("step"),
-                source=md.get("source"),
-                ts=tup.checkpoint.get("ts"),
-                nodes=_nodes(prev, tup),
-                next_nodes=_next_nodes(tup),
-                schema_version=stored_schema_version(saver, tup),
-                interrupts=_interrupts(tup),
-                compensations=comps,
-            )
-        )
+        entries.append(_entry(saver, prev, tup))
         prev = tup
     for e in entries[:-1]:
         for i in e.interrupts:
             i.resumed = True
+    _attach_decisions(saver, thread_id, entries)
+    if audit and not checkpoint_ns:
+        _attach_audit(entries, audit_log(saver, thread_id=thread_id))
+    return entries
+
+
+def _entry(
+    saver: BaseCheckpointSaver[Any], prev: CheckpointTuple | None, tup: CheckpointTuple
+) -> TimelineEntry:
+    """The entry of one checkpoint; ``prev`` is the one before it (which nodes ran)."""
+    md: dict[str, Any] = dict(tup.metadata or {})
+    values = tup.checkpoint.get("channel_values", {})
+    return TimelineEntry(
+        checkpoint_id=tup.checkpoint["id"],
+        checkpoint_ns=tup.config["configurable"].get("checkpoint_ns", ""),
+        step=md.get("step"),
+        source=md.get("source"),
+        ts=tup.checkpoint.get("ts"),
+        nodes=_nodes(prev, tup),
+        next_nodes=_next_nodes(tup),
+        schema_version=stored_schema_version(saver, tup),
+        interrupts=_interrupts(tup),
+        compensations=[v for k, v in values.items() if "compensat" in k and v],
+    )
+
+
+def _attach_decisions(
+    saver: BaseCheckpointSaver[Any], thread_id: str, entries: list[TimelineEntry]
+) -> None:
+    """Give each interrupt its decision record, and each batch item its own, in one read."""
+    from langgraph_durable.interrupts._store import Backend
+
     ids = [i.interrupt_id for e in entries for i in e.interrupts]
     items = {
         item_key(i.interrupt_id, str(it.get("key"))): (i, str(it.get("key")))
@@ -195,14 +209,12 @@ def thread_timeline(
         if i.kind == "batch"
         for it in section(i.value).get("items") or []
     }
-    if ids:
-        decisions = Backend(saver).get_decisions(thread_id, ids + list(items))
-        for e in entries:
-            for i in e.interrupts:
-                i.decision = decisions.get(i.interrupt_id)
-        for k, (i, key) in items.items():
-            if k in decisions:
-                i.item_decisions[key] = decisions[k]
-    if audit and not checkpoint_ns:
-        _attach_audit(entries, audit_log(saver, thread_id=thread_id))
-    return entries
+    if not ids:
+        return
+    decisions = Backend(saver).get_decisions(thread_id, ids + list(items))
+    for e in entries:
+        for i in e.interrupts:
+            i.decision = decisions.get(i.interrupt_id)
+    for k, (i, key) in items.items():
+        if k in decisions:
+            i.item_decisions[key] = decisions[k]
