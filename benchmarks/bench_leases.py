@@ -173,7 +173,7 @@ def _instrument() -> None:
     from langgraph_durable.checkpointers._run_leases import RunLeases
     from langgraph_durable.checkpointers.postgres._lease_store import PostgresLeases
     from langgraph_durable.checkpointers.postgres._runner import PostgresRunner
-    from langgraph_durable.checkpointers.redis._run_stores import RedisLeases
+    from langgraph_durable.checkpointers.redis._lease_store import RedisLeases
     from langgraph_durable.checkpointers.redis._runner import RedisRunner
 
     for name in ("after", "beat", "around"):

@@ -2,7 +2,7 @@
 
 What each lease operation sends (one Lua script over a thread's lease and record
 keys, then the shard index) and how its replies read; the lease store of
-:mod:`._run_stores_async` runs them.
+:mod:`._lease_store_async` runs them.
 
 Per thread, two keys in the thread's hash slot:
 

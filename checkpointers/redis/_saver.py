@@ -37,20 +37,16 @@ from langgraph_durable.checkpointers._run_leases import (
 )
 from langgraph_durable.checkpointers.redis import _layout
 from langgraph_durable.checkpointers.redis import _thread_ops as threads
+from langgraph_durable.checkpointers.redis._activity_store import RedisActivities
+from langgraph_durable.checkpointers.redis._audit_store import RedisAudit
 from langgraph_durable.checkpointers.redis._base import RedisSaverBase, check_client, describe
 from langgraph_durable.checkpointers.redis._connect import connect
-from langgraph_durable.checkpointers.redis._run_stores import (
-    RedisLeases,
-    RedisMigrationStore,
-    RedisOutbox,
-)
+from langgraph_durable.checkpointers.redis._decisions import RedisDecisions
+from langgraph_durable.checkpointers.redis._lease_store import RedisLeases
+from langgraph_durable.checkpointers.redis._migration_store import RedisMigrationStore
+from langgraph_durable.checkpointers.redis._outbox_store import RedisOutbox
 from langgraph_durable.checkpointers.redis._runner import RedisRunner
-from langgraph_durable.checkpointers.redis._stores import (
-    RedisActivities,
-    RedisAudit,
-    RedisDecisions,
-    RedisWaits,
-)
+from langgraph_durable.checkpointers.redis._waits import RedisWaits
 
 
 @bridges.thread_bridges(*bridges.SAVER_METHODS)

@@ -36,20 +36,16 @@ from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitas
 from langgraph_durable.checkpointers._otel_saver import async_traced_saver
 from langgraph_durable.checkpointers.redis import _layout
 from langgraph_durable.checkpointers.redis import _thread_ops as threads
+from langgraph_durable.checkpointers.redis._activity_store_async import AsyncRedisActivities
+from langgraph_durable.checkpointers.redis._audit_store_async import AsyncRedisAudit
 from langgraph_durable.checkpointers.redis._base import RedisSaverBase, check_client, describe
 from langgraph_durable.checkpointers.redis._connect_async import aconnect
-from langgraph_durable.checkpointers.redis._run_stores_async import (
-    AsyncRedisLeases,
-    AsyncRedisMigrationStore,
-    AsyncRedisOutbox,
-)
+from langgraph_durable.checkpointers.redis._decisions_async import AsyncRedisDecisions
+from langgraph_durable.checkpointers.redis._lease_store_async import AsyncRedisLeases
+from langgraph_durable.checkpointers.redis._migration_store_async import AsyncRedisMigrationStore
+from langgraph_durable.checkpointers.redis._outbox_store_async import AsyncRedisOutbox
 from langgraph_durable.checkpointers.redis._runner_async import AsyncRedisRunner
-from langgraph_durable.checkpointers.redis._stores_async import (
-    AsyncRedisActivities,
-    AsyncRedisAudit,
-    AsyncRedisDecisions,
-    AsyncRedisWaits,
-)
+from langgraph_durable.checkpointers.redis._waits_async import AsyncRedisWaits
 
 
 @bridges.sync_bridges(*bridges.SAVER_METHODS)  # async-only

@@ -1,31 +1,21 @@
-"""A Redis saver's stores for runs and their side effects: leases, outbox, migrations.
+"""Run leases on Redis: ``saver.leases``.
 
-As in :mod:`._stores_async`, each method runs one I/O-free operation
-(:mod:`._lease_commands`, :mod:`._outbox`, :mod:`._migrate`) on the saver's
-runner. The saver holds them as ``leases``, ``outbox`` and ``migration_store``.
+Its methods run the I/O-free lease commands of :mod:`._lease_commands` on the
+saver's runner. Written once as async code; the sync store is generated from
+it by ``tools/async_to_sync.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from langgraph.checkpoint.base import CheckpointTuple
-
 from langgraph_durable.checkpointers._lease_flows import Step
 from langgraph_durable.checkpointers._leases import LeaseCounts, LeaseRecord
-from langgraph_durable.checkpointers._otel_saver import async_traced_migrations  # async-only
-
-# sync-only: from langgraph_durable.checkpointers._otel_saver import sync_traced_migrations
-from langgraph_durable.checkpointers._outbox import Outbox, OutboxCounts, OutboxEvent
-from langgraph_durable.checkpointers._sync_bridges import sync_bridges
-from langgraph_durable.checkpointers.redis import _migrate as migrate
-from langgraph_durable.checkpointers.redis import _outbox as outbox
 from langgraph_durable.checkpointers.redis._core import RedisCore
 from langgraph_durable.checkpointers.redis._lease_commands import Flow, RedisLeaseCore, with_lease
 from langgraph_durable.checkpointers.redis._runner_async import AsyncRedisRunner
-from langgraph_durable.migrations import BatchOutcome, Upgrade, VersionStatus
 
 
 class AsyncRedisLeases:
@@ -130,98 +120,3 @@ class AsyncRedisLeases:
     async def adelete_lease(self, *, thread_id: str) -> None:
         """See :meth:`langgraph_durable.checkpointers.LeaseStore.delete_lease`."""
         await self._runner.run("delete_lease", self.commands.delete(thread_id))
-
-
-@sync_bridges(Outbox)  # async-only
-class AsyncRedisOutbox:
-    """The notification outbox over per-thread hashes: ``AsyncOutbox``."""
-
-    def __init__(self, runner: AsyncRedisRunner, core: RedisCore) -> None:
-        self._runner = runner
-        self._core = core
-
-    async def aadd_notifications(self, events: list[OutboxEvent]) -> int:
-        """Add events whose ids are not stored yet; return how many were added."""
-        op = outbox.add_notifications(self._core, events)
-        return await self._runner.run("add_notifications", op)
-
-    async def aclaim_notifications(
-        self, *, now: datetime, owner: str, lease: timedelta, limit: int
-    ) -> list[OutboxEvent]:
-        """Claim up to ``limit`` due events for ``owner`` until ``now + lease``."""
-        op = outbox.claim_notifications(self._core, now, owner, lease, limit)
-        return await self._runner.run("claim_notifications", op)
-
-    async def asettle_notification(
-        self,
-        *,
-        event_id: str,
-        thread_id: str,
-        owner: str,
-        delivered: bool,
-        error: str | None = None,
-        retry_at: datetime | None = None,
-    ) -> None:
-        """Mark an event delivered, or failed: retried at ``retry_at``, parked if ``None``."""
-        op = outbox.settle_notification(
-            self._core, event_id, thread_id, owner, delivered, error, retry_at
-        )
-        await self._runner.run("settle_notification", op)
-
-    async def arelease_notification(self, *, event_id: str, thread_id: str, owner: str) -> None:
-        """Drop ``owner``'s claim without counting it as an attempt (the event was not sent)."""
-        op = outbox.release_notification(self._core, event_id, thread_id, owner)
-        await self._runner.run("release_notification", op)
-
-    async def apurge_notifications(self, *, delivered_before: datetime, limit: int = 1000) -> int:
-        """Delete up to ``limit`` events delivered before ``delivered_before``; how many."""
-        op = outbox.purge_notifications(self._core, delivered_before, limit)
-        return await self._runner.run("purge_notifications", op)
-
-    async def anotification_counts(self) -> OutboxCounts:
-        """Pending and parked events over all threads."""
-        return await self._runner.run("notification_counts", outbox.notification_counts(self._core))
-
-    async def aretry_parked_notifications(self, *, now: datetime) -> int:
-        """Give parked events a fresh budget of attempts, due at ``now``; how many."""
-        op = outbox.retry_parked_notifications(self._core, now)
-        return await self._runner.run("retry_parked_notifications", op)
-
-
-@async_traced_migrations("redis")  # async-only
-# sync-only: @sync_traced_migrations("redis")
-class AsyncRedisMigrationStore:
-    """Bulk schema-version upgrades (:mod:`._migrate`): ``migrations.AsyncMigrationStore``."""
-
-    def __init__(self, runner: AsyncRedisRunner, core: RedisCore) -> None:
-        self._runner = runner
-        self._core = core
-
-    async def amigration_counts(self, *, below: int, all_history: bool) -> dict[int, int]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_counts``."""
-        op = migrate.counts(self._core, below, all_history)
-        return await self._runner.run("migration_counts", op)
-
-    async def amigration_sample(
-        self, *, version: int, all_history: bool, limit: int
-    ) -> list[CheckpointTuple]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_sample``."""
-        op = migrate.sample(self._core, version, all_history, limit)
-        return await self._runner.run("migration_sample", op)
-
-    async def amigration_upgrade_batch(
-        self,
-        *,
-        below: int,
-        all_history: bool,
-        cursor: Any,
-        limit: int,
-        upgrade: Callable[[CheckpointTuple, int], Upgrade],
-    ) -> BatchOutcome:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_upgrade_batch``."""
-        op = migrate.upgrade_batch(self._core, below, all_history, cursor, limit, upgrade)
-        return await self._runner.run("migration_upgrade_batch", op)
-
-    async def amigration_status(self) -> list[VersionStatus]:
-        """See ``langgraph_durable.migrations.MigrationStore.migration_status``."""
-        return await self._runner.run("migration_status", migrate.status(self._core))
