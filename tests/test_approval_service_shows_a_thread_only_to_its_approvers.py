@@ -30,20 +30,20 @@ def test_someone_the_thread_never_asked_gets_the_404_of_a_missing_thread(
     svc: tuple[Served, TestClient],
 ) -> None:
     s, client = svc
-    s.ask("t-private", amount=4200)
+    s.ask("t-private", amount=987654321)
     for path in ("/api/threads/t-private", "/api/threads/t-private/audit"):
         got = client.get(path, headers=MALLORY)
         assert got.status_code == 404, (path, got.text)
         assert got.json()["error"] == "UnknownThread"
         assert HIDDEN in got.json()["message"]
-        assert "4200" not in got.text
+        assert "987654321" not in got.text
         # the same answer as for a thread that does not exist: an id says nothing
         missing = client.get(path.replace("t-private", "t-nowhere"), headers=MALLORY).json()
         assert missing["message"] == got.json()["message"].replace("t-private", "t-nowhere")
     _sign_in(client, "mallory-token-03")
     page = client.get("/threads/t-private")
     assert page.status_code == 404
-    assert "4200" not in page.text
+    assert "987654321" not in page.text
     # the inbox never listed it either, and deciding is still refused (403, audited)
     assert client.get("/api/approvals", headers=MALLORY).json()["approvals"] == []
     refused = client.post(

@@ -329,7 +329,7 @@ def test_a_failing_undo_and_its_answer_are_audited(approval_saver: Any) -> None:
     graph = g.build_order_graph(max_attempts=2).compile(checkpointer=approval_saver)
     config = cfg("undo-fails")
     graph.invoke({"order_id": "o2", "amount": 7}, config)
-    graph.invoke(resume_undo("skip", by="ops-oncall", note="card 4111 refunded by hand"), config)
+    graph.invoke(resume_undo("skip", by="ops-oncall", note="card ending 4111 refunded by hand: note-NOT-FOR-AUDIT"), config)
     g.FAILING_UNDOS.clear()
     entries = audit_log(approval_saver, thread_id="undo-fails")
     assert [(e.actor, e.action, e.outcome) for e in entries] == [
@@ -341,9 +341,10 @@ def test_a_failing_undo_and_its_answer_are_audited(approval_saver: Any) -> None:
         "failed after 2 attempt(s): ConnectionError"
     )
     assert entries[0].item == entries[1].item != entries[2].item
-    # neither the exception message nor the operator's note is in the trail
+    # neither the exception message nor the operator's note is in the trail (a marker that
+    # cannot turn up by chance in a timestamp, id or fingerprint)
     dumped = json.dumps([e.model_dump(mode="json") for e in entries])
-    assert "unavailable" not in dumped and "4111" not in dumped
+    assert "unavailable" not in dumped and "NOT-FOR-AUDIT" not in dumped
 
 
 def test_a_timeout_is_recorded_as_made_by_the_system(approval_saver: Any) -> None:
