@@ -242,7 +242,7 @@ def checked_walk(
         # a delta without segments (format 1) is its inline bytes, no refs
         parts: list[bytes | memoryview] = [tail] if segs is None else []
         off = refs = 0
-        for g in segs or ():
+        for g in () if segs is None else segs:
             if isinstance(g, int):
                 parts.append(tail[off : off + g])
                 off += g

@@ -133,7 +133,7 @@ def decide_flow(
         thread_id, intr.id, items, answers, by=by, roles=roles, at=now, via="api", reason=api_reason
     )
     stored_all = yield from record_items_flow(thread_id, intr.id, mines, audits)
-    lost = _sort_outcomes(out, wanted, mines, stored_all, thread_id, intr, items, by=by, at=now)
+    lost = _split_outcomes(out, wanted, mines, stored_all, thread_id, intr, items, by=by, at=now)
     if lost:
         yield from AppendAudit(entries=lost)
     yield from _complete(out, config, thread_id, intr, items, by, now, clock, resume)
@@ -145,7 +145,7 @@ def decide_flow(
     return out
 
 
-def _sort_outcomes(
+def _split_outcomes(
     out: DecideResult,
     wanted: dict[str, dict[str, Any]],
     mines: Mapping[str, dict[str, Any]],

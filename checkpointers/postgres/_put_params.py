@@ -2,7 +2,7 @@
 
 I/O-free pieces of :mod:`._core`: one statement carries every row of a put as
 parallel arrays (``unnest`` on the server), so each builder here turns the
-encoded values into those arrays in one pass.
+encoded values into those arrays.
 """
 
 from __future__ import annotations

@@ -179,7 +179,7 @@ def _rewrite_cmd(
     return script(S.REWRITE, core.keys.thread(thread_id), *args), waits
 
 
-def _rewrites(
+def _plan_rewrites(
     core: RedisCore,
     mine: list[str],
     entries: dict[str, list[_Entry]],
@@ -218,7 +218,7 @@ def _rewrites(
     return cmds, pending
 
 
-def _after_rewrites(
+def _apply_rewrite_replies(
     core: RedisCore,
     pending: list[tuple[str, CheckpointRef, list[tuple[str, bytes, str]]]],
     replies: list[Any],
@@ -277,11 +277,11 @@ def upgrade_batch(
     entries = yield from _read_threads(core, mine)
     # threads whose checkpoints at version v all get rewritten leave the set
     left_at_v: dict[str, int] = {}
-    cmds, pending = _rewrites(
+    cmds, pending = _plan_rewrites(
         core, mine, entries, (v, below, all_history), upgrade, items, left_at_v
     )
     replies = (yield Call(cmds)) if cmds else []
-    follow, skipped_items = _after_rewrites(core, pending, replies, v, items, left_at_v)
+    follow, skipped_items = _apply_rewrite_replies(core, pending, replies, v, items, left_at_v)
     for t in mine:
         follow += core.registry.add(core.keys.version(below), t)
         follow.append(script(S.UNLOCK, [_claim_key(core, t)], worker))
