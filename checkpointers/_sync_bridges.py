@@ -14,7 +14,6 @@ method, store and backend.
 from __future__ import annotations
 
 import asyncio
-import builtins
 import functools
 import inspect
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
@@ -39,7 +38,7 @@ SAVER_METHODS = (
 """The checkpoint-saver methods our savers offer in both modes (by their sync names)."""
 
 
-def protocol_methods(protocol: type) -> builtins.list[str]:
+def protocol_methods(protocol: type) -> list[str]:
     """The public method names a protocol class declares itself (not inherited ones)."""
     return [
         name
@@ -62,7 +61,7 @@ def _bridge(name: str, twin: Callable[..., Any]) -> Callable[..., Any]:
         return self._runner.blocking(getattr(self, async_name)(*args, **kwargs))
 
     return _named(
-        bridged, name, f"Sync :meth:`{async_name}` (from another thread than the loop's)."
+        bridged, name, f"Sync :meth:`{async_name}` (from another thread than the saver's loop)."
     )
 
 
@@ -87,7 +86,7 @@ def _iterator_bridge(name: str, twin: Callable[..., Any]) -> Callable[..., Any]:
                 raise
 
     return _named(
-        bridged, name, f"Sync :meth:`{async_name}` (from another thread than the loop's)."
+        bridged, name, f"Sync :meth:`{async_name}` (from another thread than the saver's loop)."
     )
 
 
@@ -140,7 +139,7 @@ def _thread_iterator_bridge(name: str, twin: Callable[..., Any]) -> Callable[...
     @functools.wraps(twin)
     async def bridged(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         method = getattr(self, name)
-        for item in await asyncio.to_thread(lambda: builtins.list(method(*args, **kwargs))):
+        for item in await asyncio.to_thread(lambda: list(method(*args, **kwargs))):
             yield item
 
     return _named(bridged, "a" + name, f"Async :meth:`{name}` (read in a worker thread).")
