@@ -329,7 +329,12 @@ def test_a_failing_undo_and_its_answer_are_audited(approval_saver: Any) -> None:
     graph = g.build_order_graph(max_attempts=2).compile(checkpointer=approval_saver)
     config = cfg("undo-fails")
     graph.invoke({"order_id": "o2", "amount": 7}, config)
-    graph.invoke(resume_undo("skip", by="ops-oncall", note="card ending 4111 refunded by hand: note-NOT-FOR-AUDIT"), config)
+    graph.invoke(
+        resume_undo(
+            "skip", by="ops-oncall", note="card ending 4111 refunded by hand: note-NOT-FOR-AUDIT"
+        ),
+        config,
+    )
     g.FAILING_UNDOS.clear()
     entries = audit_log(approval_saver, thread_id="undo-fails")
     assert [(e.actor, e.action, e.outcome) for e in entries] == [
