@@ -5,10 +5,11 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -68,6 +69,82 @@ def serve_options(fn: F) -> F:
     return fn
 
 
+def guard_options(command: F) -> F:
+    """``--login-attempts``, ``--login-window``, ``--session-idle``, ``--session-lifetime``,
+    ``--proxy`` (one ``guard`` argument: :func:`create_app`'s keywords)."""
+
+    @click.option(
+        "--login-attempts",
+        default=10,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Failed sign-ins one address may make per --login-window before a 429.",
+    )
+    @click.option(
+        "--login-window",
+        default=300.0,
+        show_default=True,
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds over which --login-attempts are counted.",
+    )
+    @click.option(
+        "--session-idle",
+        default=3600.0,
+        show_default=True,
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds a console session lasts unused.",
+    )
+    @click.option(
+        "--session-lifetime",
+        default=43200.0,
+        show_default=True,
+        type=click.FloatRange(min=0, min_open=True),
+        help="Seconds a console session lasts at most after sign-in.",
+    )
+    @click.option(
+        "--proxy",
+        "proxies",
+        multiple=True,
+        metavar="ADDRESS",
+        help="A reverse proxy's address (repeatable): from it X-Forwarded-For names the "
+        "client and X-Forwarded-Proto the scheme. Default: none (with "
+        "--trust-proxy-header: this host).",
+    )
+    @functools.wraps(command)
+    def wrapper(
+        *args: Any,
+        login_attempts: int,
+        login_window: float,
+        session_idle: float,
+        session_lifetime: float,
+        proxies: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        if session_idle > session_lifetime:
+            raise click.BadParameter(
+                "must not exceed --session-lifetime", param_hint="--session-idle"
+            )
+        guard = {
+            "login_attempts": login_attempts,
+            "login_window": login_window,
+            "session_idle": session_idle,
+            "session_lifetime": session_lifetime,
+            "proxies": proxies,
+        }
+        return command(*args, guard=guard, **kwargs)
+
+    # click's options consume the added parameters: the command keeps its own signature
+    return cast(F, wrapper)
+
+
+def guarded(guard: dict[str, Any], authenticate: Any) -> dict[str, Any]:
+    """``guard`` with the trusted proxy's addresses as ``proxies`` if none were named."""
+    trusted = getattr(authenticate, "trusted", None)
+    if not guard["proxies"] and isinstance(trusted, frozenset):
+        return {**guard, "proxies": tuple(sorted(trusted))}
+    return guard
+
+
 def authenticator(tokens: str | None, proxy_header: str | None, roles_header: str) -> Any:
     """The ``authenticate`` hook the options chose (one is required).
 
@@ -94,11 +171,14 @@ def authenticator(tokens: str | None, proxy_header: str | None, roles_header: st
     )
 
 
-def build_app(saver: Any, graph: Any, authenticate: Any, *, metrics: bool = False) -> Any:
+def build_app(
+    saver: Any, graph: Any, authenticate: Any, guard: dict[str, Any], *, metrics: bool = False
+) -> Any:
     """The service app over ``saver`` and ``graph`` (with ``/metrics`` if asked)."""
     from langgraph_durable.interrupts.service import create_app
 
-    return create_app(saver, graph, authenticate=authenticate, metrics=metrics)
+    options = guarded(guard, authenticate)
+    return create_app(saver, graph, authenticate=authenticate, metrics=metrics, **options)
 
 
 class Server:
@@ -107,7 +187,17 @@ class Server:
     def __init__(self, app: Any, host: str, port: int) -> None:
         import uvicorn
 
-        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                # the app reads a proxy's headers itself, from the addresses it was
+                # given: uvicorn rewriting the peer would hide the proxy behind its clients
+                app,
+                host=host,
+                port=port,
+                log_level="info",
+                proxy_headers=False,
+            )
+        )
         self.thread = threading.Thread(target=self.server.run, name="approval-service", daemon=True)
 
     def start(self) -> None:
@@ -138,6 +228,7 @@ class Server:
     help="The graph whose approvals are decided (decisions resume it).",
 )
 @serve_options
+@guard_options
 @click.option(
     "--metrics",
     is_flag=True,
@@ -153,6 +244,7 @@ def serve(
     roles_header: str,
     pool_size: int,
     metrics: bool,
+    guard: dict[str, Any],
 ) -> None:
     """Serve the approval console and JSON API (/api) at http://HOST:PORT.
 
@@ -167,6 +259,6 @@ def serve(
     obj = load_object(spec, what="--graph")
     with open_saver(url, pool_size=pool_size) as saver:
         graph = bind_graph(obj, saver, spec)
-        app = build_app(saver, graph, authenticate, metrics=metrics)
+        app = build_app(saver, graph, authenticate, guard, metrics=metrics)
         click.echo(f"approval service on http://{host}:{port}/ (Ctrl-C to stop)")
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=False)

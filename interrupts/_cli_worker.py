@@ -20,7 +20,13 @@ from langgraph_durable.interrupts._cli_errors import configure_logging
 from langgraph_durable.interrupts._cli_notify import build_dispatcher, notify_options, outbox_line
 from langgraph_durable.interrupts._cli_observe import emit_health, observe_options, start_metrics
 from langgraph_durable.interrupts._cli_retention import require_postgres, retention_policy
-from langgraph_durable.interrupts._cli_serve import Server, authenticator, build_app, serve_options
+from langgraph_durable.interrupts._cli_serve import (
+    Server,
+    authenticator,
+    build_app,
+    guard_options,
+    serve_options,
+)
 
 
 def health_line(saver: Any, recovered: int, parked_now: int) -> str:
@@ -96,6 +102,7 @@ def health_line(saver: Any, recovered: int, parked_now: int) -> str:
     help="Also serve the approval console and API (see serve), in this process.",
 )
 @serve_options
+@guard_options
 @observe_options
 def worker(
     url: str,
@@ -116,6 +123,7 @@ def worker(
     roles_header: str,
     pool_size: int,
     observe: dict[str, Any],
+    guard: dict[str, Any],
 ) -> None:
     """Sweep approvals past their deadline, resume runs whose process died, notify.
 
@@ -156,7 +164,7 @@ def worker(
         metrics_server = start_metrics(observe)
         server = None
         if serve_too:
-            server = Server(build_app(saver, graph, authenticate), host, port)
+            server = Server(build_app(saver, graph, authenticate, guard), host, port)
             server.start()
             click.echo(f"approval service on http://{host}:{port}/")
         if not once:

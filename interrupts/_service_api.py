@@ -10,10 +10,11 @@ from starlette.routing import Route
 
 from langgraph_durable.interrupts._authz import Decider
 from langgraph_durable.interrupts._errors import InvalidInput
-from langgraph_durable.interrupts._service_auth import Authenticate, NotAuthenticated, identify
+from langgraph_durable.interrupts._service_auth import NotAuthenticated
 from langgraph_durable.interrupts._service_http import read_json
 from langgraph_durable.interrupts._service_openapi import openapi_schema
 from langgraph_durable.interrupts._service_ops import ServiceOps, jsonable
+from langgraph_durable.interrupts._service_sessions import Gate
 
 MAX_LIMIT = 500
 
@@ -48,14 +49,18 @@ def _flag(raw: str | None, name: str) -> bool:
 class Api:
     """The API's endpoints over one :class:`ServiceOps`."""
 
-    def __init__(self, ops: ServiceOps, authenticate: Authenticate, max_body: int) -> None:
+    def __init__(self, ops: ServiceOps, gate: Gate, max_body: int) -> None:
         self.ops = ops
-        self.authenticate = authenticate
+        self.gate = gate
         self.max_body = max_body
 
     async def caller(self, request: Request) -> Decider:
-        """The authenticated decider, or :class:`NotAuthenticated` (401)."""
-        decider = await identify(self.authenticate, request)
+        """The authenticated decider, or :class:`NotAuthenticated` (401).
+
+        Raises:
+            TooManyAttempts: too many failed attempts from the caller's address (429).
+        """
+        decider = await self.gate.identity(request)
         if decider is None:
             raise NotAuthenticated()
         return decider

@@ -5,8 +5,8 @@ hook returned, never one the caller asserts in the body. The hook is any
 callable ``authenticate(request) -> Decider | None`` (or a coroutine function):
 ``None`` means unauthenticated (401, nothing recorded). Two built-ins:
 
-* :class:`BearerTokens`: ``Authorization: Bearer <token>`` (and the console's
-  login cookie) checked against a file of tokens kept only as sha256 hashes;
+* :class:`BearerTokens`: ``Authorization: Bearer <token>`` checked against a
+  file of tokens kept only as sha256 hashes, read again when the file changes;
 * :class:`TrustedProxy`: identity headers set by an authenticating reverse proxy,
   believed only from the proxy's own addresses, and only when configured.
 """
@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import inspect
 import json
+import logging
 import secrets
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
@@ -28,6 +29,8 @@ from starlette.requests import Request
 
 from langgraph_durable.interrupts._authz import Decider
 from langgraph_durable.interrupts._errors import InterruptsError, InvalidInput
+
+log = logging.getLogger("langgraph_durable.interrupts.service")
 
 Authenticate = Callable[[Request], "Decider | Awaitable[Decider | None] | None"]
 """The hook: the request's authenticated decider, or ``None``."""
@@ -80,7 +83,9 @@ class BearerTokens:
 
     The file (or mapping) looks like ``{"<token>": {"id": "alice", "roles": ["ops"]}}``;
     a key ``"sha256:<hex>"`` (:func:`hash_token`) is a token stored hashed, so the
-    file need not hold the token itself.
+    file need not hold the token itself. Read with :meth:`from_file`, the file is
+    read again whenever it changes, so a token removed from it stops working at
+    its next use, console sessions it opened included.
 
     Args:
         tokens: ``{token or "sha256:<hex>": {"id": ..., "roles": [...]}}``.
@@ -90,30 +95,43 @@ class BearerTokens:
     """
 
     def __init__(self, tokens: Mapping[str, Any]) -> None:
-        self._by_hash: dict[str, Decider] = {}
-        for n, (key, value) in enumerate(tokens.items()):
-            if not isinstance(key, str) or not key:
-                raise InvalidInput(parameter="tokens", reason=f"entry {n}: empty token")
-            hashed = key if key.startswith(HASH_PREFIX) else hash_token(key)
-            self._by_hash[hashed.lower()] = _decider(value, f"entry {n}")
+        self._by_hash = _hashed(tokens)
+        self._path: Path | None = None
+        self._stamp: tuple[int, int, int] | None = None
 
     @classmethod
     def from_file(cls, path: str | Path) -> BearerTokens:
         """Read a JSON tokens file.
 
+        The file is read again when its size, modification time or inode change
+        (a replace by rename included); a version that cannot be read keeps the
+        previous one in force and is logged.
+
         Raises:
             InvalidInput: the file is missing, not JSON, or malformed.
         """
+        tokens = cls(_read(Path(path)))
+        tokens._path = Path(path)
+        tokens._stamp = _stamp(tokens._path)
+        return tokens
+
+    def _reload(self) -> None:
+        if self._path is None:
+            return
+        stamp = _stamp(self._path)
+        if stamp == self._stamp:
+            return
+        self._stamp = stamp
         try:
-            data = json.loads(Path(path).read_text())
-        except (OSError, ValueError) as exc:
-            raise InvalidInput(parameter="tokens", reason=f"cannot read {path}: {exc}") from None
-        if not isinstance(data, dict):
-            raise InvalidInput(parameter="tokens", reason=f"{path}: expected a JSON object")
-        return cls(data)
+            self._by_hash = _hashed(_read(self._path))
+        except InvalidInput as exc:
+            log.error("tokens file not reloaded, the previous one stays in force: %s", exc)
+        else:
+            log.info("tokens file reloaded: %d token(s)", len(self._by_hash))
 
     def lookup(self, token: str) -> Decider | None:
         """The decider of ``token``, or ``None``."""
+        self._reload()
         wanted = hash_token(token)
         found = None
         # compare against every entry: the time taken says nothing of which matched
@@ -123,13 +141,40 @@ class BearerTokens:
         return found
 
     def __call__(self, request: Request) -> Decider | None:
-        """The bearer token of the request (header, else the console's login cookie)."""
+        """The decider of the request's ``Authorization: Bearer`` token, or ``None``."""
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() == "bearer" and token.strip():
             return self.lookup(token.strip())
-        cookie = request.cookies.get(SESSION_COOKIE)
-        return self.lookup(cookie) if cookie else None
+        return None
+
+
+def _hashed(tokens: Mapping[str, Any]) -> dict[str, Decider]:
+    by_hash: dict[str, Decider] = {}
+    for n, (key, value) in enumerate(tokens.items()):
+        if not isinstance(key, str) or not key:
+            raise InvalidInput(parameter="tokens", reason=f"entry {n}: empty token")
+        hashed = key if key.startswith(HASH_PREFIX) else hash_token(key)
+        by_hash[hashed.lower()] = _decider(value, f"entry {n}")
+    return by_hash
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(parameter="tokens", reason=f"cannot read {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise InvalidInput(parameter="tokens", reason=f"{path}: expected a JSON object")
+    return data
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 class TrustedProxy:
@@ -189,7 +234,8 @@ def form_token(request: Request, nonce: str) -> str:
     A plain double-submit (field equals cookie) falls to a sibling host that sets
     the cookie for the parent domain ("cookie tossing"): it then knows both
     halves. Bound to the session token, which such a host cannot read, the
-    field cannot be made without it.
+    field cannot be made without it. The session cookie is an opaque random id
+    that never leaves this user's browser and the server.
     """
     session = request.cookies.get(SESSION_COOKIE)
     if not session:

@@ -1,6 +1,7 @@
 """The approval service's web console: server-rendered pages, forms with CSRF tokens.
 
-Pages: ``/login`` (a bearer token, kept in an HttpOnly cookie), ``/inbox``,
+Pages: ``/login`` (a bearer token, checked, then an opaque session id in an
+HttpOnly cookie), ``/inbox``,
 ``/threads/<id>`` (the request exactly as fingerprinted, the decision forms,
 the timeline on a time axis, the audit trail), ``/health`` and the decision
 link page ``/link/<id>?token=...`` (no login: the signed token is the identity).
@@ -31,9 +32,9 @@ from langgraph_durable.interrupts._service_auth import (
     check_csrf,
     csrf_token,
     form_token,
-    identify,
 )
-from langgraph_durable.interrupts._service_http import read_form, status_of
+from langgraph_durable.interrupts._service_http import error_headers, read_form, status_of
+from langgraph_durable.interrupts._service_limits import from_proxy
 from langgraph_durable.interrupts._service_ops import DECISIONS, ServiceOps
 from langgraph_durable.interrupts._service_svg import events_of, timeline_svg
 from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
@@ -104,59 +105,70 @@ class Console:
             value,
             httponly=True,
             samesite="strict",
-            secure=request.url.scheme == "https",
+            secure=self.over_https(request),
             path=_base(request) or "/",
         )
+
+    def over_https(self, request: Request) -> bool:
+        """Whether the browser reached the service over https (at a listed proxy, its word)."""
+        if request.url.scheme == "https":
+            return True
+        proxies = self.api.gate.limiter.proxies
+        proto = request.headers.get("x-forwarded-proto", "").split(",")[-1].strip().lower()
+        return from_proxy(request, proxies) and proto == "https"
 
     def _go(self, request: Request, path: str) -> RedirectResponse:
         return RedirectResponse(_base(request) + path, status_code=303)
 
     async def _user(self, request: Request) -> Decider:
-        decider = await identify(self.api.authenticate, request)
-        if decider is None:
-            raise NotAuthenticated()
-        return decider
+        return await self.api.caller(request)
 
     async def error_page(self, request: Request, exc: Exception) -> Response:
         """A refused console request: the login page for 401, else the message."""
         if isinstance(exc, NotAuthenticated) and request.method == "GET":
             return self._go(request, "/login?" + urlencode({"next": request.url.path}))
         status = status_of(exc) or 500
-        return self.render(
+        page = self.render(
             request, "message.html", status, error=type(exc).__name__, message=str(exc)
         )
+        page.headers.update(error_headers(exc, status) or {})
+        return page
 
     async def home(self, request: Request) -> Response:
         """``/``: the inbox."""
         return self._go(request, "/inbox")
 
     async def login(self, request: Request) -> Response:
-        """``GET/POST /login``: a bearer token, checked, then kept in a cookie."""
+        """``GET/POST /login``: a bearer token, checked, then a session in a cookie.
+
+        Raises:
+            TooManyAttempts: too many failed sign-ins from this address (429).
+        """
         error = None
         if request.method == "POST":
+            # refused before the form is even read: the guess is never checked
+            self.api.gate.limiter.check(request)
             form = await read_form(request, self.api.max_body)
             check_csrf(request, form)
-            token = form.get("token", "").strip()
-            probe = Request(
-                {**request.scope, "headers": [(b"authorization", f"Bearer {token}".encode())]}
-            )
-            if token and await identify(self.api.authenticate, probe) is not None:
+            sid = await self.api.gate.sign_in(request, form.get("token", "").strip())
+            if sid is not None:
                 target = form.get("next", "")
                 base = _base(request)
                 # only a page of this app: "//host" and "/\\host" lead browsers elsewhere
                 if not target.startswith(base + "/") or target[1:2] in ("/", "\\"):
                     target = base + "/inbox"
                 response = RedirectResponse(target, status_code=303)
-                self._cookie(request, response, SESSION_COOKIE, token)
+                self._cookie(request, response, SESSION_COOKIE, sid)
                 return response
             error = "That token is not valid."
         nxt = request.query_params.get("next", "")
         return self.render(request, "login.html", 401 if error else 200, error=error, next=nxt)
 
     async def logout(self, request: Request) -> Response:
-        """``POST /logout``."""
+        """``POST /logout``: the session ends on the server, the cookie in the browser."""
         form = await read_form(request, self.api.max_body)
         check_csrf(request, form)
+        self.api.gate.sign_out(request)
         response = self._go(request, "/login")
         response.delete_cookie(SESSION_COOKIE, path=_base(request) or "/")
         return response

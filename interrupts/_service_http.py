@@ -24,6 +24,7 @@ from langgraph_durable.interrupts._errors import (
 )
 from langgraph_durable.interrupts._links import LinkRefused
 from langgraph_durable.interrupts._service_auth import CsrfRefused, NotAuthenticated
+from langgraph_durable.interrupts._service_limits import TooManyAttempts
 from langgraph_durable.interrupts._service_ops import UnknownThread
 
 DEFAULT_MAX_BODY = 64 * 1024
@@ -52,6 +53,7 @@ STATUS: tuple[tuple[type[Exception], int], ...] = (
     (UnknownThread, 404),
     (NoPendingApproval, 404),
     (BodyTooLarge, 413),
+    (TooManyAttempts, 429),
     (UnknownBatchItem, 400),
     (InvalidInput, 400),
     (InvalidConfigError, 400),
@@ -84,13 +86,21 @@ def error_body(exc: Exception) -> dict[str, Any]:
     return body
 
 
+def error_headers(exc: Exception, status: int) -> dict[str, str] | None:
+    """The headers a refusal carries: the scheme to sign in with, when to try again."""
+    if status == 401:
+        return {"WWW-Authenticate": "Bearer"}
+    if isinstance(exc, TooManyAttempts):
+        return {"Retry-After": str(exc.retry_after)}
+    return None
+
+
 async def error_response(request: Request, exc: Exception) -> JSONResponse:
     """The JSON error of a refused request; storage failures are a 503."""
     status = status_of(exc)
     if status is None:
         status = 503 if isinstance(exc, CheckpointerError) else 500
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(error_body(exc), status_code=status, headers=headers)
+    return JSONResponse(error_body(exc), status_code=status, headers=error_headers(exc, status))
 
 
 async def read_body(request: Request, limit: int) -> bytes:

@@ -42,10 +42,22 @@ from langgraph_durable.interrupts._service_http import (
     BodyTooLarge,
     error_response,
 )
+from langgraph_durable.interrupts._service_limits import (
+    DEFAULT_ATTEMPTS,
+    DEFAULT_WINDOW,
+    FailureLimiter,
+    TooManyAttempts,
+)
 from langgraph_durable.interrupts._service_ops import (
     DEFAULT_ADMIN_ROLES,
     ServiceOps,
     UnknownThread,
+)
+from langgraph_durable.interrupts._service_sessions import (
+    DEFAULT_IDLE,
+    DEFAULT_LIFETIME,
+    Gate,
+    Sessions,
 )
 from langgraph_durable.interrupts._types import CompiledGraph, Saver
 
@@ -56,6 +68,7 @@ __all__ = [
     "CsrfRefused",
     "LinkRefused",
     "NotAuthenticated",
+    "TooManyAttempts",
     "TrustedProxy",
     "UnknownThread",
     "create_app",
@@ -110,6 +123,11 @@ def create_app(
     title: str = "Approvals",
     metrics: bool = False,
     admin_roles: Collection[str] = DEFAULT_ADMIN_ROLES,
+    login_attempts: int = DEFAULT_ATTEMPTS,
+    login_window: float = DEFAULT_WINDOW,
+    session_idle: float = DEFAULT_IDLE,
+    session_lifetime: float = DEFAULT_LIFETIME,
+    proxies: Collection[str] = (),
 ) -> Starlette:
     """Build the approval service's ASGI app.
 
@@ -137,6 +155,19 @@ def create_app(
             Anyone else reads the threads with an approval the graph's policy lets
             them decide (pending or past) and those they decided on; other thread
             ids are a 404 as if not stored. Deciding is always the policy's.
+        login_attempts: Failed authentications (a wrong bearer token in a header or
+            on the sign-in page) one client address may make within ``login_window``
+            seconds; past that its attempts are a 429 with ``Retry-After``, their
+            credential unchecked. The address is the peer the ASGI server reports.
+        login_window: The window of ``login_attempts``, in seconds.
+        session_idle: Seconds a console session lasts unused.
+        session_lifetime: Seconds a console session lasts at most after sign-in.
+            Sessions live in this process: a restart signs everyone out, and
+            several processes need sticky sessions.
+        proxies: Addresses of reverse proxies in front of the service. From them,
+            and only from them, the last ``X-Forwarded-For`` entry is the client
+            address ``login_attempts`` counts against, and ``X-Forwarded-Proto:
+            https`` marks cookies ``Secure``. Empty (the default): the socket peer.
 
     Raises:
         InvalidInput: a parameter is unusable (an async saver, a graph on another saver...).
@@ -148,9 +179,16 @@ def create_app(
     _check(saver, graph, authenticate, max_body)
     if isinstance(admin_roles, str) or not all(isinstance(r, str) and r for r in admin_roles):
         raise InvalidInput(parameter="admin_roles", reason="must be a list of role names")
+    if isinstance(proxies, str):
+        raise InvalidInput(parameter="proxies", reason="must be a list of addresses")
     secret = link_secret if link_secret is not None else os.environ.get(LINK_SECRET_ENV) or None
     ops = ServiceOps(saver, graph, secret=secret, clock=clock, admin_roles=admin_roles)
-    api = Api(ops, authenticate, max_body)
+    gate = Gate(
+        authenticate,
+        FailureLimiter(attempts=login_attempts, window=login_window, proxies=proxies),
+        Sessions(idle=session_idle, lifetime=session_lifetime),
+    )
+    api = Api(ops, gate, max_body)
     console = Console(ops, api, title=title)
     routes = [*api.routes(), *console.routes()]
     if metrics:
