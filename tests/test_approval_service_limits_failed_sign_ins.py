@@ -12,8 +12,8 @@ import pytest
 from starlette.requests import Request
 from starlette.testclient import TestClient
 
-from langgraph_durable.interrupts._service_limits import FailureLimiter, TooManyAttempts
 from langgraph_durable.interrupts import InvalidInput
+from langgraph_durable.interrupts._service_limits import FailureLimiter, TooManyAttempts
 from tests._service_support import ALICE, Served, page_csrf, served
 
 WRONG = {"Authorization": "Bearer not-a-token-0000"}
@@ -94,19 +94,23 @@ def test_forwarded_for_names_the_client_only_from_a_listed_proxy(
 ) -> None:
     proxy = ("10.1.2.3", 443)
     spoofed = [{**WRONG, "X-Forwarded-For": f"192.0.2.{n}"} for n in range(6)]
-    with served(request, "postgres", login_attempts=3) as direct:
-        with TestClient(direct.app, client=proxy) as client:
-            # not a listed proxy: its X-Forwarded-For is the client's own word
-            codes = [client.get("/api/health", headers=h).status_code for h in spoofed]
-            assert codes == [401] * 3 + [429] * 3
-    with served(request, "postgres", login_attempts=3, proxies=["10.1.2.3"]) as proxied:
-        with TestClient(proxied.app, client=proxy) as client:
-            codes = [client.get("/api/health", headers=h).status_code for h in spoofed]
-            assert codes == [401] * 6
-            # the proxy appends the address it saw: that last entry is the one counted
-            chain = {**WRONG, "X-Forwarded-For": "192.0.2.77, 192.0.2.1"}
-            assert [client.get("/api/health", headers=chain).status_code for _ in "ab"] == [401] * 2
-            assert client.get("/api/health", headers=spoofed[1]).status_code == 429
+    with (
+        served(request, "postgres", login_attempts=3) as direct,
+        TestClient(direct.app, client=proxy) as client,
+    ):
+        # not a listed proxy: its X-Forwarded-For is the client's own word
+        codes = [client.get("/api/health", headers=h).status_code for h in spoofed]
+        assert codes == [401] * 3 + [429] * 3
+    with (
+        served(request, "postgres", login_attempts=3, proxies=["10.1.2.3"]) as proxied,
+        TestClient(proxied.app, client=proxy) as client,
+    ):
+        codes = [client.get("/api/health", headers=h).status_code for h in spoofed]
+        assert codes == [401] * 6
+        # the proxy appends the address it saw: that last entry is the one counted
+        chain = {**WRONG, "X-Forwarded-For": "192.0.2.77, 192.0.2.1"}
+        assert [client.get("/api/health", headers=chain).status_code for _ in "ab"] == [401] * 2
+        assert client.get("/api/health", headers=spoofed[1]).status_code == 429
 
 
 def _request(host: str) -> Request:
