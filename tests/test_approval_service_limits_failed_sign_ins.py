@@ -13,7 +13,6 @@ from starlette.requests import Request
 from starlette.testclient import TestClient
 
 from langgraph_durable.interrupts import InvalidInput
-from langgraph_durable.interrupts._service_limits import FailureLimiter, TooManyAttempts
 from tests._service_support import ALICE, Served, page_csrf, served
 
 WRONG = {"Authorization": "Bearer not-a-token-0000"}
@@ -118,6 +117,8 @@ def _request(host: str) -> Request:
 
 
 def test_the_addresses_remembered_are_capped_oldest_first() -> None:
+    from langgraph_durable.interrupts._service_limits import FailureLimiter, TooManyAttempts
+
     limiter = FailureLimiter(attempts=1, window=60, tracked=2)
     for host in ("192.0.2.1", "192.0.2.2", "192.0.2.3"):
         limiter.failed(_request(host))
