@@ -162,3 +162,22 @@ def test_a_second_click_shows_who_already_decided(site: tuple[Served, str], brow
     assert outcomes.count("already_decided") == 1
     alice.close()
     bob.close()
+
+
+def test_the_session_cookie_is_opaque_and_dies_at_sign_out(
+    site: tuple[Served, str], browser: Any
+) -> None:
+    _, url = site
+    page = _page(browser, {"width": 1280, "height": 900})
+    _login(page, url, "alice-token-0001")
+    (session,) = [c for c in browser.cookies() if c["name"] == "lgd_session"]
+    assert "alice-token" not in session["value"]
+    assert session["httpOnly"] is True
+    assert session["sameSite"] == "Strict"
+    page.click("text=Sign out")
+    page.wait_for_url(f"{url}/login")
+    # the cookie put back, as a thief who copied it would: the server ended the session
+    browser.add_cookies([session])
+    page.goto(f"{url}/inbox")
+    assert "/login" in page.url
+    page.close()
