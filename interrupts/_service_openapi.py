@@ -28,7 +28,10 @@ def _errors(*codes: int) -> dict[str, Any]:
         404: "Unknown thread (or one the caller may not read), or nothing pending",
         409: "Already decided (who and when)",
         413: "Body too large",
+        429: "Too many failed sign-ins from this address: retry after Retry-After seconds",
     }
+    # whatever may answer 401 may also refuse an address over its failed sign-ins
+    codes = (*codes, 429) if 401 in codes else codes
     return {
         str(c): {"description": text[c], "content": {"application/json": {"schema": _ERROR}}}
         for c in codes

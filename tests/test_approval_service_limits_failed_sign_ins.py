@@ -39,6 +39,8 @@ def test_past_the_limit_an_address_gets_429_and_others_still_sign_in(svc: Served
         assert attacker.get("/api/approvals", headers=ALICE).status_code == 429
     with TestClient(svc.app, client=NEIGHBOUR) as neighbour:
         assert neighbour.get("/api/approvals", headers=ALICE).status_code == 200
+        schema = neighbour.get("/api/openapi.json").json()
+        assert "429" in schema["paths"]["/api/approvals"]["get"]["responses"]
     # the window slides past the failures: the address may try again
     time.sleep(1.6)
     with TestClient(svc.app, client=ATTACKER) as attacker:
