@@ -1,6 +1,12 @@
 # Generated from checkpointers/postgres/_saver_async.py by tools/async_to_sync.py:
 # edit the source, then run the script.
-"""The PostgreSQL saver: a runner, a core and feature stores (:mod:`._saver_base`).
+"""The PostgreSQL saver: a runner, a core and feature stores.
+
+A saver holds one runner (:mod:`._runner`), one core
+(:class:`~._core.PostgresCore`: the statements of its schema and its value
+codec) and its feature stores as attributes, each built on that runner and
+core: ``waits``, ``decisions``, ``audit``, ``leases``, ``activities``,
+``outbox`` and ``migration_store``.
 
 Written once, as async code; the sync saver's module is generated from it by
 ``tools/async_to_sync.py``.
@@ -15,6 +21,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -47,15 +54,14 @@ from langgraph_durable.checkpointers.postgres._migration_store import PostgresMi
 from langgraph_durable.checkpointers.postgres._outbox_store import PostgresOutbox
 from langgraph_durable.checkpointers.postgres._pool import DEFAULT_POOL_SIZE, sync_pool
 from langgraph_durable.checkpointers.postgres._runner import PostgresRunner
-from langgraph_durable.checkpointers.postgres._saver_base import PostgresSaverBase, check_schema
 from langgraph_durable.checkpointers.postgres._setup import op_setup
-from langgraph_durable.checkpointers.postgres._stmt import connect_kwargs
+from langgraph_durable.checkpointers.postgres._stmt import check_schema, connect_kwargs
 from langgraph_durable.checkpointers.postgres._waits import PostgresWaits
 
 
 @sync_traced_saver("postgresql")
 @sync_run_leases
-class PostgresSaver(PostgresSaverBase):
+class PostgresSaver(BaseCheckpointSaver[str]):
     """LangGraph checkpoint saver on PostgreSQL.
 
     Reads and writes the tables of langgraph-checkpoint-postgres (plus additive
@@ -130,8 +136,11 @@ class PostgresSaver(PostgresSaverBase):
         self.run_leases = RunLeases(self.leases, settings, multitask=policy) if settings else None
 
     _runner: PostgresRunner
+    core: PostgresCore
+    """The statements of the saver's schema and its value codec."""
 
     def _compose(self) -> None:
+        # the feature stores, made on the runner and core (again with a new serializer)
         runner, core = self._runner, self.core
         self.waits = PostgresWaits(runner, core)
         self.decisions = PostgresDecisions(runner, core)
@@ -140,6 +149,31 @@ class PostgresSaver(PostgresSaverBase):
         self.activities = PostgresActivities(runner, core)
         self.outbox = PostgresOutbox(runner, core)
         self.migration_store = PostgresMigrations(runner, core)
+
+    @property
+    def serde(self) -> SerializerProtocol:
+        """The serializer of every value the saver and its stores store."""
+        return self.core.serde
+
+    @serde.setter
+    def serde(self, serde: SerializerProtocol) -> None:
+        # with_allowlist sets it on a shallow copy of the saver: the copy gets
+        # a core and stores of its own, sharing the runner and the caches
+        self.core = self.core.with_serde(serde)
+        self._compose()
+
+    @property
+    def delta_policy(self) -> DeltaPolicy:
+        """When a growing value is stored as a delta (the ``deltas=`` option)."""
+        return self.core.delta_policy
+
+    @delta_policy.setter
+    def delta_policy(self, policy: DeltaPolicy) -> None:
+        self.core.delta_policy = policy
+
+    def get_next_version(self, current: str | int | None, channel: None) -> str:
+        """Next channel version, ``"<counter:032>.<random:016>"`` as the official saver."""
+        return self.core.get_next_version(current, channel)
 
     @classmethod
     @contextmanager

@@ -1,4 +1,10 @@
-"""The PostgreSQL saver: a runner, a core and feature stores (:mod:`._saver_base`).
+"""The PostgreSQL saver: a runner, a core and feature stores.
+
+A saver holds one runner (:mod:`._runner_async`), one core
+(:class:`~._core.PostgresCore`: the statements of its schema and its value
+codec) and its feature stores as attributes, each built on that runner and
+core: ``waits``, ``decisions``, ``audit``, ``leases``, ``activities``,
+``outbox`` and ``migration_store``.
 
 Written once, as async code; the sync saver's module is generated from it by
 ``tools/async_to_sync.py``.
@@ -13,6 +19,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -46,16 +53,15 @@ from langgraph_durable.checkpointers.postgres._migration_store_async import Asyn
 from langgraph_durable.checkpointers.postgres._outbox_store_async import AsyncPostgresOutbox
 from langgraph_durable.checkpointers.postgres._pool import DEFAULT_POOL_SIZE, async_pool
 from langgraph_durable.checkpointers.postgres._runner_async import AsyncPostgresRunner
-from langgraph_durable.checkpointers.postgres._saver_base import PostgresSaverBase, check_schema
 from langgraph_durable.checkpointers.postgres._setup import op_setup
-from langgraph_durable.checkpointers.postgres._stmt import connect_kwargs
+from langgraph_durable.checkpointers.postgres._stmt import check_schema, connect_kwargs
 from langgraph_durable.checkpointers.postgres._waits_async import AsyncPostgresWaits
 
 
 @sync_bridges(*SAVER_METHODS)  # async-only
 @async_traced_saver("postgresql")
 @async_run_leases
-class AsyncPostgresSaver(PostgresSaverBase):
+class AsyncPostgresSaver(BaseCheckpointSaver[str]):
     """LangGraph checkpoint saver on PostgreSQL.
 
     Reads and writes the tables of langgraph-checkpoint-postgres (plus additive
@@ -132,8 +138,11 @@ class AsyncPostgresSaver(PostgresSaverBase):
         )
 
     _runner: AsyncPostgresRunner
+    core: PostgresCore
+    """The statements of the saver's schema and its value codec."""
 
     def _compose(self) -> None:
+        # the feature stores, made on the runner and core (again with a new serializer)
         runner, core = self._runner, self.core
         self.waits = AsyncPostgresWaits(runner, core)
         self.decisions = AsyncPostgresDecisions(runner, core)
@@ -142,6 +151,31 @@ class AsyncPostgresSaver(PostgresSaverBase):
         self.activities = AsyncPostgresActivities(runner, core)
         self.outbox = AsyncPostgresOutbox(runner, core)
         self.migration_store = AsyncPostgresMigrations(runner, core)
+
+    @property
+    def serde(self) -> SerializerProtocol:
+        """The serializer of every value the saver and its stores store."""
+        return self.core.serde
+
+    @serde.setter
+    def serde(self, serde: SerializerProtocol) -> None:
+        # with_allowlist sets it on a shallow copy of the saver: the copy gets
+        # a core and stores of its own, sharing the runner and the caches
+        self.core = self.core.with_serde(serde)
+        self._compose()
+
+    @property
+    def delta_policy(self) -> DeltaPolicy:
+        """When a growing value is stored as a delta (the ``deltas=`` option)."""
+        return self.core.delta_policy
+
+    @delta_policy.setter
+    def delta_policy(self, policy: DeltaPolicy) -> None:
+        self.core.delta_policy = policy
+
+    def get_next_version(self, current: str | int | None, channel: None) -> str:
+        """Next channel version, ``"<counter:032>.<random:016>"`` as the official saver."""
+        return self.core.get_next_version(current, channel)
 
     @classmethod
     @asynccontextmanager

@@ -200,3 +200,10 @@ def _ids(config: RunnableConfig, *, write: bool = False) -> tuple[str, str, str 
     if checkpoint_id is not None:
         checkpoint_id = check_id("checkpoint_id", checkpoint_id)
     return thread_id, checkpoint_ns, checkpoint_id or None
+
+
+def check_schema(schema: str) -> str:
+    """``schema`` if it can name a PostgreSQL schema; else :class:`InvalidConfigError`."""
+    if not isinstance(schema, str) or not schema or "\x00" in schema or len(schema) > 63:
+        raise InvalidConfigError(field="schema", reason="must be a non-empty name of <= 63 chars")
+    return schema

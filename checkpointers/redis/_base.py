@@ -1,27 +1,18 @@
-"""What the sync and async Redis savers share: options, errors, command execution."""
+"""What the Redis saver and its runners share: driver errors, reply checks, client checks."""
 
 from __future__ import annotations
 
-import random
 import re
-from datetime import timedelta
 from typing import Any
 
-from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
-)
-from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis import exceptions as rx
 
-from langgraph_durable.checkpointers._delta import DeltaPolicy
 from langgraph_durable.checkpointers._errors import (
     InvalidConfigError,
     StorageRefusedError,
     StorageUnavailableError,
 )
-from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers.redis import _scripts as S
-from langgraph_durable.checkpointers.redis._core import RedisCore
 from langgraph_durable.checkpointers.redis._ops import Cmd
 
 UNAVAILABLE = (rx.ConnectionError, rx.TimeoutError, rx.ClusterDownError, rx.TryAgainError)
@@ -159,89 +150,3 @@ def describe(client: Any) -> str:
         return f"{kwargs['host']}:{kwargs.get('port', 6379)}"
     nodes = getattr(client, "startup_nodes", None) or []
     return "cluster " + ",".join(f"{n.host}:{n.port}" for n in nodes)
-
-
-class RedisSaverBase(BaseCheckpointSaver[str]):
-    """What :class:`RedisSaver` and :class:`AsyncRedisSaver` share: the core and its options.
-
-    Each saver holds one runner (``_runner``) and its feature stores as
-    attributes (``waits``, ``decisions``, ``audit``, ``leases``,
-    ``activities``, ``outbox``, ``migration_store``), made by its
-    :meth:`_compose` on the runner and the core.
-    """
-
-    core: RedisCore
-    """The key layout, the value codec and the operations of the saver's commands."""
-
-    def _compose(self) -> None:
-        """Make the feature stores on the saver's runner and core."""
-        raise NotImplementedError
-
-    def _init_core(
-        self,
-        *,
-        serde: SerializerProtocol | None,
-        migrations: Any,
-        prefix: str,
-        ttl: float | timedelta | None,
-        refresh_on_read: bool,
-        wait_grace: float | timedelta,
-        deltas: bool | DeltaPolicy = True,
-    ) -> None:
-        BaseCheckpointSaver.__init__(self, serde=serde or default_serde())
-        self.core = RedisCore(
-            serde=self.serde,
-            prefix=prefix,
-            ttl=ttl,
-            refresh_on_read=refresh_on_read,
-            wait_grace=wait_grace,
-            migrations=migrations,
-            deltas=deltas,
-        )
-
-    @property
-    def prefix(self) -> str:
-        """The key prefix this saver reads and writes under."""
-        return self.core.keys.prefix
-
-    @property
-    def serde(self) -> SerializerProtocol:
-        """The serializer (LangGraph's attribute): setting it applies to what is stored next.
-
-        ``saver.serde = ...`` (LangGraph's own test fixtures do it, as does
-        ``with_allowlist`` on its shallow clone) gives this saver a core and
-        feature stores of its own using the new serializer; a clone never
-        changes the original's.
-        """
-        serde: SerializerProtocol = self.__dict__["_serde"]
-        return serde
-
-    @serde.setter
-    def serde(self, value: SerializerProtocol) -> None:
-        self.__dict__["_serde"] = value
-        core = self.__dict__.get("core")
-        if core is not None:
-            self.__dict__["core"] = core.with_serde(value)
-            self._compose()  # the stores that encode values use the new serializer
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        """Monotonic string versions: ``<counter, 10 digits>.<48 random bits, hex>``.
-
-        23 characters where langgraph-checkpoint-postgres writes ~51
-        (``<counter, 32 digits>.<random float>``, what this saver wrote before
-        layout step 5): a version is stored about ten times per step (the
-        checkpoint's channel versions and versions seen, value fields, refs,
-        delta bases), so the long form cost ~0.3x the payload of a growing
-        thread. Versions of the long form still sort below: a
-        10-digit counter >= 1 sorts after any 32-digit one below 10**22, so a
-        thread written before goes on. The random part keeps apart the value
-        fields of two forks that reach the same counter. (Monotonic up to
-        10**10 versions of one channel.)
-        """
-        if current is None:
-            current_v = 0
-        elif isinstance(current, int):
-            current_v = current
-        else:
-            current_v = int(current.split(".")[0])
-        return f"{current_v + 1:010}.{random.getrandbits(48):012x}"

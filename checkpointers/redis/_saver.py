@@ -8,6 +8,7 @@ Written once as async code; the sync saver's module is generated from it by
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
@@ -17,6 +18,7 @@ import redis
 import redis.cluster
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -35,12 +37,14 @@ from langgraph_durable.checkpointers._run_leases import (
     lease_settings,
     sync_run_leases,
 )
+from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers.redis import _layout
 from langgraph_durable.checkpointers.redis import _thread_ops as threads
 from langgraph_durable.checkpointers.redis._activity_store import RedisActivities
 from langgraph_durable.checkpointers.redis._audit_store import RedisAudit
-from langgraph_durable.checkpointers.redis._base import RedisSaverBase, check_client, describe
+from langgraph_durable.checkpointers.redis._base import check_client, describe
 from langgraph_durable.checkpointers.redis._connect import connect
+from langgraph_durable.checkpointers.redis._core import RedisCore
 from langgraph_durable.checkpointers.redis._decisions import RedisDecisions
 from langgraph_durable.checkpointers.redis._lease_store import RedisLeases
 from langgraph_durable.checkpointers.redis._migration_store import RedisMigrationStore
@@ -52,7 +56,7 @@ from langgraph_durable.checkpointers.redis._waits import RedisWaits
 @bridges.thread_bridges(*bridges.SAVER_METHODS)
 @sync_traced_saver("redis")
 @sync_run_leases
-class RedisSaver(RedisSaverBase):
+class RedisSaver(BaseCheckpointSaver[str]):
     """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     No modules needed. Every key of a thread shares one hash tag; ``put`` and
@@ -126,13 +130,14 @@ class RedisSaver(RedisSaverBase):
         check_client(client, kinds, "redis.Redis or redis.cluster.RedisCluster")
         self.client = client
         self._runner = RedisRunner(client, type(self).__name__)
-        self._init_core(
-            serde=serde,
-            migrations=migrations,
+        super().__init__(serde=serde or default_serde())
+        self.core = RedisCore(
+            serde=self.serde,
             prefix=prefix,
             ttl=ttl,
             refresh_on_read=refresh_on_read,
             wait_grace=wait_grace,
+            migrations=migrations,
             deltas=deltas,
         )
         settings = lease_settings(leases)
@@ -140,7 +145,11 @@ class RedisSaver(RedisSaverBase):
         self._compose()
         self.run_leases = RunLeases(self.leases, settings, multitask=policy) if settings else None
 
+    core: RedisCore
+    """The key layout, the value codec and the operations of the saver's commands."""
+
     def _compose(self) -> None:
+        # the feature stores, made on the runner and core (again with a new serializer)
         runner, core = self._runner, self.core
         self.waits = RedisWaits(runner, core)
         self.decisions = RedisDecisions(runner, core)
@@ -149,6 +158,53 @@ class RedisSaver(RedisSaverBase):
         self.activities = RedisActivities(runner, core)
         self.outbox = RedisOutbox(runner, core)
         self.migration_store = RedisMigrationStore(runner, core)
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix this saver reads and writes under."""
+        return self.core.keys.prefix
+
+    @property
+    def serde(self) -> SerializerProtocol:
+        """The serializer (LangGraph's attribute): setting it applies to what is stored next.
+
+        ``saver.serde = ...`` (LangGraph's own test fixtures do it, as does
+        ``with_allowlist`` on its shallow clone) gives this saver a core and
+        feature stores of its own using the new serializer; a clone never
+        changes the original's.
+        """
+        serde: SerializerProtocol = self.__dict__["_serde"]
+        return serde
+
+    @serde.setter
+    def serde(self, value: SerializerProtocol) -> None:
+        self.__dict__["_serde"] = value
+        core = self.__dict__.get("core")
+        if core is not None:
+            self.__dict__["core"] = core.with_serde(value)
+            self._compose()  # the stores that encode values use the new serializer
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Monotonic string versions: ``<counter, 10 digits>.<48 random bits, hex>``.
+
+        23 characters where langgraph-checkpoint-postgres writes ~51
+        (``<counter, 32 digits>.<random float>``, what this saver wrote before
+        layout step 5): a version is stored about ten times per step (the
+        checkpoint's channel versions and versions seen, value fields, refs,
+        delta bases), so the long form cost ~0.3x the payload of a growing
+        thread. Versions of the long form still sort below: a
+        10-digit counter >= 1 sorts after any 32-digit one below 10**22, so a
+        thread written before goes on. The random part keeps apart the value
+        fields of two forks that reach the same counter. (Monotonic up to
+        10**10 versions of one channel.)
+        """
+        if current is None:
+            current_v = 0
+        elif isinstance(current, int):
+            current_v = current
+        else:
+            current_v = int(current.split(".")[0])
+        return f"{current_v + 1:010}.{random.getrandbits(48):012x}"
 
     @classmethod
     @contextmanager

@@ -7,6 +7,7 @@ Written once as async code; the sync saver's module is generated from it by
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -16,6 +17,7 @@ import redis.asyncio
 import redis.asyncio.cluster
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
@@ -34,12 +36,14 @@ from langgraph_durable.checkpointers._delta import DeltaPolicy
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._otel_saver import async_traced_saver
+from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers.redis import _layout
 from langgraph_durable.checkpointers.redis import _thread_ops as threads
 from langgraph_durable.checkpointers.redis._activity_store_async import AsyncRedisActivities
 from langgraph_durable.checkpointers.redis._audit_store_async import AsyncRedisAudit
-from langgraph_durable.checkpointers.redis._base import RedisSaverBase, check_client, describe
+from langgraph_durable.checkpointers.redis._base import check_client, describe
 from langgraph_durable.checkpointers.redis._connect_async import aconnect
+from langgraph_durable.checkpointers.redis._core import RedisCore
 from langgraph_durable.checkpointers.redis._decisions_async import AsyncRedisDecisions
 from langgraph_durable.checkpointers.redis._lease_store_async import AsyncRedisLeases
 from langgraph_durable.checkpointers.redis._migration_store_async import AsyncRedisMigrationStore
@@ -52,7 +56,7 @@ from langgraph_durable.checkpointers.redis._waits_async import AsyncRedisWaits
 # sync-only: @bridges.thread_bridges(*bridges.SAVER_METHODS)
 @async_traced_saver("redis")
 @async_run_leases
-class AsyncRedisSaver(RedisSaverBase):
+class AsyncRedisSaver(BaseCheckpointSaver[str]):
     """LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster.
 
     No modules needed. Every key of a thread shares one hash tag; ``put`` and
@@ -127,13 +131,14 @@ class AsyncRedisSaver(RedisSaverBase):
         self.client = client
         self._runner = AsyncRedisRunner(client, type(self).__name__)
         self.loop: asyncio.AbstractEventLoop | None = self._runner.loop  # async-only
-        self._init_core(
-            serde=serde,
-            migrations=migrations,
+        super().__init__(serde=serde or default_serde())
+        self.core = RedisCore(
+            serde=self.serde,
             prefix=prefix,
             ttl=ttl,
             refresh_on_read=refresh_on_read,
             wait_grace=wait_grace,
+            migrations=migrations,
             deltas=deltas,
         )
         settings = lease_settings(leases)
@@ -143,7 +148,11 @@ class AsyncRedisSaver(RedisSaverBase):
             AsyncRunLeases(self.leases, settings, multitask=policy) if settings else None
         )
 
+    core: RedisCore
+    """The key layout, the value codec and the operations of the saver's commands."""
+
     def _compose(self) -> None:
+        # the feature stores, made on the runner and core (again with a new serializer)
         runner, core = self._runner, self.core
         self.waits = AsyncRedisWaits(runner, core)
         self.decisions = AsyncRedisDecisions(runner, core)
@@ -152,6 +161,53 @@ class AsyncRedisSaver(RedisSaverBase):
         self.activities = AsyncRedisActivities(runner, core)
         self.outbox = AsyncRedisOutbox(runner, core)
         self.migration_store = AsyncRedisMigrationStore(runner, core)
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix this saver reads and writes under."""
+        return self.core.keys.prefix
+
+    @property
+    def serde(self) -> SerializerProtocol:
+        """The serializer (LangGraph's attribute): setting it applies to what is stored next.
+
+        ``saver.serde = ...`` (LangGraph's own test fixtures do it, as does
+        ``with_allowlist`` on its shallow clone) gives this saver a core and
+        feature stores of its own using the new serializer; a clone never
+        changes the original's.
+        """
+        serde: SerializerProtocol = self.__dict__["_serde"]
+        return serde
+
+    @serde.setter
+    def serde(self, value: SerializerProtocol) -> None:
+        self.__dict__["_serde"] = value
+        core = self.__dict__.get("core")
+        if core is not None:
+            self.__dict__["core"] = core.with_serde(value)
+            self._compose()  # the stores that encode values use the new serializer
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Monotonic string versions: ``<counter, 10 digits>.<48 random bits, hex>``.
+
+        23 characters where langgraph-checkpoint-postgres writes ~51
+        (``<counter, 32 digits>.<random float>``, what this saver wrote before
+        layout step 5): a version is stored about ten times per step (the
+        checkpoint's channel versions and versions seen, value fields, refs,
+        delta bases), so the long form cost ~0.3x the payload of a growing
+        thread. Versions of the long form still sort below: a
+        10-digit counter >= 1 sorts after any 32-digit one below 10**22, so a
+        thread written before goes on. The random part keeps apart the value
+        fields of two forks that reach the same counter. (Monotonic up to
+        10**10 versions of one channel.)
+        """
+        if current is None:
+            current_v = 0
+        elif isinstance(current, int):
+            current_v = current
+        else:
+            current_v = int(current.split(".")[0])
+        return f"{current_v + 1:010}.{random.getrandbits(48):012x}"
 
     @classmethod
     @asynccontextmanager
