@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import operator
 import os
+import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -26,6 +28,13 @@ from langgraph_durable.interrupts._heartbeat import heartbeat
 from tests._backends import POSTGRES
 
 STEPS = 20
+
+
+def dead_holder_owner() -> str:
+    """The owner id of a run on this host whose process has exited (its pid is free)."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return f"{socket.gethostname()}:{proc.pid}:run:gone"
 
 
 def steps() -> int:

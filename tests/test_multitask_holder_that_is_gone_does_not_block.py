@@ -14,9 +14,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -26,6 +23,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 
 from tests._backends import BACKENDS, area_fixture
+from tests._lease_support import dead_holder_owner
 from tests._multitask_support import Chat, async_saver, sync_saver
 from tests._parts import part_of
 
@@ -34,16 +32,10 @@ T = "t"
 CFG: dict[str, Any] = {"configurable": {"thread_id": T}}
 
 
-def _exited_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
-
-
 def _holders() -> dict[str, tuple[str, timedelta]]:
     """Owner id and age of the last renewal of each gone holder."""
     return {
-        "dead-pid": (f"{socket.gethostname()}:{_exited_pid()}:run:gone", timedelta(0)),
+        "dead-pid": (dead_holder_owner(), timedelta(0)),
         "silent": ("elsewhere:7:run:silent", timedelta(seconds=25)),
         "expired": ("elsewhere:9:run:expired", timedelta(seconds=31)),
     }

@@ -9,9 +9,6 @@ names the live holder.
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -22,22 +19,23 @@ from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver
 from langgraph_durable.checkpointers.redis import AsyncRedisSaver
 from langgraph_durable.interrupts import thread_state
 from tests._backends import BACKENDS, POSTGRES
-from tests._lease_support import builder, expected_final, leasing_saver, settings, where_of
+from tests._lease_support import (
+    builder,
+    dead_holder_owner,
+    expected_final,
+    leasing_saver,
+    settings,
+    where_of,
+)
 from tests._parts import part_of
 
 TTL = timedelta(seconds=30)
 
 
-def _exited_pid() -> int:
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
-    return proc.pid
-
-
 def _holders() -> dict[str, tuple[str, timedelta]]:
     """Holder owner id and the age of its last renewal, per case."""
     return {
-        "dead-pid": (f"{socket.gethostname()}:{_exited_pid()}:run:gone", timedelta(0)),
+        "dead-pid": (dead_holder_owner(), timedelta(0)),
         "silent": ("elsewhere:7:run:silent", timedelta(seconds=25)),
         "alive": ("elsewhere:8:run:alive", timedelta(seconds=1)),
     }
