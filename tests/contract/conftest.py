@@ -38,76 +38,38 @@ def _pg_sync(request: pytest.FixtureRequest) -> Opener:
     return open_saver
 
 
-def _pg_async(request: pytest.FixtureRequest) -> Opener:
-    url, schema = request.getfixturevalue("pg_schema")
-
-    @asynccontextmanager
-    async def open_saver(**options: Any) -> AsyncIterator[AsyncPostgresSaver]:
-        async with AsyncPostgresSaver.from_conn_string(
-            url, schema=schema, pool_size=4, **options
-        ) as saver:
-            await saver.setup()
-            yield saver
-
-    return open_saver
-
-
 PARTITIONS = 4
 """Hash partitions of the partitioned layout the suite also runs on."""
 
 
-def _pg_partitioned_sync(request: pytest.FixtureRequest) -> Opener:
-    url, schema = request.getfixturevalue("pg_schema")
+def _pg_on(
+    fixture: str, *, sync: bool, partitions: int | None = None, **saver_options: Any
+) -> Callable[[pytest.FixtureRequest], Opener]:
+    """Opener factory: savers from a URL (pool of 4) on the area ``fixture`` gives."""
+    setup_options = {} if partitions is None else {"partitions": partitions}
 
-    @asynccontextmanager
-    async def open_saver(**options: Any) -> AsyncIterator[SyncAsAsync]:
-        with PostgresSaver.from_conn_string(url, schema=schema, pool_size=4, **options) as saver:
-            await asyncio.to_thread(saver.setup, partitions=PARTITIONS)
-            yield SyncAsAsync(saver)
+    def factory(request: pytest.FixtureRequest) -> Opener:
+        url, schema = request.getfixturevalue(fixture)
 
-    return open_saver
+        @asynccontextmanager
+        async def open_sync(**options: Any) -> AsyncIterator[SyncAsAsync]:
+            with PostgresSaver.from_conn_string(
+                url, schema=schema, pool_size=4, **saver_options, **options
+            ) as saver:
+                await asyncio.to_thread(saver.setup, **setup_options)
+                yield SyncAsAsync(saver)
 
+        @asynccontextmanager
+        async def open_async(**options: Any) -> AsyncIterator[AsyncPostgresSaver]:
+            async with AsyncPostgresSaver.from_conn_string(
+                url, schema=schema, pool_size=4, **saver_options, **options
+            ) as saver:
+                await saver.setup(**setup_options)
+                yield saver
 
-def _pg_partitioned_async(request: pytest.FixtureRequest) -> Opener:
-    url, schema = request.getfixturevalue("pg_schema")
+        return open_sync if sync else open_async
 
-    @asynccontextmanager
-    async def open_saver(**options: Any) -> AsyncIterator[AsyncPostgresSaver]:
-        async with AsyncPostgresSaver.from_conn_string(
-            url, schema=schema, pool_size=4, **options
-        ) as saver:
-            await saver.setup(partitions=PARTITIONS)
-            yield saver
-
-    return open_saver
-
-
-def _pg_bouncer_sync(request: pytest.FixtureRequest) -> Opener:
-    url, schema = request.getfixturevalue("pg_bouncer_schema")
-
-    @asynccontextmanager
-    async def open_saver(**options: Any) -> AsyncIterator[SyncAsAsync]:
-        with PostgresSaver.from_conn_string(
-            url, schema=schema, pool_size=4, prepared_statements=False, **options
-        ) as saver:
-            await asyncio.to_thread(saver.setup)
-            yield SyncAsAsync(saver)
-
-    return open_saver
-
-
-def _pg_bouncer_async(request: pytest.FixtureRequest) -> Opener:
-    url, schema = request.getfixturevalue("pg_bouncer_schema")
-
-    @asynccontextmanager
-    async def open_saver(**options: Any) -> AsyncIterator[AsyncPostgresSaver]:
-        async with AsyncPostgresSaver.from_conn_string(
-            url, schema=schema, pool_size=4, prepared_statements=False, **options
-        ) as saver:
-            await saver.setup()
-            yield saver
-
-    return open_saver
+    return factory
 
 
 def _redis_sync(request: pytest.FixtureRequest) -> Opener:
@@ -139,13 +101,13 @@ def _redis_async_on(fixture: str) -> Callable[[pytest.FixtureRequest], Opener]:
 
 SAVER_FACTORIES: dict[str, Callable[[pytest.FixtureRequest], Opener]] = {
     "postgres-sync": _pg_sync,
-    "postgres-async": _pg_async,
+    "postgres-async": _pg_on("pg_schema", sync=False),
     # through a PgBouncer in transaction mode, prepared statements off
-    "pgbouncer-sync": _pg_bouncer_sync,
-    "pgbouncer-async": _pg_bouncer_async,
+    "pgbouncer-sync": _pg_on("pg_bouncer_schema", sync=True, prepared_statements=False),
+    "pgbouncer-async": _pg_on("pg_bouncer_schema", sync=False, prepared_statements=False),
     # the hash-partitioned layout (setup(partitions=N)); under the `partitioned` marker
-    "postgres-partitioned-sync": _pg_partitioned_sync,
-    "postgres-partitioned-async": _pg_partitioned_async,
+    "postgres-partitioned-sync": _pg_on("pg_schema", sync=True, partitions=PARTITIONS),
+    "postgres-partitioned-async": _pg_on("pg_schema", sync=False, partitions=PARTITIONS),
     "redis-sync": _redis_sync,
     "redis-async": _redis_async_on("redis_prefix"),
     # the whole suite on the test-started 3-master Redis Cluster too
