@@ -19,12 +19,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import secrets
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
+import psycopg
 import pytest
+import redis
 from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
+from psycopg import sql
 
 from langgraph_durable.checkpointers.postgres import AsyncPostgresSaver, PostgresSaver
 from langgraph_durable.checkpointers.postgres import _listing as pg_listing
@@ -57,6 +61,44 @@ def _backend(kind: str) -> str:
 def area(kind: str, request: pytest.FixtureRequest) -> tuple[str, str]:
     """``(url, schema or prefix)`` of this test's own."""
     return request.getfixturevalue(area_fixture(kind))  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def seeded() -> Iterator[dict[str, tuple[str, str, Stored]]]:
+    """The seeded thread of each backend, written once for the module's reading tests.
+
+    The tests that only read share it: ``(url, schema or prefix, stored)`` by backend.
+    """
+    out: dict[str, tuple[str, str, Stored]] = {}
+    yield out
+    for backend, (url, area, _) in out.items():
+        if backend == POSTGRES:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(area)))
+        else:
+            with redis.Redis.from_url(url) as client:
+                keys = list(client.scan_iter(match=f"*{area}*", count=1000))
+                for i in range(0, len(keys), 500):
+                    client.delete(*keys[i : i + 500])
+
+
+@pytest.fixture
+def history(
+    kind: str, seeded: dict[str, tuple[str, str, Stored]], request: pytest.FixtureRequest
+) -> tuple[str, str, Stored]:
+    """``(url, area, stored)`` of the seeded thread of ``kind``'s backend."""
+    backend = _backend(kind)
+    if backend not in seeded:
+        area = f"t{uuid.uuid4().hex[:12]}"
+        if backend == POSTGRES:
+            url = request.getfixturevalue("pg_server_url")
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(area)))
+        else:
+            url = request.getfixturevalue("redis_server_url")
+        seeded[backend] = (url, area, [])  # dropped at the module's end even if seeding fails
+        seeded[backend] = (url, area, _seed(kind, url, area))
+    return seeded[backend]
 
 
 @pytest.fixture
@@ -205,11 +247,11 @@ def _args(stored: Stored, case: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 @pytest.mark.parametrize("kind", SAVER_KINDS)
 async def test_the_first_tuple_comes_after_one_small_page_and_pages_grow(
-    kind: str, area: tuple[str, str], page_sizes: list[int]
+    kind: str, history: tuple[str, str, Stored], page_sizes: list[int]
 ) -> None:
-    stored = await asyncio.to_thread(_seed, kind, *area)
+    url, area, stored = history
     root = _expected(stored, {"ns": ""})
-    async with _reader(kind, *area) as saver:
+    async with _reader(kind, url, area) as saver:
         page_sizes.clear()
         steps = _Steps(saver, {"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
         first = await steps.next()
@@ -231,10 +273,10 @@ async def test_the_first_tuple_comes_after_one_small_page_and_pages_grow(
 
 @pytest.mark.parametrize("kind", SAVER_KINDS)
 async def test_every_listing_of_one_thread_is_the_same_across_pages(
-    kind: str, area: tuple[str, str], page_sizes: list[int]
+    kind: str, history: tuple[str, str, Stored], page_sizes: list[int]
 ) -> None:
-    stored = await asyncio.to_thread(_seed, kind, *area)
-    async with _reader(kind, *area) as saver:
+    url, area, stored = history
+    async with _reader(kind, url, area) as saver:
         for name, case in CASES:
             page_sizes.clear()
             config, kwargs = _args(stored, case)
