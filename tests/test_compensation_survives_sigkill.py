@@ -24,8 +24,23 @@ pytestmark = pytest.mark.timeout(600)
 
 ROOT = Path(__file__).resolve().parent.parent
 UNDOS = ["retract", "refund", "release"]  # the order they must run in
-POINTS = ["ship:enter"] + [
-    f"{undo}:{where}" for undo in UNDOS for where in ("enter", "exit", "recorded", "step")
+WHERES = ("enter", "exit", "recorded", "step")
+EVERY_POINT = ["ship:enter"] + [f"{undo}:{where}" for undo in UNDOS for where in WHERES]
+# the default run kills once in each place of an undo, each undo killed at
+# least once (first, middle, last); every undo at every place is the slow variant
+EACH_PLACE = [
+    "ship:enter",
+    "retract:enter",
+    "refund:exit",
+    "release:recorded",
+    "retract:step",
+]
+assert set(EACH_PLACE) <= set(EVERY_POINT)
+assert {p.split(":")[1] for p in EACH_PLACE[1:]} == set(WHERES)
+assert {p.split(":")[0] for p in EACH_PLACE[1:]} == set(UNDOS)
+POINTS = [
+    pytest.param(EACH_PLACE, id="each-place"),
+    pytest.param(EVERY_POINT, id="every-point", marks=pytest.mark.slow),
 ]
 
 
@@ -52,9 +67,10 @@ KILL_LOOP_KINDS = [
 ]
 
 
+@pytest.mark.parametrize("points", POINTS)
 @pytest.mark.parametrize("kind", KILL_LOOP_KINDS)
 def test_each_undo_runs_exactly_once_whatever_the_kill_point(
-    kind: str, request: pytest.FixtureRequest
+    kind: str, points: list[str], request: pytest.FixtureRequest
 ) -> None:
     url, area = saver_area(kind, request)
     ledger = g.PgLedger(*request.getfixturevalue("pg_schema"))
@@ -62,7 +78,7 @@ def test_each_undo_runs_exactly_once_whatever_the_kill_point(
     g.LEDGER = ledger
     os.environ.pop("LGD_KILL_AT", None)
     with open_saver(kind, url, area) as saver:
-        for n, point in enumerate(POINTS):
+        for n, point in enumerate(points):
             thread = f"order-{n}"
             calls_before = len(ledger.calls())
             run_worker("order", kind, (url, area), ledger, thread, point)
