@@ -1,6 +1,7 @@
-"""``upgrade_all`` on 20,000 checkpoints (4,000 in the default run): a run killed half-way and
+"""``upgrade_all`` on 20,000 checkpoints (1,000 in the default run): a run killed half-way and
 restarted upgrades every checkpoint exactly once, and two concurrent runs never upgrade the
-same checkpoint twice.
+same checkpoint twice. The default run still takes 20 claimed batches: its runs claim,
+crash mid-batch and contend for batches as the slow one's do.
 
 The step counts its applications in the state (``applied``) and nests ``price``,
 so a checkpoint done twice would show ``applied == 2`` or a nested amount.
@@ -20,10 +21,10 @@ from tests._bulk_seed import check_each_upgraded_once, m
 from tests._migration_backends import Backend, backend_from_fixture, seed_bulk
 from tests._parts import part_of
 
-# 4 checkpoints per thread: 20,000 checkpoints in the slow variant, 4,000 by default
+# (threads, batch size): 4 checkpoints per thread; 20 batches by default, 100 when slow
 SIZES = [
-    pytest.param(1000, id="4k-checkpoints"),
-    pytest.param(5000, id="20k-checkpoints", marks=pytest.mark.slow),
+    pytest.param((250, 50), id="1k-checkpoints"),
+    pytest.param((5000, 200), id="20k-checkpoints", marks=pytest.mark.slow),
 ]
 
 
@@ -32,7 +33,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
     return backend_from_fixture(request.param, request)
 
 
-def _worker(backend: Backend, *, crash_after: int = 0) -> subprocess.Popen[str]:
+def _worker(backend: Backend, batch: int, *, crash_after: int = 0) -> subprocess.Popen[str]:
     env = {**os.environ, "DURABLE_TEST_CRASH_AFTER": str(crash_after)}
     return subprocess.Popen(
         [
@@ -41,7 +42,7 @@ def _worker(backend: Backend, *, crash_after: int = 0) -> subprocess.Popen[str]:
             "tests._migration_backends",
             "upgrade-all",
             *backend.argv(),
-            "200",
+            str(batch),
             "--all-history",
         ],
         stdout=subprocess.PIPE,
@@ -67,18 +68,19 @@ def _status(backend: Backend) -> dict[int, int]:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("threads", SIZES)
+@pytest.mark.parametrize("size", SIZES)
 def test_killed_run_restarted_upgrades_every_checkpoint_once(
-    backend: Backend, threads: int
+    backend: Backend, size: tuple[int, int]
 ) -> None:
+    threads, batch = size
     total = seed_bulk(backend, threads)
     assert total == 4 * threads
     # the step runs about twice per checkpoint (values, pending writes): mid-run
-    code, _ = _finish(_worker(backend, crash_after=3 * threads))
+    code, _ = _finish(_worker(backend, batch, crash_after=3 * threads))
     assert code == 3  # died mid-batch, its open batch rolled back
     half = _status(backend)
     assert 0 < half.get(2, 0) < total and half[1] + half[2] == total
-    code, result = _finish(_worker(backend))
+    code, result = _finish(_worker(backend, batch))
     assert code == 0 and result is not None
     assert result == {"upgraded": half[1], "failed": 0}
     with backend.open(m) as saver:
@@ -87,10 +89,11 @@ def test_killed_run_restarted_upgrades_every_checkpoint_once(
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("threads", SIZES)
-def test_two_concurrent_runs_do_not_double_apply(backend: Backend, threads: int) -> None:
+@pytest.mark.parametrize("size", SIZES)
+def test_two_concurrent_runs_do_not_double_apply(backend: Backend, size: tuple[int, int]) -> None:
+    threads, batch = size
     total = seed_bulk(backend, threads)
-    a, b = _worker(backend), _worker(backend)
+    a, b = _worker(backend, batch), _worker(backend, batch)
     (code_a, res_a), (code_b, res_b) = _finish(a), _finish(b)
     assert code_a == 0 and code_b == 0 and res_a and res_b
     assert res_a["upgraded"] + res_b["upgraded"] == total
