@@ -25,10 +25,10 @@ _ON_POSTGRES = (POSTGRES, "pgbouncer")
 def saver_url(request: pytest.FixtureRequest, backend: str) -> tuple[str, dict[str, Any]]:
     """``(url, options)`` of an isolated storage area of ``backend`` for this test."""
     if backend == "postgres":
-        url, schema = request.getfixturevalue("pg_schema")
+        url, schema = request.getfixturevalue("pg_set_up_schema")
         return url, {"schema": schema}
     if backend == "pgbouncer":
-        url, schema = request.getfixturevalue("pg_bouncer_schema")
+        url, schema = request.getfixturevalue("pg_bouncer_set_up_schema")
         return url, {"schema": schema, "prepared_statements": False}
     if backend == "redis":
         url, prefix = request.getfixturevalue("redis_prefix")

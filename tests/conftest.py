@@ -22,6 +22,7 @@ from tests._protected_servers import (
 )
 from tests._redis_cluster import LocalCluster, start_cluster
 from tests._servers import postgres_url, redis_url, valkey_server_binary
+from tests._set_up_schemas import SetUpSchemas
 from tests.redis._own_server import OwnRedis
 
 
@@ -45,6 +46,34 @@ def pg_schema(pg_server_url: str) -> Iterator[tuple[str, str]]:
     yield pg_server_url, schema
     with psycopg.connect(pg_server_url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture(scope="session")
+def _set_up_schemas(pg_server_url: str) -> Iterator[SetUpSchemas]:
+    schemas = SetUpSchemas(pg_server_url)
+    yield schemas
+    schemas.close()
+
+
+@pytest.fixture
+def pg_set_up_schema(_set_up_schemas: SetUpSchemas) -> Iterator[tuple[str, str]]:
+    """``(url, schema)``: a schema of its own for this test, set up and empty.
+
+    For tests whose saver runs ``setup()`` without options: the schema may have
+    served an earlier test, emptied since (see ``tests/_set_up_schemas.py``).
+    """
+    schema = _set_up_schemas.take()
+    yield _set_up_schemas.url, schema
+    _set_up_schemas.give_back(schema)
+
+
+@pytest.fixture
+def pg_bouncer_set_up_schema(
+    pg_set_up_schema: tuple[str, str], pgbouncer: OwnPgBouncer
+) -> tuple[str, str]:
+    """``(url, schema)`` like ``pg_set_up_schema``, through the session's PgBouncer."""
+    url, schema = pg_set_up_schema
+    return pgbouncer.url_for(url), schema
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,7 @@ Opener = Callable[..., AbstractAsyncContextManager[Any]]
 
 
 def _pg_sync(request: pytest.FixtureRequest) -> Opener:
-    url, schema = request.getfixturevalue("pg_schema")
+    url, schema = request.getfixturevalue("pg_set_up_schema")
 
     @asynccontextmanager
     async def open_saver(**options: Any) -> AsyncIterator[SyncAsAsync]:
@@ -101,10 +101,10 @@ def _redis_async_on(fixture: str) -> Callable[[pytest.FixtureRequest], Opener]:
 
 SAVER_FACTORIES: dict[str, Callable[[pytest.FixtureRequest], Opener]] = {
     "postgres-sync": _pg_sync,
-    "postgres-async": _pg_on("pg_schema", sync=False),
+    "postgres-async": _pg_on("pg_set_up_schema", sync=False),
     # through a PgBouncer in transaction mode, prepared statements off
-    "pgbouncer-sync": _pg_on("pg_bouncer_schema", sync=True, prepared_statements=False),
-    "pgbouncer-async": _pg_on("pg_bouncer_schema", sync=False, prepared_statements=False),
+    "pgbouncer-sync": _pg_on("pg_bouncer_set_up_schema", sync=True, prepared_statements=False),
+    "pgbouncer-async": _pg_on("pg_bouncer_set_up_schema", sync=False, prepared_statements=False),
     # the hash-partitioned layout (setup(partitions=N)); under the `partitioned` marker
     "postgres-partitioned-sync": _pg_on("pg_schema", sync=True, partitions=PARTITIONS),
     "postgres-partitioned-async": _pg_on("pg_schema", sync=False, partitions=PARTITIONS),
