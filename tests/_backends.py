@@ -16,5 +16,9 @@ SAVER_KINDS = tuple(f"{backend}-{side}" for backend in BACKENDS for side in ("sy
 
 
 def area_fixture(backend: str) -> str:
-    """The fixture of an isolated area for ``backend`` (or a saver kind of it)."""
-    return "pg_schema" if backend.startswith(POSTGRES) else "redis_prefix"
+    """The fixture of an isolated area for ``backend`` (or a saver kind of it).
+
+    On Postgres a schema already set up (``setup()`` without options), which
+    may have served an earlier test, emptied since (``tests/_set_up_schemas.py``).
+    """
+    return "pg_set_up_schema" if backend.startswith(POSTGRES) else "redis_prefix"

@@ -156,9 +156,12 @@ def open_saver(backend: str, url: str, area: str, *, pool_size: int = 4) -> Iter
 
 
 def storage_area(backend: str, request: Any) -> tuple[str, str]:
-    """``(url, schema or prefix)`` of a fresh isolated area on the shared server."""
+    """``(url, schema or prefix)`` of an isolated area of its own on the shared server.
+
+    On Postgres the schema is set up already (see ``tests/_set_up_schemas.py``).
+    """
     if backend == "postgres":
-        return request.getfixturevalue("pg_schema")  # type: ignore[no-any-return]
+        return request.getfixturevalue("pg_set_up_schema")  # type: ignore[no-any-return]
     if backend == "redis":
         return request.getfixturevalue("redis_prefix")  # type: ignore[no-any-return]
     raise AssertionError(backend)

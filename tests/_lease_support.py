@@ -77,7 +77,7 @@ def leasing_saver(
 def where_of(backend: str, request: Any) -> dict[str, str]:
     """The isolated storage area of a test, from its fixtures."""
     if backend == POSTGRES:
-        url, schema = request.getfixturevalue("pg_schema")
+        url, schema = request.getfixturevalue("pg_set_up_schema")
         return {"url": url, "schema": schema}
     url, prefix = request.getfixturevalue("redis_prefix")
     return {"url": url, "prefix": prefix}

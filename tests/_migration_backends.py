@@ -77,7 +77,7 @@ def seed_bulk(backend: Backend, threads: int) -> int:
 
 def backend_from_fixture(name: str, request: Any) -> Backend:
     if name == "postgres":
-        url, schema = request.getfixturevalue("pg_schema")
+        url, schema = request.getfixturevalue("pg_set_up_schema")
         return Backend(name, url, schema)
     url, prefix = request.getfixturevalue("redis_prefix")
     return Backend(name, url, prefix)

@@ -6,8 +6,8 @@ A test that asks for one gets a schema no other test holds: a fresh one set up
 the first time, else one an earlier test had, emptied of every row (the
 layout bookkeeping excepted) and its identity sequences restarted. A schema
 whose structure a test changed (a table, trigger, function or grant added,
-dropped or altered: its catalog fingerprint differs from what ``setup()``
-left) is dropped, never handed on; so is any schema if emptying it fails (it
+dropped or altered, a constraint added: its catalog fingerprint differs from
+what ``setup()`` left) is dropped, never handed on; so is any schema if emptying it fails (it
 needs a superuser to pass the audit log's triggers). Tests that need a schema
 never set up, a partitioned one, or to set up with options keep ``pg_schema``.
 """
@@ -25,8 +25,8 @@ from langgraph_durable.checkpointers.postgres import PostgresSaver
 # what setup() records about itself: kept when a schema is emptied
 _BOOKKEEPING = ("langgraph_durable_layout", "checkpoint_migrations")
 
-# the schema's structure, spelled without its name: relations, columns,
-# triggers, functions, grants and the layout bookkeeping
+# the schema's structure: relations, columns, triggers, functions, grants,
+# constraints, indexes, defaults and policies
 _FINGERPRINT = """
 SELECT md5(concat_ws('|',
   (SELECT nspacl::text FROM pg_namespace WHERE oid = %(s)s::regnamespace),
@@ -43,6 +43,16 @@ SELECT md5(concat_ws('|',
   (SELECT string_agg(concat_ws(':', proname, proacl::text, prosecdef, md5(prosrc)), ','
                      ORDER BY proname)
      FROM pg_proc WHERE pronamespace = %(s)s::regnamespace),
+  (SELECT string_agg(concat_ws(':', c.relname, k.conname, pg_get_constraintdef(k.oid)), ','
+                     ORDER BY c.relname, k.conname)
+     FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+    WHERE c.relnamespace = %(s)s::regnamespace),
+  (SELECT string_agg(indexdef, ',' ORDER BY indexname)
+     FROM pg_indexes WHERE schemaname = %(s)s::text),
+  (SELECT string_agg(concat_ws(':', c.relname, d.adnum, pg_get_expr(d.adbin, d.adrelid)), ','
+                     ORDER BY c.relname, d.adnum)
+     FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid
+    WHERE c.relnamespace = %(s)s::regnamespace),
   (SELECT string_agg(polname, ',' ORDER BY polname) FROM pg_policy p
      JOIN pg_class c ON c.oid = p.polrelid WHERE c.relnamespace = %(s)s::regnamespace)
 ))"""
@@ -79,10 +89,14 @@ class SetUpSchemas:
         schema = f"t_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url, autocommit=True) as conn:
             conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-        with PostgresSaver.from_conn_string(self.url, schema=schema, pool_size=None) as saver:
-            saver.setup()
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            self.pristine[schema] = _fingerprint(conn, schema)
+        try:
+            with PostgresSaver.from_conn_string(self.url, schema=schema, pool_size=None) as saver:
+                saver.setup()
+            with psycopg.connect(self.url, autocommit=True) as conn:
+                self.pristine[schema] = _fingerprint(conn, schema)
+        except BaseException:
+            _drop(self.url, schema)
+            raise
         return schema
 
     def give_back(self, schema: str) -> None:
