@@ -27,34 +27,34 @@ _BOOKKEEPING = ("langgraph_durable_layout", "checkpoint_migrations")
 
 # the schema's structure: relations, columns, triggers, functions, grants,
 # constraints, indexes, defaults and policies
+_RELATIONS = "SELECT array_agg(oid) FROM pg_class WHERE relnamespace = %(s)s::regnamespace"
 _FINGERPRINT = """
 SELECT md5(concat_ws('|',
   (SELECT nspacl::text FROM pg_namespace WHERE oid = %(s)s::regnamespace),
   (SELECT string_agg(concat_ws(':', relname, relkind, relacl::text, relrowsecurity), ','
                      ORDER BY relname)
-     FROM pg_class WHERE relnamespace = %(s)s::regnamespace),
-  (SELECT string_agg(concat_ws(':', c.relname, a.attname, a.atttypid, a.attnotnull), ','
-                     ORDER BY c.relname, a.attnum)
-     FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-    WHERE c.relnamespace = %(s)s::regnamespace AND a.attnum > 0 AND NOT a.attisdropped),
-  (SELECT string_agg(concat_ws(':', t.tgname, t.tgenabled), ',' ORDER BY t.tgname)
-     FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-    WHERE c.relnamespace = %(s)s::regnamespace),
+     FROM pg_class WHERE oid = ANY(%(rels)s::oid[])),
+  (SELECT string_agg(concat_ws(':', attrelid::regclass::text, attname, atttypid, attnotnull),
+                     ',' ORDER BY attrelid::regclass::text, attnum)
+     FROM pg_attribute
+    WHERE attrelid = ANY(%(rels)s::oid[]) AND attnum > 0 AND NOT attisdropped),
+  (SELECT string_agg(concat_ws(':', tgname, tgenabled), ',' ORDER BY tgname)
+     FROM pg_trigger WHERE tgrelid = ANY(%(rels)s::oid[])),
   (SELECT string_agg(concat_ws(':', proname, proacl::text, prosecdef, md5(prosrc)), ','
                      ORDER BY proname)
      FROM pg_proc WHERE pronamespace = %(s)s::regnamespace),
-  (SELECT string_agg(concat_ws(':', c.relname, k.conname, pg_get_constraintdef(k.oid)), ','
-                     ORDER BY c.relname, k.conname)
-     FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
-    WHERE c.relnamespace = %(s)s::regnamespace),
-  (SELECT string_agg(indexdef, ',' ORDER BY indexname)
-     FROM pg_indexes WHERE schemaname = %(s)s::text),
-  (SELECT string_agg(concat_ws(':', c.relname, d.adnum, pg_get_expr(d.adbin, d.adrelid)), ','
-                     ORDER BY c.relname, d.adnum)
-     FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid
-    WHERE c.relnamespace = %(s)s::regnamespace),
-  (SELECT string_agg(polname, ',' ORDER BY polname) FROM pg_policy p
-     JOIN pg_class c ON c.oid = p.polrelid WHERE c.relnamespace = %(s)s::regnamespace)
+  (SELECT string_agg(concat_ws(':', conrelid::regclass::text, conname,
+                               pg_get_constraintdef(oid)), ','
+                     ORDER BY conrelid::regclass::text, conname)
+     FROM pg_constraint WHERE conrelid = ANY(%(rels)s::oid[])),
+  (SELECT string_agg(pg_get_indexdef(indexrelid), ',' ORDER BY indexrelid::regclass::text)
+     FROM pg_index WHERE indrelid = ANY(%(rels)s::oid[])),
+  (SELECT string_agg(concat_ws(':', adrelid::regclass::text, adnum,
+                               pg_get_expr(adbin, adrelid)), ','
+                     ORDER BY adrelid::regclass::text, adnum)
+     FROM pg_attrdef WHERE adrelid = ANY(%(rels)s::oid[])),
+  (SELECT string_agg(polname, ',' ORDER BY polname)
+     FROM pg_policy WHERE polrelid = ANY(%(rels)s::oid[]))
 ))"""
 
 _TABLES = """
@@ -64,7 +64,9 @@ _SEQUENCES = "SELECT sequencename FROM pg_sequences WHERE schemaname = %(s)s"
 
 
 def _fingerprint(conn: psycopg.Connection[tuple[object, ...]], schema: str) -> str:
-    row = conn.execute(_FINGERPRINT, {"s": schema}).fetchone()
+    rels = conn.execute(_RELATIONS, {"s": schema}).fetchone()
+    assert rels is not None
+    row = conn.execute(_FINGERPRINT, {"s": schema, "rels": rels[0] or []}).fetchone()
     assert row is not None
     return str(row[0])
 
