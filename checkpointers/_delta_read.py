@@ -36,7 +36,7 @@ from langgraph_durable.checkpointers._delta_walk import (
     compact_metas,
     compact_parts,
 )
-from langgraph_durable.checkpointers._otel_saver import note_chain
+from langgraph_durable.checkpointers._otel_calls import note_chain
 
 __all__ = [
     "ChainReader",

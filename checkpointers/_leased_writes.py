@@ -21,7 +21,6 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 
 from langgraph_durable.checkpointers._multitask import (
     root_run,
-    run_returned,
     run_start,
     running_loop,
 )
@@ -133,7 +132,7 @@ def _admitting(get_tuple: F) -> F:
             # the loop's exit tells a pause at a breakpoint, and ends an admitted run
             loop = running_loop(config)
             if loop is not None and isinstance(loop.stack, ExitStack):
-                loop.stack.push(run_returned(leases, *run, loop))
+                loop.stack.push(leases.returned(*run, loop))
         return get_tuple(self, config)
 
     return admitting

@@ -18,7 +18,6 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 
 from langgraph_durable.checkpointers._multitask import (
-    arun_returned,
     root_run,
     run_start,
     running_loop,
@@ -26,7 +25,7 @@ from langgraph_durable.checkpointers._multitask import (
 from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
 if TYPE_CHECKING:
-    from langgraph_durable.checkpointers._async_run_leases import AsyncRunLeases
+    from langgraph_durable.checkpointers._run_leases_async import AsyncRunLeases
 
 __all__ = ["AsyncLeasedSaver", "SaverWrites", "async_run_leases"]
 
@@ -140,7 +139,7 @@ def _admitting(aget_tuple: F) -> F:
             # the loop's exit tells a pause at a breakpoint, and ends an admitted run
             loop = running_loop(config)
             if loop is not None and isinstance(loop.stack, AsyncExitStack):
-                loop.stack.push_async_exit(arun_returned(leases, *run, loop))
+                loop.stack.push_async_exit(leases.returned(*run, loop))
         return await aget_tuple(self, config)
 
     return admitting

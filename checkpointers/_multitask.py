@@ -17,7 +17,9 @@ the run's ``Runtime``. That read comes before the run's first write and before
 any node runs, so a run turned away has run nothing and written nothing. The
 lease then stays with the run until it is over: released with its last
 checkpoint when it finishes, and when it pauses or fails, as LangGraph's loop
-exits (:func:`run_returned`, pushed on the loop's exit stack; where the loop
+exits (the callback of
+:meth:`~langgraph_durable.checkpointers._run_leases_async.AsyncRunLeases.returned`, pushed on
+the loop's exit stack; where the loop
 is not found, :func:`watching` notices the run is gone), so a task still
 running beside the one that paused never overlaps the next run.
 
@@ -33,13 +35,12 @@ wait with ``MULTITASK_TIMEOUT_KEY`` (seconds, or a ``timedelta``).
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import logging
 import random
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -48,17 +49,14 @@ from typing import Any
 
 from langgraph_durable.checkpointers import _lease_flows as flows
 from langgraph_durable.checkpointers._errors import InvalidConfigError, ThreadBusy
-from langgraph_durable.checkpointers._lease_driver import drive
-from langgraph_durable.checkpointers._lease_driver_async import adrive
 from langgraph_durable.checkpointers._lease_flows import (
     Attempt,
     Pause,
     ReleaseEnded,
-    ReleaseLease,
     Sleep,
 )
 from langgraph_durable.checkpointers._leases import RUNNING
-from langgraph_durable.checkpointers._run_book import RUNTIME_KEY, Held, Plan, RunBook
+from langgraph_durable.checkpointers._run_book import RUNTIME_KEY, RunBook
 
 log = logging.getLogger("langgraph_durable.checkpointers.leases")
 
@@ -298,60 +296,6 @@ def admission(thread_id: str, runtime: Any, policy: Multitask) -> flows.Flow[Non
         pause = min(pause * 2, _MAX_PAUSE)
 
 
-def run_returned(leases: Any, thread_id: str, runtime: Any, loop: Any) -> Callable[..., None]:
-    """An exit callback for a sync run's LangGraph ``loop``: release its lease as it returns.
-
-    A run that finished released it with its last checkpoint already. A run
-    with a strategy that paused or failed, and any run that paused at a
-    static breakpoint, releases it here, after its last write. A failed
-    release is left to the watcher and the heartbeat (the run is over).
-    """
-
-    def on_exit(*_exc: Any) -> None:
-        paused = paused_at_exit(loop)
-        with leases._io_lock(thread_id):
-            ended = leases.book.end_run(thread_id, runtime, paused=paused)
-            if ended is None:
-                return
-            try:
-                drive(leases.store, _release(leases, thread_id, *ended))
-            except Exception:  # the run's outcome stands
-                leases.book.restore(ended[0])
-                log.exception("releasing the lease of thread %r failed", thread_id)
-
-    return on_exit
-
-
-def arun_returned(
-    leases: Any, thread_id: str, runtime: Any, loop: Any
-) -> Callable[..., Awaitable[None]]:
-    """See :func:`run_returned` (an async exit callback)."""
-
-    async def on_exit(*_exc: Any) -> None:
-        paused = paused_at_exit(loop)
-        async with leases._io_lock(thread_id):
-            ended = leases.book.end_run(thread_id, runtime, paused=paused)
-            if ended is None:
-                return
-            try:
-                await adrive(leases.store, _release(leases, thread_id, *ended))
-            except Exception:
-                leases.book.restore(ended[0])
-                log.exception("releasing the lease of thread %r failed", thread_id)
-
-    return on_exit
-
-
-def _release(leases: Any, thread_id: str, held: Held, reason: str) -> flows.Flow[None]:
-    yield ReleaseLease(
-        thread_id=thread_id,
-        owner=leases.owner,
-        now=leases.clock(),
-        reason=reason,
-        error=held.error,
-    )
-
-
 def watching(book: RunBook) -> flows.Flow[None]:
     """Release the leases of admitted runs as soon as they are over.
 
@@ -379,54 +323,3 @@ def watching(book: RunBook) -> flows.Flow[None]:
             yield ReleaseEnded(ended=ended)
         elif not going:
             return
-
-
-class SyncTarget:
-    """Where a sync saver's :func:`admission` and :func:`watching` steps go."""
-
-    def __init__(self, leases: Any) -> None:
-        self._leases = leases
-
-    def attempt(self, *, thread_id: str, runtime: Any) -> Busy | None:
-        """One try at the lease, ordered with the thread's other lease statements."""
-        with self._leases._io_lock(thread_id):
-            busy: Busy | None = drive(self._leases.store, self._leases.attempt(thread_id, runtime))
-            return busy
-
-    def pause(self, *, seconds: float) -> bool:
-        """Wait between two looks at the book; ``True`` once the saver is closing."""
-        return bool(self._leases._wake.wait(seconds))
-
-    def release_ended(self, *, ended: list[tuple[str, str, str | None]]) -> None:
-        """Release the leases of runs found over."""
-        try:
-            self._leases._apply(Plan([], {}, ended))
-        except Exception:  # the heartbeat releases them later
-            log.exception("releasing the lease of a finished run failed")
-
-
-class AsyncTarget:
-    """Where an async saver's :func:`admission` and :func:`watching` steps go."""
-
-    def __init__(self, leases: Any) -> None:
-        self._leases = leases
-
-    async def aattempt(self, *, thread_id: str, runtime: Any) -> Busy | None:
-        """See :meth:`SyncTarget.attempt`."""
-        async with self._leases._io_lock(thread_id):
-            busy: Busy | None = await adrive(
-                self._leases.store, self._leases.attempt(thread_id, runtime)
-            )
-            return busy
-
-    async def apause(self, *, seconds: float) -> bool:
-        """See :meth:`SyncTarget.pause` (closing cancels the task instead)."""
-        await asyncio.sleep(seconds)
-        return False
-
-    async def arelease_ended(self, *, ended: list[tuple[str, str, str | None]]) -> None:
-        """See :meth:`SyncTarget.release_ended`."""
-        try:
-            await self._leases._release_ended(ended)
-        except Exception:
-            log.exception("releasing the lease of a finished run failed")

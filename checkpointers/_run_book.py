@@ -22,7 +22,7 @@ What a saver sees (checked on langgraph 1.2):
 * A run that pauses at a static breakpoint writes nothing that says so:
   LangGraph's loop knows (its ``status``, or for a subgraph's breakpoint the
   interrupt event it queues), and the saver reads it as the loop exits
-  (:func:`~langgraph_durable.checkpointers._multitask.run_returned`).
+  (:meth:`~langgraph_durable.checkpointers._run_leases_async.AsyncRunLeases.returned`).
 * Any other end (recursion limit, cancellation, an exception outside a task,
   a breakpoint of a loop the saver could not find) is silent. It is caught by liveness: once nothing
   but the lease book references the run's ``Runtime`` object, the run is over

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+
 from langgraph_durable.checkpointers import _lease_flows as flows
 from langgraph_durable.checkpointers._lease_flows import GetLease, RunWithLease
 from langgraph_durable.checkpointers._leases import (
@@ -69,10 +72,17 @@ class LeaseTarget:
             their lease statements (``run_with_lease`` / ``arun_with_lease``).
     """
 
-    def __init__(self, saver: Any, store: Any) -> None:
-        self.get_tuple = saver.get_tuple
-        self.aget_tuple = getattr(saver, "aget_tuple", None)
+    def __init__(self, saver: BaseCheckpointSaver[Any], store: Any) -> None:
+        self._saver = saver
         self._store = store
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The thread's latest checkpoint, read through the saver (``ReadLatest``)."""
+        return self._saver.get_tuple(config)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """See :meth:`get_tuple`."""
+        return await self._saver.aget_tuple(config)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

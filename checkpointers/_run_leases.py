@@ -1,36 +1,38 @@
-"""Run leases held by a saver: the sync and async drivers.
+# Generated from checkpointers/_run_leases_async.py by tools/async_to_sync.py:
+# edit the source, then run the script.
+"""Run leases held by a saver: :class:`RunLeases`, the driver of its run leases.
 
-:class:`RunLeases` (sync savers; :class:`AsyncRunLeases` of async savers is in
-:mod:`._async_run_leases`)
-drive a :class:`~langgraph_durable.checkpointers._run_book.RunBook` against a lease store: they
-take a thread's lease when a run of it starts writing, give it back when the
-run finishes, pauses or is gone, and renew held leases from a background
-heartbeat (a daemon thread, or an asyncio task on the run's event loop) that
-makes one batched round trip per interval and never blocks the graph. The
-acquire travels with the run's first write and the release with its last, in
-the same round trip (the lease store's ``run_with_lease``: one Postgres pipeline
-or one Redis pipeline), so a run shorter than the heartbeat interval pays no
-round trip of its own for its lease. A run that finds its thread leased by a
-dead or silent owner takes the lease over (:mod:`langgraph_durable.checkpointers._lease_flows`).
+Written once as async code; the sync savers' driver is generated from it by
+``tools/async_to_sync.py`` (the heartbeat, a thread or a task, is the one part
+written per mode). The driver runs a
+:class:`~langgraph_durable.checkpointers._run_book.RunBook` against a lease store: it takes a
+thread's lease when a run of it starts writing, gives it back when the run
+finishes, pauses or is gone, and renews held leases from a
+background heartbeat (:mod:`langgraph_durable.checkpointers._lease_heartbeat`: a daemon
+thread, or an asyncio task on the run's event loop) that makes one batched
+round trip per interval and never blocks the graph. The acquire travels with
+the run's first write and the release with its last, in the same round trip
+(the lease store's ``run_with_lease``: one Postgres pipeline or one Redis
+pipeline), so a run shorter than the heartbeat interval pays no round trip of
+its own for its lease. A run that finds its thread leased by a dead or silent
+owner takes the lease over (:mod:`langgraph_durable.checkpointers._lease_flows`).
 What both drivers decide is in :mod:`langgraph_durable.checkpointers._run_lease_core`.
 
-A saver opts in with the class decorators :func:`sync_run_leases` /
-:func:`async_run_leases` (:mod:`langgraph_durable.checkpointers._leased_writes_async`) and a
-``run_leases`` / ``arun_leases`` attribute.
+A saver opts in with the class decorator :func:`sync_run_leases`
+(:mod:`langgraph_durable.checkpointers._leased_writes`) and sets the
+attribute ``run_leases``.
 """
 
 from __future__ import annotations
 
-import _thread
 import gc
-import threading
-import time
-import weakref
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from langgraph_durable.checkpointers import _lease_flows as flows
 from langgraph_durable.checkpointers._lease_driver import drive
-from langgraph_durable.checkpointers._leased_writes import sync_run_leases
+from langgraph_durable.checkpointers._lease_heartbeat import Heartbeat
 from langgraph_durable.checkpointers._leases import (
     CLEAN_ENDS,
     ENDED_GONE,
@@ -39,27 +41,27 @@ from langgraph_durable.checkpointers._leases import (
     LeaseStore,
 )
 from langgraph_durable.checkpointers._multitask import (
+    Busy,
     Multitask,
-    SyncTarget,
     admission,
+    paused_at_exit,
     watching,
 )
 from langgraph_durable.checkpointers._run_book import Decision, Plan
 from langgraph_durable.checkpointers._run_lease_core import (
     Clock,
     LeaseTarget,
-    RunLeasesCore,
-    lease_settings,
     log,
 )
 
-__all__ = ["RunLeases", "lease_settings", "sync_run_leases"]
+__all__ = ["BookSteps", "RunLeases"]
 
-_ThreadLocks = weakref.WeakValueDictionary[str, _thread.LockType]
+OnExit = Callable[..., None]
+Ended = list[tuple[str, str, str | None]]
 
 
-class RunLeases(RunLeasesCore):
-    """Run leases of a sync saver.
+class RunLeases(Heartbeat):
+    """The run leases of one saver.
 
     Args:
         store: Where leases live (the saver itself, usually).
@@ -79,33 +81,7 @@ class RunLeases(RunLeasesCore):
     ) -> None:
         super().__init__(settings, clock, multitask)
         self.store = store
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._watcher: threading.Thread | None = None
-        self._thread_lock = threading.Lock()
-        self._locks: _ThreadLocks = weakref.WeakValueDictionary()
-        self._locks_lock = threading.Lock()
-
-    def _after_fork(self) -> None:
-        self._wake = threading.Event()
-        self._thread = None
-        self._watcher = None
-        self._thread_lock = threading.Lock()
-        self._locks = weakref.WeakValueDictionary()
-        self._locks_lock = threading.Lock()
-
-    def _io_lock(self, thread_id: str) -> _thread.LockType:
-        # one lock per thread id, as AsyncRunLeases: it orders the start and
-        # end of the runs of one thread (an acquire never lands after the
-        # release of the same run); the book guards itself. A saver-wide lock
-        # held across the lease statements' round trips made every run's first
-        # and last write wait for every other run's (threads sharing a saver:
-        # run_once(concurrency=N)). Weak values: a lock lives while held or awaited.
-        with self._locks_lock:
-            lock = self._locks.get(thread_id)
-            if lock is None:
-                lock = self._locks[thread_id] = threading.Lock()
-            return lock
+        self._after_fork()
 
     # -- saver hooks --
 
@@ -166,23 +142,42 @@ class RunLeases(RunLeasesCore):
             ThreadBusy: as :func:`~langgraph_durable.checkpointers._multitask.admission`.
         """
         self._check_fork()
-        drive(SyncTarget(self), admission(thread_id, runtime, policy))
+        drive(BookSteps(self), admission(thread_id, runtime, policy))
         self._ensure_heartbeat()
-        with self._thread_lock:
-            if self._watcher is None or not self._watcher.is_alive():
-                self._watcher = threading.Thread(
-                    target=self._watch, name="durable-lease-watch", daemon=True
-                )
-                self._watcher.start()
+        self._ensure_watcher()
 
-    def _watch(self) -> None:
-        while True:
-            drive(SyncTarget(self), watching(self.book))
-            with self._thread_lock:  # a run admitted meanwhile finds no watcher
-                ended, _, going = self.book.watch(time.monotonic())
-                if self._wake.is_set() or not (ended or going):
-                    self._watcher = None
+    def _watch_book(self) -> None:
+        drive(BookSteps(self), watching(self.book))
+
+    def returned(self, thread_id: str, runtime: Any, loop: Any) -> OnExit:
+        """An exit callback for a run's LangGraph ``loop``: release its lease as it returns.
+
+        A run that finished released it with its last checkpoint already. A run
+        with a strategy that paused or failed, and any run that paused at a
+        static breakpoint, releases it here, after its last write. A failed
+        release is left to the watcher and the heartbeat (the run is over).
+        """
+
+        def on_exit(*_exc: Any) -> None:
+            paused = paused_at_exit(loop)
+            with self._io_lock(thread_id):
+                ended = self.book.end_run(thread_id, runtime, paused=paused)
+                if ended is None:
                     return
+                held, reason = ended
+                try:
+                    self.store.release_lease(
+                        thread_id=thread_id,
+                        owner=self.owner,
+                        now=self.clock(),
+                        reason=reason,
+                        error=held.error,
+                    )
+                except Exception:  # the run's outcome stands
+                    self.book.restore(held)
+                    log.exception("releasing the lease of thread %r failed", thread_id)
+
+        return on_exit
 
     def adopt(self, record: LeaseRecord) -> None:
         """Hold a lease claimed by a recovery worker with this saver's owner id."""
@@ -201,37 +196,14 @@ class RunLeases(RunLeasesCore):
 
     # -- heartbeat --
 
-    def _ensure_heartbeat(self) -> None:
-        with self._thread_lock:
-            if self._thread is not None and self._thread.is_alive():
-                return
-            self._wake.clear()
-            self._thread = threading.Thread(
-                target=self._run, name="durable-lease-heartbeat", daemon=True
-            )
-            self._thread.start()
-
-    def _run(self) -> None:
-        interval = self.settings.heartbeat.total_seconds()
-        while not self._wake.wait(interval):
-            try:
-                if not self.beat():
-                    return
-            except Exception:  # a lost connection must not kill the heartbeat
-                log.exception("lease heartbeat failed; retrying next interval")
-
     def beat(self) -> bool:
-        """Run one heartbeat now; ``False`` once nothing is held (the thread then exits)."""
+        """Run one heartbeat now; ``False`` once nothing is held (the heartbeat then stops)."""
         plan = self.book.plan()
         if plan.collect:
             gc.collect()
             plan = self.book.plan()
         self._apply(plan)
-        with self._thread_lock:
-            if not self.book.held_threads():
-                self._thread = None
-                return False
-        return True
+        return self._beating()
 
     def _clear(self, thread_id: str) -> None:
         with self._io_lock(thread_id):
@@ -249,14 +221,7 @@ class RunLeases(RunLeasesCore):
 
     def _apply(self, plan: Plan) -> None:
         now = self.clock()
-        for thread_id, reason, error in plan.ended:
-            with self._io_lock(thread_id):
-                # not if a new run of the thread took its place since the plan
-                if self.book.drop_over(thread_id) is None:
-                    continue
-                self.store.release_lease(
-                    thread_id=thread_id, owner=self.owner, now=now, reason=reason, error=error
-                )
+        self._release_ended(plan.ended, now)
         for thread_id in plan.contest:
             with self._io_lock(thread_id):
                 runtime, _ = self.book.rival_of(thread_id)
@@ -282,22 +247,19 @@ class RunLeases(RunLeasesCore):
             )
             self._lost(lost, runs)
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop the heartbeat, then release every lease this saver holds.
+    def _release_ended(self, ended: Ended, now: datetime) -> None:
+        for thread_id, reason, error in ended:
+            with self._io_lock(thread_id):
+                # not if a new run of the thread took its place since the plan
+                if self.book.drop_over(thread_id) is None:
+                    continue
+                self.store.release_lease(
+                    thread_id=thread_id, owner=self.owner, now=now, reason=reason, error=error
+                )
 
-        What a saver does when it closes (``from_conn_string`` on exit): a
-        failed or cancelled run's lease is released now, not by a heartbeat
-        that would outlive the saver's connection. A release that fails is
-        logged; its lease then lapses and recovery takes the thread.
-        """
-        with self._thread_lock:
-            self._wake.set()
-            thread, self._thread = self._thread, None
-            watcher = self._watcher
-        for t in (thread, watcher):
-            if t is not None and t is not threading.current_thread():
-                # a beat or a watch in progress finishes before the leases are released
-                t.join(timeout)
+    def _release_all(self) -> None:
+        # on close, after the heartbeat stopped: a release that fails is logged
+        # and its lease lapses (recovery takes the thread)
         now = self.clock()
         for thread_id, reason, error in self.book.release_all():
             try:
@@ -307,3 +269,28 @@ class RunLeases(RunLeasesCore):
                     )
             except Exception:
                 log.warning("could not release the lease of thread %r on close", thread_id)
+
+
+class BookSteps:
+    """Where the :func:`admission` and :func:`watching` steps of a saver's runs go."""
+
+    def __init__(self, leases: RunLeases) -> None:
+        self._leases = leases
+
+    def attempt(self, *, thread_id: str, runtime: Any) -> Busy | None:
+        """One try at the lease, ordered with the thread's other lease statements."""
+        leases = self._leases
+        with leases._io_lock(thread_id):
+            busy: Busy | None = drive(leases.store, leases.attempt(thread_id, runtime))
+            return busy
+
+    def pause(self, *, seconds: float) -> bool:
+        """Wait between two looks at the book; ``True`` once the saver is closing."""
+        return bool(self._leases._paused(seconds))
+
+    def release_ended(self, *, ended: Ended) -> None:
+        """Release the leases of runs found over."""
+        try:
+            self._leases._release_ended(ended, self._leases.clock())
+        except Exception:  # the heartbeat releases them later
+            log.exception("releasing the lease of a finished run failed")

@@ -12,7 +12,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from langgraph_durable.checkpointers._errors import UnreadableValueError, UnstorableValueError
 from langgraph_durable.checkpointers._fast_messages import fast_ext_hook
-from langgraph_durable.checkpointers._otel_saver import note_bytes
+from langgraph_durable.checkpointers._otel_calls import note_bytes
 from langgraph_durable.checkpointers._readable import unreadable_types
 
 _MAX_DEPTH = 64

@@ -6,7 +6,6 @@ of a process that died and to respect a thread's multitask strategy; this module
 the whole of what it may use, so the lease machinery behind it can change freely.
 """
 
-from langgraph_durable.checkpointers._async_run_leases import AsyncRunLeases
 from langgraph_durable.checkpointers._lease_driver import drive
 from langgraph_durable.checkpointers._lease_driver_async import adrive
 from langgraph_durable.checkpointers._lease_flows import close_as, close_if_ended, unpark
@@ -28,6 +27,7 @@ from langgraph_durable.checkpointers._multitask import REJECT, held_by_a_live_ru
 from langgraph_durable.checkpointers._run_ends import end_shown_by
 from langgraph_durable.checkpointers._run_lease_core import LeaseTarget
 from langgraph_durable.checkpointers._run_leases import RunLeases
+from langgraph_durable.checkpointers._run_leases_async import AsyncRunLeases
 
 __all__ = [
     "ENDED_ERROR",

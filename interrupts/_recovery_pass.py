@@ -46,7 +46,7 @@ def recover_orphans(worker: RecoveryWorker) -> RecoveryPass:
     leases: RunLeases = leases_of(worker.graph, RunLeases)
     store = leases.store
     # close_if_ended reads the thread's latest checkpoint from the saver
-    target = LeaseTarget(worker.graph.checkpointer, store)
+    target = LeaseTarget(saver_of(worker.graph), store)
     report = RecoveryPass()
     for record in store.find_expired_leases(now=worker.clock(), limit=worker.batch):
         report.found += 1

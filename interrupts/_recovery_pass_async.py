@@ -44,7 +44,7 @@ async def arecover_orphans(worker: RecoveryWorker) -> RecoveryPass:
     leases: AsyncRunLeases = leases_of(worker.graph, AsyncRunLeases)
     store = leases.store
     # close_if_ended reads the thread's latest checkpoint from the saver
-    target = LeaseTarget(worker.graph.checkpointer, store)
+    target = LeaseTarget(saver_of(worker.graph), store)
     report = RecoveryPass()
     for record in await store.afind_expired_leases(now=worker.clock(), limit=worker.batch):
         report.found += 1

@@ -139,9 +139,7 @@ NAMES: dict[str, str] = {
     "async_traced_migrations": "sync_traced_migrations",
     # checkpointers: the savers, their run-lease decorators and what they call
     "async_run_leases": "sync_run_leases",
-    "_async_run_leases": "_run_leases",
     "arun_leases": "run_leases",
-    "arun_returned": "run_returned",
     "push_async_exit": "push",
     "await_settled": "wait",
     "async_traced_saver": "sync_traced_saver",

@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
-from langgraph_durable.checkpointers._otel_saver import async_traced_migrations
+from langgraph_durable.checkpointers._otel_saver_async import async_traced_migrations
 from langgraph_durable.checkpointers.postgres._migrate import PostgresMigrationCore
 from langgraph_durable.checkpointers.postgres._runner_async import AsyncPostgresRunner
 from langgraph_durable.migrations import BatchOutcome, Upgrade, VersionStatus

@@ -34,15 +34,13 @@ from psycopg_pool import ConnectionPool
 
 from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
 from langgraph_durable.checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._leased_writes import sync_run_leases
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._migrations import check_migrations
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._otel_saver import sync_traced_saver
-from langgraph_durable.checkpointers._run_leases import (
-    RunLeases,
-    lease_settings,
-    sync_run_leases,
-)
+from langgraph_durable.checkpointers._run_lease_core import lease_settings
+from langgraph_durable.checkpointers._run_leases import RunLeases
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers.postgres._activity_store import PostgresActivities
 from langgraph_durable.checkpointers.postgres._audit_store import PostgresAudit

@@ -30,17 +30,15 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool
 
-from langgraph_durable.checkpointers._async_run_leases import (
-    AsyncRunLeases,
-    async_run_leases,
-    lease_settings,
-)
 from langgraph_durable.checkpointers._delta import DeltaPolicy, resolve_policy
 from langgraph_durable.checkpointers._errors import InvalidConfigError
+from langgraph_durable.checkpointers._leased_writes_async import async_run_leases
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._migrations import check_migrations
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
-from langgraph_durable.checkpointers._otel_saver import async_traced_saver
+from langgraph_durable.checkpointers._otel_saver_async import async_traced_saver
+from langgraph_durable.checkpointers._run_lease_core import lease_settings
+from langgraph_durable.checkpointers._run_leases_async import AsyncRunLeases
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers._sync_bridges import SAVER_METHODS, sync_bridges
 from langgraph_durable.checkpointers.postgres._activity_store_async import AsyncPostgresActivities

@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import CheckpointTuple
 
-from langgraph_durable.checkpointers._otel_saver import async_traced_migrations
+from langgraph_durable.checkpointers._otel_saver_async import async_traced_migrations
 from langgraph_durable.checkpointers.redis import _migrate as migrate
 from langgraph_durable.checkpointers.redis._core import RedisCore
 from langgraph_durable.checkpointers.redis._runner_async import AsyncRedisRunner

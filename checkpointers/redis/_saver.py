@@ -29,14 +29,12 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langgraph_durable.checkpointers import _sync_bridges as bridges
 from langgraph_durable.checkpointers._delta import DeltaPolicy
+from langgraph_durable.checkpointers._leased_writes import sync_run_leases
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
 from langgraph_durable.checkpointers._otel_saver import sync_traced_saver
-from langgraph_durable.checkpointers._run_leases import (
-    RunLeases,
-    lease_settings,
-    sync_run_leases,
-)
+from langgraph_durable.checkpointers._run_lease_core import lease_settings
+from langgraph_durable.checkpointers._run_leases import RunLeases
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers.redis import _layout
 from langgraph_durable.checkpointers.redis import _thread_ops as threads

@@ -27,15 +27,13 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langgraph_durable.checkpointers import _sync_bridges as bridges
-from langgraph_durable.checkpointers._async_run_leases import (
-    AsyncRunLeases,
-    async_run_leases,
-    lease_settings,
-)
 from langgraph_durable.checkpointers._delta import DeltaPolicy
+from langgraph_durable.checkpointers._leased_writes_async import async_run_leases
 from langgraph_durable.checkpointers._leases import LeaseSettings
 from langgraph_durable.checkpointers._multitask import DEFAULT_TIMEOUT, multitask_policy
-from langgraph_durable.checkpointers._otel_saver import async_traced_saver
+from langgraph_durable.checkpointers._otel_saver_async import async_traced_saver
+from langgraph_durable.checkpointers._run_lease_core import lease_settings
+from langgraph_durable.checkpointers._run_leases_async import AsyncRunLeases
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers.redis import _layout
 from langgraph_durable.checkpointers.redis import _thread_ops as threads

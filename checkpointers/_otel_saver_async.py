@@ -1,0 +1,131 @@
+"""The savers' spans and operation metrics: one class decorator around their public methods.
+
+Written once as async code; the sync savers' decorators are generated from it
+by ``tools/async_to_sync.py``. Each of ``aput``, ``aput_writes``, ``aget_tuple``,
+``alist`` and ``adelete_thread`` becomes a ``checkpoint.<op>`` span of kind
+client with ``db.system``, the thread and namespace, the bytes the call
+serialized, the rows (checkpoints, blobs or writes) it stored or returned and,
+on reads, the longest delta chain it rebuilt; its latency and bytes also go to
+two histograms by operation and backend. Nothing is built unless a configured
+SDK records it: otherwise a call costs two looks at the global providers.
+
+Bytes and chain lengths are counted where the savers encode
+(:func:`~langgraph_durable.checkpointers._serde.dumps_exact`) and rebuild
+(:class:`~langgraph_durable.checkpointers._delta_read.ChainReader`), through a
+context variable that only an observed call sets
+(:mod:`langgraph_durable.checkpointers._otel_calls`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+from langgraph_durable.checkpointers._otel import tracing_active
+from langgraph_durable.checkpointers._otel_calls import (
+    Observed,
+    observing,
+    rows,
+    upgrade_span,
+    upgraded,
+)
+
+__all__ = ["async_traced_migrations", "async_traced_saver"]
+
+S = TypeVar("S", bound="type[Any]")
+
+# the saver's method and the operation its span names
+_OPS = (
+    ("aput", "put"),
+    ("aput_writes", "put_writes"),
+    ("aget_tuple", "get_tuple"),
+    ("adelete_thread", "delete_thread"),
+)
+
+
+def _call(op: str, system: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    async def observed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not observing():
+            return await fn(self, *args, **kwargs)
+        call = Observed(op, system, args, current=True)
+        try:
+            result = await fn(self, *args, **kwargs)
+        except BaseException as exc:
+            call.end(0, exc)
+            raise
+        call.end(rows(op, args, result))
+        return result
+
+    return observed
+
+
+def _list(system: str, fn: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+    # a listing is read lazily, page by page: its span is not made current
+    # (the consumer runs between pages) and ends when iteration stops
+    @functools.wraps(fn)
+    async def observed(self: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        if not observing():
+            async for item in fn(self, *args, **kwargs):
+                yield item
+            return
+        call, count = Observed("list", system, args, current=False), 0
+        try:
+            async for item in fn(self, *args, **kwargs):
+                count += 1
+                yield item
+        except BaseException as exc:
+            call.end(count, None if isinstance(exc, GeneratorExit) else exc)
+            raise
+        call.end(count)
+
+    return observed
+
+
+def _upgrade(system: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    # one span per claimed batch of aupgrade_all: what it upgraded, what it passed over
+    @functools.wraps(fn)
+    async def observed(self: Any, **kwargs: Any) -> Any:
+        if not tracing_active():
+            return await fn(self, **kwargs)
+        with upgrade_span(system, kwargs) as current:
+            outcome = await fn(self, **kwargs)
+            upgraded(current, outcome)
+            return outcome
+
+    return observed
+
+
+def async_traced_saver(system: str) -> Callable[[S], S]:
+    """Class decorator: ``checkpoint.*`` spans and histograms around a saver's methods.
+
+    Args:
+        system: The ``db.system`` attribute (``"postgresql"``, ``"redis"``).
+    """
+
+    def decorate(cls: S) -> S:
+        for method, op in _OPS:
+            setattr(cls, method, _call(op, system, getattr(cls, method)))
+        cls.alist = _list(system, cls.alist)
+        # a saver that is its own migration store (one that holds a store
+        # decorates the store's class with async_traced_migrations instead)
+        if hasattr(cls, "amigration_upgrade_batch"):
+            cls.amigration_upgrade_batch = _upgrade(system, cls.amigration_upgrade_batch)
+        return cls
+
+    return decorate
+
+
+def async_traced_migrations(system: str) -> Callable[[S], S]:
+    """Class decorator: a ``migration.upgrade`` span per batch of a migration store.
+
+    Args:
+        system: The ``db.system`` attribute (``"postgresql"``, ``"redis"``).
+    """
+
+    def decorate(cls: S) -> S:
+        cls.amigration_upgrade_batch = _upgrade(system, cls.amigration_upgrade_batch)
+        return cls
+
+    return decorate
