@@ -111,9 +111,9 @@ def sync_traced_saver(system: str) -> Callable[[S], S]:
             setattr(cls, method, _call(op, system, getattr(cls, method)))
         cls.list = _list(system, cls.list)
         # a saver that is its own migration store (one that holds a store
-        # decorates the store's class with sync_traced_migrations instead)
+        # decorates the store's class instead)
         if hasattr(cls, "migration_upgrade_batch"):
-            cls.migration_upgrade_batch = _upgrade(system, cls.migration_upgrade_batch)
+            sync_traced_migrations(system)(cls)
         return cls
 
     return decorate

@@ -109,9 +109,9 @@ def async_traced_saver(system: str) -> Callable[[S], S]:
             setattr(cls, method, _call(op, system, getattr(cls, method)))
         cls.alist = _list(system, cls.alist)
         # a saver that is its own migration store (one that holds a store
-        # decorates the store's class with async_traced_migrations instead)
+        # decorates the store's class instead)
         if hasattr(cls, "amigration_upgrade_batch"):
-            cls.amigration_upgrade_batch = _upgrade(system, cls.amigration_upgrade_batch)
+            async_traced_migrations(system)(cls)
         return cls
 
     return decorate
