@@ -76,7 +76,8 @@ from langgraph_durable.interrupts._compensation import add_compensation, compens
 from langgraph_durable.interrupts._compensator import Backoff
 from langgraph_durable.interrupts._dispatch import DispatchPass, NotificationDispatcher
 from langgraph_durable.interrupts._dispatch_async import AsyncNotificationDispatcher
-from langgraph_durable.interrupts._edit import aedit, arespond, edit, respond
+from langgraph_durable.interrupts._edit import edit, respond
+from langgraph_durable.interrupts._edit_async import aedit, arespond
 from langgraph_durable.interrupts._embedded import start_embedded_postgres
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
@@ -111,15 +112,12 @@ from langgraph_durable.interrupts._models import (
     OnTimeout,
 )
 from langgraph_durable.interrupts._notify import ApprovalEvent, Notifier, set_notifier
-from langgraph_durable.interrupts._operator_calls import (
+from langgraph_durable.interrupts._operator_calls import cancel, extend, reassign, remind
+from langgraph_durable.interrupts._operator_calls_async import (
     acancel,
     aextend,
     areassign,
     aremind,
-    cancel,
-    extend,
-    reassign,
-    remind,
 )
 from langgraph_durable.interrupts._recovery import (
     ParkedThread,

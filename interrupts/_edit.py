@@ -1,3 +1,5 @@
+# Generated from interrupts/_edit_async.py by tools/async_to_sync.py:
+# edit the source, then run the script.
 """``edit`` / ``respond``: the two decisions beside approve and reject, from the operator side.
 
 An **edit** approves with changed arguments: the node's
@@ -19,7 +21,7 @@ from typing import Any
 from langgraph_durable.interrupts._approve import decide_approval_flow, decide_env
 from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._clock import Clock
-from langgraph_durable.interrupts._driver import Flow, adrive, drive
+from langgraph_durable.interrupts._driver import Flow, drive
 from langgraph_durable.interrupts._errors import InvalidInput
 from langgraph_durable.interrupts._inputs import check_text
 from langgraph_durable.interrupts._shapes import action_args
@@ -122,35 +124,6 @@ def edit(
     return drive(flow, decide_env(graph, resume))
 
 
-async def aedit(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    args: Any,
-    comment: str | None = None,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-) -> Any:
-    """Async twin of :func:`edit`."""
-    flow = _flow(
-        graph,
-        config,
-        _edit_answer(args),
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=authorize,
-        resume=resume,
-    )
-    return await adrive(flow, decide_env(graph, resume))
-
-
 def respond(
     graph: GraphOrSaver,
     config: dict[str, Any],
@@ -182,31 +155,3 @@ def respond(
         resume=resume,
     )
     return drive(flow, decide_env(graph, resume))
-
-
-async def arespond(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    text: str,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-) -> Any:
-    """Async twin of :func:`respond`."""
-    flow = _flow(
-        graph,
-        config,
-        _respond_answer(text),
-        by=by,
-        comment=None,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=authorize,
-        resume=resume,
-    )
-    return await adrive(flow, decide_env(graph, resume))

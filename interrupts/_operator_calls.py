@@ -1,3 +1,5 @@
+# Generated from interrupts/_operator_calls_async.py by tools/async_to_sync.py:
+# edit the source, then run the script.
 """The operator calls on a waiting approval: ``extend``, ``reassign``, ``remind``, ``cancel``.
 
 See :mod:`._operate` for what each does. Every call takes the decider's
@@ -16,7 +18,7 @@ from typing import Any
 from langgraph_durable.interrupts._approve import decide_env
 from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._clock import Clock
-from langgraph_durable.interrupts._driver import adrive, drive
+from langgraph_durable.interrupts._driver import drive
 from langgraph_durable.interrupts._notify import ApprovalEvent
 from langgraph_durable.interrupts._operate import amend_flow, cancel_flow, remind_flow
 from langgraph_durable.interrupts._types import GraphOrSaver
@@ -73,37 +75,6 @@ def extend(
     return drive(flow, decide_env(graph, resume))
 
 
-async def aextend(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    delta: timedelta | float | None = None,
-    until: datetime | None = None,
-    comment: str | None = None,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-) -> Any:
-    """Async twin of :func:`extend`."""
-    flow = amend_flow(
-        config,
-        by=by,
-        action="extend",
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-        delta=delta,
-        until=until,
-    )
-    return await adrive(flow, decide_env(graph, resume))
-
-
 def reassign(
     graph: GraphOrSaver,
     config: dict[str, Any],
@@ -136,35 +107,6 @@ def reassign(
     return drive(flow, decide_env(graph, resume))
 
 
-async def areassign(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    to: str | Iterable[str],
-    comment: str | None = None,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-) -> Any:
-    """Async twin of :func:`reassign`."""
-    flow = amend_flow(
-        config,
-        by=by,
-        action="reassign",
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-        to=to,
-    )
-    return await adrive(flow, decide_env(graph, resume))
-
-
 def cancel(
     graph: GraphOrSaver,
     config: dict[str, Any],
@@ -194,32 +136,6 @@ def cancel(
         resume=resume,
     )
     return drive(flow, decide_env(graph, resume))
-
-
-async def acancel(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None = None,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-) -> Any:
-    """Async twin of :func:`cancel`."""
-    flow = cancel_flow(
-        config,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-    )
-    return await adrive(flow, decide_env(graph, resume))
 
 
 def remind(
@@ -255,27 +171,3 @@ def remind(
         authorize=policy_of(target, authorize),
     )
     return drive(flow, decide_env(target, False))
-
-
-async def aremind(
-    target: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None = None,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-) -> ApprovalEvent:
-    """Async twin of :func:`remind`."""
-    flow = remind_flow(
-        config,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(target, authorize),
-    )
-    return await adrive(flow, decide_env(target, False))

@@ -146,6 +146,14 @@ NAMES: dict[str, str] = {
     "async_pool": "sync_pool",
     "aconnect": "connect",
     "aschema_version": "schema_version",
+    # interrupts: the public decision and operator calls
+    "aapprove": "approve",
+    "aedit": "edit",
+    "arespond": "respond",
+    "aextend": "extend",
+    "areassign": "reassign",
+    "acancel": "cancel",
+    "aremind": "remind",
 }
 """Identifier -> its sync name (applied in code, strings and comments)."""
 

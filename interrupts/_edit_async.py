@@ -1,0 +1,155 @@
+"""``aedit`` / ``arespond``: the two decisions beside approve and reject, from the operator side.
+
+An **edit** approves with changed arguments: the node's
+:class:`~langgraph_durable.interrupts.Decision` carries them in ``edited`` (what
+was approved is what runs), the record and the audit entry fingerprint the
+edited version and the audit reason names both fingerprints. A **respond**
+answers the agent with text instead of a yes or no (``Decision.response``; not
+approved). Each must be allowed by the request (``allowed_decisions``). Both are
+recorded exactly like ``aapprove()``: authorized, compare-and-set once, audited,
+then the run resumes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph_durable.interrupts._approve import decide_approval_flow, decide_env
+from langgraph_durable.interrupts._authz import Authorize, policy_of
+from langgraph_durable.interrupts._clock import Clock
+from langgraph_durable.interrupts._driver import Flow, adrive
+from langgraph_durable.interrupts._errors import InvalidInput
+from langgraph_durable.interrupts._inputs import check_text
+from langgraph_durable.interrupts._shapes import action_args
+from langgraph_durable.interrupts._types import GraphOrSaver
+
+
+def _edit_answer(args: Any) -> dict[str, Any]:
+    try:
+        json.dumps(args)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(parameter="args", reason=f"must be JSON-able: {exc}") from None
+    return {"type": "edit", "args": action_args(args), "message": None}
+
+
+def _respond_answer(text: Any) -> dict[str, Any]:
+    message = check_text(text, "text")
+    if not message:
+        raise InvalidInput(parameter="text", reason="is empty: a response is a text answer")
+    return {"type": "respond", "args": None, "message": message}
+
+
+def _flow(
+    graph: GraphOrSaver,
+    config: dict[str, Any],
+    answer: dict[str, Any],
+    *,
+    by: str,
+    comment: str | None,
+    approval_id: str | None,
+    roles: Sequence[str],
+    clock: Clock | None,
+    authorize: Authorize | None,
+    resume: bool,
+) -> Flow[Any]:
+    return decide_approval_flow(
+        config,
+        approved=answer["type"] == "edit",
+        by=by,
+        comment=comment,
+        approval_id=approval_id,
+        roles=roles,
+        clock=clock,
+        authorize=policy_of(graph, authorize),
+        resume=resume,
+        answer=answer,
+    )
+
+
+async def aedit(
+    graph: GraphOrSaver,
+    config: dict[str, Any],
+    *,
+    by: str,
+    args: Any,
+    comment: str | None = None,
+    approval_id: str | None = None,
+    roles: Sequence[str] = (),
+    clock: Clock | None = None,
+    authorize: Authorize | None = None,
+    resume: bool = True,
+) -> Any:
+    """Approve the thread's pending approval with changed arguments, and resume the run.
+
+    Args:
+        graph: The compiled graph (with its saver); with ``resume=False`` the saver alone.
+        config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
+        by: Who decides (a non-empty string).
+        args: The arguments to run instead of the request (JSON-able, in the
+            request's own form: a dict for a dict request).
+        comment: Free text kept with the decision.
+        approval_id: Which approval, when the thread has several pending.
+        roles: Roles the decider holds (for authorization policies).
+        clock: Time source for the decision time and the resumed run.
+        authorize: Policy for this call (see :func:`~langgraph_durable.interrupts.aapprove`).
+        resume: ``False`` records the decision; the next sweep resumes the run.
+
+    Returns:
+        What ``graph.ainvoke`` returns for the resumed run; with ``resume=False``,
+        the recorded :class:`~langgraph_durable.interrupts.Decision`.
+
+    Raises:
+        DecisionNotAllowed: the request does not allow ``"edit"`` (nothing recorded).
+        InvalidInput, NotAuthorized, AlreadyDecided: as
+            :func:`~langgraph_durable.interrupts.aapprove`.
+        NoPendingApproval, AmbiguousApproval: as
+            :func:`~langgraph_durable.interrupts.aapprove`.
+    """
+    flow = _flow(
+        graph,
+        config,
+        _edit_answer(args),
+        by=by,
+        comment=comment,
+        approval_id=approval_id,
+        roles=roles,
+        clock=clock,
+        authorize=authorize,
+        resume=resume,
+    )
+    return await adrive(flow, decide_env(graph, resume))
+
+
+async def arespond(
+    graph: GraphOrSaver,
+    config: dict[str, Any],
+    *,
+    by: str,
+    text: str,
+    approval_id: str | None = None,
+    roles: Sequence[str] = (),
+    clock: Clock | None = None,
+    authorize: Authorize | None = None,
+    resume: bool = True,
+) -> Any:
+    """Answer the thread's pending approval with text for the agent, and resume the run.
+
+    The node gets ``Decision(type="respond", approved=False, response=text)``.
+    Arguments, returns and errors as :func:`aedit` (``DecisionNotAllowed`` when
+    the request does not allow ``"respond"``).
+    """
+    flow = _flow(
+        graph,
+        config,
+        _respond_answer(text),
+        by=by,
+        comment=None,
+        approval_id=approval_id,
+        roles=roles,
+        clock=clock,
+        authorize=authorize,
+        resume=resume,
+    )
+    return await adrive(flow, decide_env(graph, resume))
