@@ -196,6 +196,7 @@ def _recover(args: dict[str, Any]) -> None:
         worker = RecoveryWorker(
             graph, max_recoveries=args.get("max_recoveries", 3), batch=args.get("batch", 100)
         )
+        _wait_for_the_start(args.get("start_file"))
         deadline = time.monotonic() + args["until"]
         while time.monotonic() < deadline:
             report = worker.run_once()
@@ -213,6 +214,23 @@ def _recover(args: dict[str, Any]) -> None:
                 if counts.running == 0 and counts.orphaned == 0:
                     return
                 time.sleep(0.1)
+
+
+def _wait_for_the_start(start_file: str | None) -> None:
+    """With ``start_file``: say ready (``<start_file>.<pid>``), then wait for the file itself.
+
+    Workers started together begin their first pass together whatever each one's start-up
+    took (a loaded machine can take seconds to import), so they really share the work.
+    """
+    if not start_file:
+        return
+    with open(f"{start_file}.{os.getpid()}", "w"):
+        pass
+    deadline = time.monotonic() + 300
+    while not os.path.exists(start_file):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"no start signal at {start_file} within 300 s")
+        time.sleep(0.02)
 
 
 def _resume(args: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ import json
 import signal
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -104,7 +105,10 @@ def test_sigkilled_run_is_resumed_by_another_process_with_the_same_final_state(
 @pytest.mark.timeout(600)  # 100 runs killed and recovered by 4 processes, at any load
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_four_workers_recover_each_of_100_orphans_exactly_once(
-    backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    backend: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setenv("LEASE_TEST_STEPS", "4")  # children inherit it
     where = where_of(backend, request)
@@ -114,7 +118,12 @@ def test_four_workers_recover_each_of_100_orphans_exactly_once(
         store = saver.run_leases.store
         _kill_mid_run(backend, where, graph, threads, at_least=1, LEASE_TEST_HANG_AT="2")
 
-        workers = [spawn("recover", _args(backend, where, until=150, batch=10)) for _ in range(4)]
+        # the four begin together, once each has started up, so the work is shared at any load
+        start = tmp_path / "start"
+        args = _args(backend, where, until=150, batch=10, start_file=str(start))
+        workers = [spawn("recover", args) for _ in range(4)]
+        _wait_until(lambda: len(list(tmp_path.glob("start.*"))) == 4, 150, "four workers ready")
+        start.touch()
         results = [_collect(w) for w in workers]
         assert [rc for _, _, rc in results] == [0, 0, 0, 0]
         recovered = [t for r, _, _ in results for t in r]
