@@ -45,7 +45,6 @@ Run recovery (our savers hold a lease on each running thread)::
 
 from langgraph_durable.checkpointers import AuditBreak, AuditVerification
 from langgraph_durable.interrupts._activity import Activity, activity, idempotency_key
-from langgraph_durable.interrupts._approve import aapprove, approve, areject, reject
 from langgraph_durable.interrupts._audit import (
     AuditEntry,
     aaudit_log,
@@ -74,6 +73,8 @@ from langgraph_durable.interrupts._clock import CLOCK_CONFIG_KEY, Clock
 from langgraph_durable.interrupts._compensable import compensable
 from langgraph_durable.interrupts._compensation import add_compensation, compensate_command
 from langgraph_durable.interrupts._compensator import Backoff
+from langgraph_durable.interrupts._decision_calls import approve, reject
+from langgraph_durable.interrupts._decision_calls_async import aapprove, areject
 from langgraph_durable.interrupts._dispatch import DispatchPass, NotificationDispatcher
 from langgraph_durable.interrupts._dispatch_async import AsyncNotificationDispatcher
 from langgraph_durable.interrupts._edit import edit, respond

@@ -1,14 +1,16 @@
-"""``approve`` / ``reject``: record a decision with compare-and-set, then resume.
+"""The decision flow behind ``approve`` / ``reject``: compare-and-set the decision, then resume.
 
 The order is the exactly-once guarantee: the decision is stored (one winner
 per approval) *before* the run resumes. A process that dies between the two
 leaves the decision stored; :class:`~langgraph_durable.interrupts.ApprovalSweeper` finds it one
 lease later and finishes the resume.
+
+The public calls that drive this flow are in :mod:`._decision_calls_async` (and its
+generated sync module).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from datetime import datetime
@@ -23,7 +25,6 @@ from langgraph_durable.interrupts._authz import (
     Authorize,
     NotAuthorized,
     check_decider,
-    policy_of,
 )
 from langgraph_durable.interrupts._clock import Clock, now_of, with_clock
 from langgraph_durable.interrupts._decision_audit import (
@@ -33,11 +34,10 @@ from langgraph_durable.interrupts._decision_audit import (
     refusal_entry,
     refusal_reason,
 )
-from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
+from langgraph_durable.interrupts._driver import Env, Flow
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
     DecisionNotAllowed,
-    InvalidInput,
 )
 from langgraph_durable.interrupts._inputs import decider_args
 from langgraph_durable.interrupts._models import Decision
@@ -287,18 +287,6 @@ def decision_of(record: dict[str, Any]) -> Decision:
     )
 
 
-def _rejection(edited: Any) -> dict[str, Any] | None:
-    if edited is None:
-        return None
-    from langgraph_durable.interrupts._shapes import action_args
-
-    try:
-        json.dumps(edited)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(parameter="edited", reason=f"must be JSON-able: {exc}") from None
-    return {"type": "reject", "args": action_args(edited), "message": None}
-
-
 def _env(graph: CompiledGraph) -> Env:
     return Env(Backend(saver_of(graph)), graph)
 
@@ -313,153 +301,3 @@ def decide_env(target: GraphOrSaver, resume: bool) -> Env:
             )
         return Env(Backend(target), None)
     return _env(target)
-
-
-def approve(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None = None,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-) -> Any:
-    """Approve the thread's pending approval and resume the run.
-
-    Args:
-        graph: The compiled graph (with its saver). With ``resume=False`` the saver
-            alone will do: a process that does not host the graph (an approval UI)
-            records the decision and a worker resumes the run.
-        config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
-        by: Who approves (a non-empty string).
-        comment: Free text kept in the :class:`~langgraph_durable.interrupts.Decision`.
-        approval_id: Which approval, when the thread has several pending.
-        roles: Roles the decider holds (for authorization policies); a string is one role.
-        clock: Time source for the decision time and the resumed run.
-        authorize: Policy for this call; default: the graph's (``set_authorization``),
-            else the decider's id or a role must be among the request's approvers.
-        resume: ``False`` records the decision (exactly once, as always) without
-            resuming: the next :class:`~langgraph_durable.interrupts.ApprovalSweeper` pass (or the
-            ``worker``/``sweep`` command) resumes the run with it, at once, whatever
-            the sweeper's lease.
-
-    Returns:
-        What ``graph.invoke`` returns for the resumed run; with ``resume=False``,
-        the recorded :class:`~langgraph_durable.interrupts.Decision`, and also when
-        the saver's multitask strategy turns the resume away because another run
-        holds the thread (logged; a sweep resumes the run with the decision).
-
-    Raises:
-        InvalidInput: ``by``, ``comment``, ``roles`` or ``approval_id`` is not text
-            every backend stores (a NUL, a lone surrogate, not a string): nothing
-            is recorded, the approval still waits.
-        NotAuthorized: the decider may not decide it (nothing recorded, still waiting).
-        AlreadyDecided: somebody, or the timeout, decided first.
-        NoPendingApproval: nothing (with that id) is waiting.
-        AmbiguousApproval: several approvals wait and ``approval_id`` was not given.
-    """
-    flow = decide_approval_flow(
-        config,
-        approved=True,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-    )
-    return drive(flow, decide_env(graph, resume))
-
-
-def reject(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None = None,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-    edited: Any = None,
-) -> Any:
-    """Reject the thread's pending approval and resume the run; see :func:`approve`.
-
-    ``edited``: arguments the decider would accept instead (JSON-able, in the
-    request's form), kept with the rejection (``Decision.edited``) and fingerprinted
-    in the audit entry beside the request's; the run is not approved.
-    """
-    flow = decide_approval_flow(
-        config,
-        approved=False,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-        answer=_rejection(edited),
-    )
-    return drive(flow, decide_env(graph, resume))
-
-
-async def aapprove(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None = None,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-) -> Any:
-    """Async twin of :func:`approve`."""
-    flow = decide_approval_flow(
-        config,
-        approved=True,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-    )
-    return await adrive(flow, decide_env(graph, resume))
-
-
-async def areject(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None = None,
-    approval_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-    edited: Any = None,
-) -> Any:
-    """Async twin of :func:`reject`."""
-    flow = decide_approval_flow(
-        config,
-        approved=False,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-        answer=_rejection(edited),
-    )
-    return await adrive(flow, decide_env(graph, resume))

@@ -148,6 +148,7 @@ NAMES: dict[str, str] = {
     "aschema_version": "schema_version",
     # interrupts: the public decision and operator calls
     "aapprove": "approve",
+    "areject": "reject",
     "aedit": "edit",
     "arespond": "respond",
     "aextend": "extend",
