@@ -63,7 +63,8 @@ from langgraph_durable.interrupts._authz import (
     default_authorize,
     set_authorization,
 )
-from langgraph_durable.interrupts._batch import adecide, decide
+from langgraph_durable.interrupts._batch_calls import decide
+from langgraph_durable.interrupts._batch_calls_async import adecide
 from langgraph_durable.interrupts._batch_models import BatchDecision, DecideResult, ItemDecision
 from langgraph_durable.interrupts._batch_node import (
     arequest_batch_approval,

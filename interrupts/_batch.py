@@ -7,7 +7,8 @@ passes and the sweeper decides the rest by ``on_timeout``), one caller wins the
 batch's completion record (key ``batch_id``) and resumes the run with every
 item's decision. The node re-checks each item's fingerprint: items whose
 payload changed since they were shown are asked again (or raise). The node
-side lives in :mod:`._batch_node`.
+side lives in :mod:`._batch_node`; the public ``decide`` / ``adecide`` in
+:mod:`._batch_calls_async` (and its generated sync module).
 """
 
 from __future__ import annotations
@@ -19,12 +20,11 @@ from typing import Any
 from langgraph.types import Command, Interrupt
 
 from langgraph_durable.checkpointers import ThreadBusy
-from langgraph_durable.interrupts._approve import decide_env, log_left_to_sweep, resume_config
+from langgraph_durable.interrupts._approve import log_left_to_sweep, resume_config
 from langgraph_durable.interrupts._authz import (
     Authorize,
     NotAuthorized,
     check_decider,
-    policy_of,
 )
 from langgraph_durable.interrupts._batch_models import BatchDecision, DecideResult, ItemDecision
 from langgraph_durable.interrupts._batch_record import (
@@ -41,7 +41,7 @@ from langgraph_durable.interrupts._decision_audit import (
     refusal_entry,
     refusal_reason,
 )
-from langgraph_durable.interrupts._driver import Flow, adrive, drive
+from langgraph_durable.interrupts._driver import Flow
 from langgraph_durable.interrupts._errors import (
     AlreadyDecided,
     DecisionNotAllowed,
@@ -60,20 +60,15 @@ from langgraph_durable.interrupts._requests import (
 )
 from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
 from langgraph_durable.interrupts._telemetry import (
-    approval_attributes,
     current,
     link_request,
     refused_event,
-    traced_flow,
 )
-from langgraph_durable.interrupts._types import GraphOrSaver
 
 __all__ = [
     "BatchDecision",
     "DecideResult",
     "ItemDecision",
-    "adecide",
-    "decide",
     "decide_flow",
 ]
 
@@ -265,104 +260,3 @@ def _complete(
         log_left_to_sweep(thread_id, intr.id, str(turned_away))
         return
     out.completed = True
-
-
-# -- public calls ------------------------------------------------------------------------
-
-
-def decide(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    decisions: Mapping[Any, Any],
-    *,
-    by: str,
-    comment: str | None = None,
-    batch_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-) -> DecideResult:
-    """Decide any subset of a pending batch's items (``{key: decision}``).
-
-    Each item is recorded once (compare-and-set per item). When this call decides
-    the last open item, it resumes the run and returns its result.
-
-    Args:
-        graph: The compiled graph (with its saver). With ``resume=False`` the saver
-            alone will do (a process that does not host the graph).
-        config: ``{"configurable": {"thread_id": ...}}`` of the waiting thread.
-        decisions: ``{item key: decision}`` for any subset of the open items; a
-            decision is ``True``/``False``, ``"approve"``/``"reject"``,
-            ``{"type": "edit", "args": <the item to act on>}`` or
-            ``{"type": "respond", "message": "..."}`` (edit and respond where the
-            batch's ``allowed_decisions`` allow them; anything else is refused, not
-            read as truthy).
-        by: Who decides (a non-empty string).
-        comment: Free text kept with each item's decision.
-        batch_id: Which batch, when the thread has several pending.
-        roles: Roles the decider holds (for authorization policies); a string is one role.
-        clock: Time source for the decision time and the resumed run.
-        authorize: Policy for this call (see :func:`~langgraph_durable.interrupts.approve`).
-        resume: ``False`` records the decisions (exactly once, as always) without
-            resuming: a call that decides the last open item records the batch's
-            completion (:attr:`DecideResult.deferred`) and the next
-            :class:`~langgraph_durable.interrupts.ApprovalSweeper` pass (or the ``worker``/``sweep``
-            command) resumes the run with it, at once, whatever the sweeper's lease.
-
-    Raises:
-        InvalidInput: a decision is not ``True``/``False``, or ``by``, ``comment``,
-            ``roles``, a key or ``batch_id`` is not text every backend stores
-            (names it and the item; nothing is recorded).
-        UnknownBatchItem: a key is not in the batch (nothing is recorded).
-        NotAuthorized: the decider may not decide this batch (nothing is recorded).
-        AlreadyDecided: every item of the call was already decided by someone else
-            (when only some were, or when the call still completed the batch and
-            resumed the run, see :attr:`DecideResult.already_decided`); or
-            ``batch_id`` names a batch completed before. Audited, as refusals are.
-        NoPendingApproval: no batch (with that id) is waiting on the thread.
-    """
-    flow = decide_flow(
-        config,
-        decisions,
-        by=by,
-        comment=comment,
-        batch_id=batch_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-    )
-    attrs = approval_attributes((config.get("configurable") or {}).get("thread_id"), batch_id)
-    flow = traced_flow("approval.decide", flow, attrs)
-    return drive(flow, decide_env(graph, resume))
-
-
-async def adecide(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    decisions: Mapping[Any, Any],
-    *,
-    by: str,
-    comment: str | None = None,
-    batch_id: str | None = None,
-    roles: Sequence[str] = (),
-    clock: Clock | None = None,
-    authorize: Authorize | None = None,
-    resume: bool = True,
-) -> DecideResult:
-    """Async twin of :func:`decide`."""
-    flow = decide_flow(
-        config,
-        decisions,
-        by=by,
-        comment=comment,
-        batch_id=batch_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-    )
-    attrs = approval_attributes((config.get("configurable") or {}).get("thread_id"), batch_id)
-    flow = traced_flow("approval.decide", flow, attrs)
-    return await adrive(flow, decide_env(graph, resume))

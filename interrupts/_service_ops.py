@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from langgraph_durable.checkpointers import Outbox, WaitEntry, feature
 from langgraph_durable.interrupts._audit import audit_log
 from langgraph_durable.interrupts._authz import AuthRequest, Decider, policy_of
-from langgraph_durable.interrupts._batch import decide
+from langgraph_durable.interrupts._batch_calls import decide
 from langgraph_durable.interrupts._clock import Clock, now_of
 from langgraph_durable.interrupts._decision_calls import approve, reject
 from langgraph_durable.interrupts._driver import Env, Flow, drive

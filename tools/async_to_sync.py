@@ -149,6 +149,7 @@ NAMES: dict[str, str] = {
     # interrupts: the public decision and operator calls
     "aapprove": "approve",
     "areject": "reject",
+    "adecide": "decide",
     "aedit": "edit",
     "arespond": "respond",
     "aextend": "extend",
