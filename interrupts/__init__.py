@@ -102,7 +102,9 @@ from langgraph_durable.interrupts._inbox import (
     approval_health,
     pending_approvals,
 )
-from langgraph_durable.interrupts._links import LinkRefused, adecision_link, decision_link
+from langgraph_durable.interrupts._link_calls import decision_link
+from langgraph_durable.interrupts._link_calls_async import adecision_link
+from langgraph_durable.interrupts._links import LinkRefused
 from langgraph_durable.interrupts._metrics import metrics_app
 from langgraph_durable.interrupts._models import (
     ApprovalHealth,

@@ -40,7 +40,8 @@ from langgraph_durable.checkpointers import (
 )
 from langgraph_durable.interrupts._authz import Decider
 from langgraph_durable.interrupts._errors import InterruptsError
-from langgraph_durable.interrupts._links import decision_link, link_secret
+from langgraph_durable.interrupts._link_calls import decision_link
+from langgraph_durable.interrupts._links import link_secret
 from langgraph_durable.interrupts._types import Saver
 from langgraph_durable.interrupts._webhook import (
     DecisionLinks,

@@ -39,7 +39,8 @@ from langgraph_durable.checkpointers import (
 )
 from langgraph_durable.interrupts._authz import Decider
 from langgraph_durable.interrupts._errors import InterruptsError
-from langgraph_durable.interrupts._links import adecision_link, link_secret
+from langgraph_durable.interrupts._link_calls_async import adecision_link
+from langgraph_durable.interrupts._links import link_secret
 from langgraph_durable.interrupts._types import Saver
 from langgraph_durable.interrupts._webhook import (
     DecisionLinks,

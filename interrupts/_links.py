@@ -11,6 +11,8 @@ A link is refused (:class:`LinkRefused`) when its signature does not verify,
 when it has expired, when it is opened for another thread or approval than the
 one it names, or when the request it was made for has changed; every refusal
 of a token that names a thread is written to that thread's audit trail.
+The calls that make a link, ``decision_link`` / ``adecision_link``, are in
+:mod:`._link_calls_async` (and its generated sync module).
 """
 
 from __future__ import annotations
@@ -30,14 +32,12 @@ from langgraph_durable.checkpointers import extract_wait
 from langgraph_durable.interrupts._authz import Decider
 from langgraph_durable.interrupts._clock import Clock, now_of
 from langgraph_durable.interrupts._decision_audit import refusal_entry
-from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
+from langgraph_durable.interrupts._driver import Flow
 from langgraph_durable.interrupts._errors import InterruptsError, InvalidInput
 from langgraph_durable.interrupts._inputs import decider_args
 from langgraph_durable.interrupts._pending import not_pending_flow, pending_of, pick_pending
 from langgraph_durable.interrupts._records import section
 from langgraph_durable.interrupts._requests import AppendAudit, GetDecisions, GetState
-from langgraph_durable.interrupts._store import Backend
-from langgraph_durable.interrupts._types import Saver
 
 LINK_SECRET_ENV = "LANGGRAPH_DURABLE_LINK_SECRET"
 """Environment variable read for the signing secret when ``secret=`` is not given."""
@@ -228,13 +228,14 @@ def link_flow(
     return f"{base_url.rstrip('/')}{LINK_PATH}{quote(thread_id, safe='')}?{query}"
 
 
-def _link_args(
+def link_args(
     thread_id: Any,
     decider: Any,
     base_url: Any,
     approval_id: Any,
     ttl: Any,
 ) -> tuple[Decider, str | None]:
+    """The checked decider and approval id of a new link (``InvalidInput`` names a bad one)."""
     if not isinstance(thread_id, str) or not thread_id:
         raise InvalidInput(parameter="thread_id", reason="must be a non-empty string")
     if isinstance(decider, str):
@@ -253,85 +254,6 @@ def _link_args(
     if not isinstance(ttl, timedelta) or ttl <= timedelta(0):
         raise InvalidInput(parameter="ttl", reason="must be a positive timedelta")
     return Decider(id=by, roles=tuple(roles)), approval_id
-
-
-def decision_link(
-    saver: Saver,
-    thread_id: str,
-    *,
-    decider: Decider | str,
-    base_url: str,
-    secret: str | bytes | None = None,
-    approval_id: str | None = None,
-    ttl: timedelta = DEFAULT_TTL,
-    clock: Clock | None = None,
-) -> str:
-    """A URL that lets ``decider`` approve or reject the thread's pending approval once.
-
-    Opening it on the approval service (:func:`~langgraph_durable.interrupts.create_app`
-    mounted at ``base_url``) shows the request with approve and reject buttons,
-    without a login. The link is bound to this approval (its id and the
-    fingerprint of its request), to the decider and to the approval's deadline:
-    once the approval is decided (through the link or otherwise), expired,
-    escalated or asked again with another request, the link is refused. The
-    graph's authorization policy still decides whether ``decider`` may decide.
-
-    Args:
-        saver: The checkpoint saver the graph runs on.
-        thread_id: The waiting thread.
-        decider: Who decides through the link: a user id, or a ``Decider`` with roles.
-        base_url: Where the approval service is reachable (``https://ops.example.com``).
-        secret: The signing key the service also holds (at least 16 bytes);
-            default: ``$LANGGRAPH_DURABLE_LINK_SECRET``.
-        approval_id: Which approval, when the thread has several pending.
-        ttl: Validity of a link to an approval without a deadline.
-        clock: Time source (the link of an approval without deadline expires ``ttl`` later).
-
-    Returns:
-        ``{base_url}/link/{thread_id}?token=...``.
-
-    Raises:
-        InvalidInput: a parameter is malformed or no secret is configured.
-        NoPendingApproval: nothing (with that id) is waiting on the thread.
-        AmbiguousApproval: several approvals wait and ``approval_id`` was not given.
-        AlreadyDecided: ``approval_id`` names an approval decided before.
-    """
-    who, approval_id = _link_args(thread_id, decider, base_url, approval_id, ttl)
-    flow = link_flow(
-        thread_id,
-        decider=who,
-        key=link_secret(secret),
-        base_url=base_url,
-        approval_id=approval_id,
-        ttl=ttl,
-        clock=clock,
-    )
-    return drive(flow, Env(Backend(saver)))
-
-
-async def adecision_link(
-    saver: Saver,
-    thread_id: str,
-    *,
-    decider: Decider | str,
-    base_url: str,
-    secret: str | bytes | None = None,
-    approval_id: str | None = None,
-    ttl: timedelta = DEFAULT_TTL,
-    clock: Clock | None = None,
-) -> str:
-    """Async twin of :func:`decision_link`."""
-    who, approval_id = _link_args(thread_id, decider, base_url, approval_id, ttl)
-    flow = link_flow(
-        thread_id,
-        decider=who,
-        key=link_secret(secret),
-        base_url=base_url,
-        approval_id=approval_id,
-        ttl=ttl,
-        clock=clock,
-    )
-    return await adrive(flow, Env(Backend(saver)))
 
 
 def check_link_flow(
