@@ -96,12 +96,8 @@ from langgraph_durable.interrupts._errors import (
 )
 from langgraph_durable.interrupts._heartbeat import heartbeat
 from langgraph_durable.interrupts._identity import DECIDER_KEY
-from langgraph_durable.interrupts._inbox import (
-    aapproval_health,
-    apending_approvals,
-    approval_health,
-    pending_approvals,
-)
+from langgraph_durable.interrupts._inbox_calls import approval_health, pending_approvals
+from langgraph_durable.interrupts._inbox_calls_async import aapproval_health, apending_approvals
 from langgraph_durable.interrupts._link_calls import decision_link
 from langgraph_durable.interrupts._link_calls_async import adecision_link
 from langgraph_durable.interrupts._links import LinkRefused

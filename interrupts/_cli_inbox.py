@@ -80,7 +80,7 @@ def inbox_cmd(url: str, approver: str | None, overdue: bool, limit: int, as_json
     the number of waiting approvals, not of finished threads.
     """
     from langgraph_durable.interrupts._clock import utc_now
-    from langgraph_durable.interrupts._inbox import pending_approvals
+    from langgraph_durable.interrupts._inbox_calls import pending_approvals
 
     now = utc_now()
     with open_saver(url) as saver:

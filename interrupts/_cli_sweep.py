@@ -135,7 +135,7 @@ async def _asweep(
 
 def health_line(saver: Any) -> str:
     """One line of approval health for ``status``: waiting, overdue, oldest overdue."""
-    from langgraph_durable.interrupts._inbox import approval_health
+    from langgraph_durable.interrupts._inbox_calls import approval_health
 
     h = approval_health(saver)
     line = f"approvals: {h.waiting} waiting, {h.overdue} overdue"

@@ -1,4 +1,8 @@
-"""The approval inbox and the health check."""
+"""The approval inbox and the health check: their flows, and approvals by level.
+
+The public inbox and health calls that drive these flows are in
+:mod:`._inbox_calls_async` (and its generated sync module).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import Any
 
 from langgraph_durable.checkpointers import WaitEntry
 from langgraph_durable.interrupts._clock import Clock, now_of
-from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
+from langgraph_durable.interrupts._driver import Env, Flow, drive
 from langgraph_durable.interrupts._models import ApprovalHealth, ApprovalItem, BatchItemState
 from langgraph_durable.interrupts._records import item_key, section
 from langgraph_durable.interrupts._requests import GetDecisions, ListWaits, WaitCounts
@@ -83,41 +87,6 @@ def inbox_flow(
     return items
 
 
-def pending_approvals(
-    saver: Saver,
-    *,
-    approver: str | None = None,
-    thread_id: str | None = None,
-    limit: int | None = None,
-) -> list[ApprovalItem]:
-    """The approval inbox: what waits for a human, oldest deadline first.
-
-    Answers from the saver's wait index on our savers; scans every thread through
-    ``saver.list(None)`` on other savers.
-
-    Args:
-        saver: The checkpoint saver the graph runs on.
-        approver: Keep approvals routed to this label or user id (and unrouted ones).
-        thread_id: Keep one thread's approvals.
-        limit: At most this many items.
-
-    Returns:
-        ``ApprovalItem`` list; batches list their items, open and decided.
-    """
-    return drive(inbox_flow(approver, thread_id, limit), Env(Backend(saver)))
-
-
-async def apending_approvals(
-    saver: Saver,
-    *,
-    approver: str | None = None,
-    thread_id: str | None = None,
-    limit: int | None = None,
-) -> list[ApprovalItem]:
-    """Async twin of :func:`pending_approvals`."""
-    return await adrive(inbox_flow(approver, thread_id, limit), Env(Backend(saver)))
-
-
 def health_flow(clock: Clock | None) -> Flow[ApprovalHealth]:
     """Counts of waiting and overdue approvals."""
     now = now_of(clock)
@@ -151,17 +120,3 @@ def approvals_by_level(saver: Saver, *, clock: Clock | None = None) -> dict[int,
     finished threads); on other savers it scans every thread.
     """
     return drive(levels_flow(clock), Env(Backend(saver)))
-
-
-def approval_health(saver: Saver, *, clock: Clock | None = None) -> ApprovalHealth:
-    """How many approvals wait, how many are overdue, and how overdue the oldest is.
-
-    Healthy waiting shows ``overdue`` near zero; a growing ``oldest_overdue_age``
-    means no sweeper is running (or it is failing).
-    """
-    return drive(health_flow(clock), Env(Backend(saver)))
-
-
-async def aapproval_health(saver: Saver, *, clock: Clock | None = None) -> ApprovalHealth:
-    """Async twin of :func:`approval_health`."""
-    return await adrive(health_flow(clock), Env(Backend(saver)))

@@ -94,7 +94,8 @@ class Health:
 
 def measure(saver: Any, *, clock: Clock | None = None) -> Health:
     """The numbers ``status`` shows, read from the wait and lease indexes."""
-    from langgraph_durable.interrupts._inbox import approval_health, approvals_by_level
+    from langgraph_durable.interrupts._inbox import approvals_by_level
+    from langgraph_durable.interrupts._inbox_calls import approval_health
     from langgraph_durable.interrupts._thread_states import run_health
 
     approvals = approval_health(saver, clock=clock)

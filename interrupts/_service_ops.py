@@ -29,10 +29,9 @@ from langgraph_durable.interrupts._errors import InterruptsError, InvalidInput
 from langgraph_durable.interrupts._inbox import (
     INBOX_KINDS,
     _item,
-    approval_health,
     batch_items_flow,
-    pending_approvals,
 )
+from langgraph_durable.interrupts._inbox_calls import approval_health, pending_approvals
 from langgraph_durable.interrupts._links import (
     LinkClaim,
     LinkRefused,

@@ -150,6 +150,8 @@ NAMES: dict[str, str] = {
     "aapprove": "approve",
     "areject": "reject",
     "adecide": "decide",
+    "apending_approvals": "pending_approvals",
+    "aapproval_health": "approval_health",
     "aedit": "edit",
     "arespond": "respond",
     "aextend": "extend",
