@@ -135,7 +135,8 @@ from langgraph_durable.interrupts._report import (
     is_undo_report,
     resume_undo,
 )
-from langgraph_durable.interrupts._request import arequest_approval, request_approval
+from langgraph_durable.interrupts._request_calls import request_approval
+from langgraph_durable.interrupts._request_calls_async import arequest_approval
 from langgraph_durable.interrupts._saga_state import (
     COMPENSATE_NODE,
     SAGA_KEY,

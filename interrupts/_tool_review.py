@@ -25,7 +25,8 @@ from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
 from langgraph_durable.interrupts._models import Decision, OnTimeout
-from langgraph_durable.interrupts._request import arequest_approval, request_approval
+from langgraph_durable.interrupts._request_calls import request_approval
+from langgraph_durable.interrupts._request_calls_async import arequest_approval
 from langgraph_durable.interrupts._shapes import DECISION_TYPES
 
 

@@ -152,6 +152,7 @@ NAMES: dict[str, str] = {
     "adecide": "decide",
     "apending_approvals": "pending_approvals",
     "aapproval_health": "approval_health",
+    "arequest_approval": "request_approval",
     "aedit": "edit",
     "arespond": "respond",
     "aextend": "extend",
