@@ -66,10 +66,8 @@ from langgraph_durable.interrupts._authz import (
 from langgraph_durable.interrupts._batch_calls import decide
 from langgraph_durable.interrupts._batch_calls_async import adecide
 from langgraph_durable.interrupts._batch_models import BatchDecision, DecideResult, ItemDecision
-from langgraph_durable.interrupts._batch_node import (
-    arequest_batch_approval,
-    request_batch_approval,
-)
+from langgraph_durable.interrupts._batch_request_calls import request_batch_approval
+from langgraph_durable.interrupts._batch_request_calls_async import arequest_batch_approval
 from langgraph_durable.interrupts._clock import CLOCK_CONFIG_KEY, Clock
 from langgraph_durable.interrupts._compensable import compensable
 from langgraph_durable.interrupts._compensation import add_compensation, compensate_command

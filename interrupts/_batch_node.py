@@ -7,6 +7,8 @@ HITL action request per item (so Agent Inbox and Studio list them). A
 batch, each item compare-and-set like ``decide()``'s, then the batch's
 completion. Items someone else decided first keep their decision; a resume
 that completes nothing (the batch was completed first) raises ``AlreadyDecided``.
+The calls a node makes, ``request_batch_approval`` / ``arequest_batch_approval``,
+are in :mod:`._batch_request_calls_async` (and its generated sync module).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.config import get_config
 
@@ -27,7 +29,7 @@ from langgraph_durable.interrupts._authz import (
 from langgraph_durable.interrupts._batch_models import BatchDecision, ItemDecision
 from langgraph_durable.interrupts._batch_resume import batch_answer_flow
 from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
-from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
+from langgraph_durable.interrupts._driver import Env, Flow
 from langgraph_durable.interrupts._errors import (
     InvalidInput,
     StaleApproval,
@@ -52,7 +54,6 @@ from langgraph_durable.interrupts._resume import (
     verify_record_flow,
 )
 from langgraph_durable.interrupts._shapes import (
-    DEFAULT_ALLOWED,
     UiShape,
     action_args,
     check_allowed,
@@ -203,10 +204,10 @@ def _result(
     return result
 
 
-# -- public calls ------------------------------------------------------------------------
+# -- what the node calls check and run in ----------------------------------------------
 
 
-def _checked(
+def checked_batch_ask(
     items: Sequence[Any],
     key: Callable[[Any], Any],
     *,
@@ -221,6 +222,7 @@ def _checked(
     description: str | None,
     ui: UiShape,
 ) -> _BatchAsk:
+    """The items and options of a batch, checked (``InvalidInput`` names a bad one)."""
     if on_timeout not in ("reject", "approve"):
         raise InvalidInput(
             parameter="on_timeout", reason=f'expected "reject" or "approve", got {on_timeout!r}'
@@ -253,7 +255,8 @@ def _checked(
     )
 
 
-def _env() -> Env:
+def batch_node_env() -> Env:
+    """The running node's environment; ``InvalidInput`` outside a node with a saver."""
     env = node_env()
     if env is None:
         raise InvalidInput(
@@ -261,101 +264,3 @@ def _env() -> Env:
             reason="call it inside a node of a graph compiled with a saver",
         )
     return env
-
-
-def request_batch_approval(
-    items: Sequence[Any],
-    *,
-    key: Callable[[Any], Any],
-    timeout: timedelta | float | None = None,
-    on_timeout: Literal["reject", "approve"] = "reject",
-    approvers: str | Iterable[str] = (),
-    on_stale: Literal["reask", "raise"] = "reask",
-    clock: Clock | None = None,
-    forbid: str | Iterable[str] = (),
-    allowed_decisions: Sequence[str] = DEFAULT_ALLOWED,
-    action: str | None = None,
-    description: str | None = None,
-    ui: UiShape = "hitl",
-) -> BatchDecision:
-    """Ask for a decision on each item; call inside a node.
-
-    The interrupt lists one HITL action request per open item (its ``args`` are the
-    item, with its ``key``), so a ``Command(resume=...)`` with one decision per item,
-    in order, answers it (or ``True``/``False`` for all); ``decide()`` decides any
-    subset from outside.
-
-    Args:
-        items: JSON-able items shown to the approvers.
-        key: Item -> its unique key (converted to ``str``).
-        timeout: When the open items get ``on_timeout``: a ``timedelta`` or a number
-            of seconds, positive and at most 100 years; ``None`` waits forever.
-        on_timeout: ``"reject"`` or ``"approve"``, applied by the sweeper to open items.
-        approvers: Routing labels or user ids; a string is one approver.
-        on_stale: An item whose payload changed after it was decided is asked again
-            (``"reask"``) or raises ``StaleApproval`` (``"raise"``).
-        clock: Time source (defaults to the run's clock).
-        forbid: Separation of duties: ``["requester"]`` refuses decisions by whoever
-            started the run (``config["configurable"]["requested_by"]``, which the run
-            must then set).
-        allowed_decisions: What each item may be answered with (``"approve"``,
-            ``"reject"``, ``"edit"``, ``"respond"``).
-        action: The action name shown for each item (default ``"approve_item"``).
-        description: Text shown with each item.
-        ui: ``"hitl"`` or ``"human_interrupt"`` (see ``request_approval``).
-
-    Returns:
-        The :class:`BatchDecision` once every item is decided.
-
-    Raises:
-        InvalidInput: an argument is wrong (names it; nothing is asked), or
-            ``forbid=["requester"]`` on a run that did not say who requested it.
-    """
-    ask = _checked(
-        items,
-        key,
-        timeout=timeout,
-        on_timeout=on_timeout,
-        approvers=approvers,
-        on_stale=on_stale,
-        clock=clock,
-        forbid=forbid,
-        allowed_decisions=allowed_decisions,
-        action=action,
-        description=description,
-        ui=ui,
-    )
-    return drive(batch_flow(ask, thread_of_run(), "request_batch_approval"), _env())
-
-
-async def arequest_batch_approval(
-    items: Sequence[Any],
-    *,
-    key: Callable[[Any], Any],
-    timeout: timedelta | float | None = None,
-    on_timeout: Literal["reject", "approve"] = "reject",
-    approvers: str | Iterable[str] = (),
-    on_stale: Literal["reask", "raise"] = "reask",
-    clock: Clock | None = None,
-    forbid: str | Iterable[str] = (),
-    allowed_decisions: Sequence[str] = DEFAULT_ALLOWED,
-    action: str | None = None,
-    description: str | None = None,
-    ui: UiShape = "hitl",
-) -> BatchDecision:
-    """Async twin of :func:`request_batch_approval`, for ``async def`` nodes."""
-    ask = _checked(
-        items,
-        key,
-        timeout=timeout,
-        on_timeout=on_timeout,
-        approvers=approvers,
-        on_stale=on_stale,
-        clock=clock,
-        forbid=forbid,
-        allowed_decisions=allowed_decisions,
-        action=action,
-        description=description,
-        ui=ui,
-    )
-    return await adrive(batch_flow(ask, thread_of_run(), "request_batch_approval"), _env())

@@ -153,6 +153,7 @@ NAMES: dict[str, str] = {
     "apending_approvals": "pending_approvals",
     "aapproval_health": "approval_health",
     "arequest_approval": "request_approval",
+    "arequest_batch_approval": "request_batch_approval",
     "aedit": "edit",
     "arespond": "respond",
     "aextend": "extend",
