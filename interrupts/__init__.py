@@ -156,7 +156,8 @@ from langgraph_durable.interrupts._timeline import (
     thread_timeline,
 )
 from langgraph_durable.interrupts._timeline_plot import plot_timeline
-from langgraph_durable.interrupts._tool_review import areview_tool_call, review_tool_call
+from langgraph_durable.interrupts._tool_review import review_tool_call
+from langgraph_durable.interrupts._tool_review_async import areview_tool_call
 from langgraph_durable.interrupts._webhook import (
     EVENT_ID_HEADER,
     SIGNATURE_HEADER,

@@ -1,3 +1,5 @@
+# Generated from interrupts/_tool_review_async.py by tools/async_to_sync.py:
+# edit the source, then run the script.
 """Review a tool call before it runs, the way LangChain's ``HumanInTheLoopMiddleware`` does.
 
 ``review_tool_call`` asks a durable approval for one tool call (the action is
@@ -26,7 +28,6 @@ from langchain_core.tools import BaseTool
 
 from langgraph_durable.interrupts._models import Decision, OnTimeout
 from langgraph_durable.interrupts._request_calls import request_approval
-from langgraph_durable.interrupts._request_calls_async import arequest_approval
 from langgraph_durable.interrupts._shapes import DECISION_TYPES
 
 
@@ -88,7 +89,8 @@ def review_tool_call(
 ) -> ToolMessage:
     """Ask for approval of ``tool_call``, then run it, run it edited, or answer the model.
 
-    Call inside a node (the approval pauses the run). Args are those of
+    Call inside a node (the approval pauses the run); await the async form in ``async def``
+    nodes, where it runs the tool's async call. Args are those of
     :func:`~langgraph_durable.interrupts.request_approval`; ``allowed_decisions``
     defaults to all four, as ``HumanInTheLoopMiddleware(interrupt_on={name: True})``.
 
@@ -102,27 +104,6 @@ def review_tool_call(
     if not decision.approved:
         return _not_run(tool_call, decision)
     result = tool.invoke(_call(tool_call, decision))
-    return result if isinstance(result, ToolMessage) else _as_message(tool_call, result)
-
-
-async def areview_tool_call(
-    tool: BaseTool,
-    tool_call: ToolCall,
-    *,
-    allowed_decisions: Sequence[str] = DECISION_TYPES,
-    description: str | None = None,
-    approvers: str | Iterable[str] = (),
-    timeout: timedelta | float | None = None,
-    on_timeout: OnTimeout = "reject",
-) -> ToolMessage:
-    """Async twin of :func:`review_tool_call` (``async def`` nodes; the tool's ``ainvoke``)."""
-    decision = await arequest_approval(
-        dict(tool_call["args"]),
-        **_options(tool, tool_call, allowed_decisions, description, approvers, timeout, on_timeout),
-    )
-    if not decision.approved:
-        return _not_run(tool_call, decision)
-    result = await tool.ainvoke(_call(tool_call, decision))
     return result if isinstance(result, ToolMessage) else _as_message(tool_call, result)
 
 

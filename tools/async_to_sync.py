@@ -154,6 +154,7 @@ NAMES: dict[str, str] = {
     "aapproval_health": "approval_health",
     "arequest_approval": "request_approval",
     "arequest_batch_approval": "request_batch_approval",
+    "areview_tool_call": "review_tool_call",
     "aedit": "edit",
     "arespond": "respond",
     "aextend": "extend",
