@@ -11,19 +11,17 @@ after ``max_recoveries`` and reported with its last recorded error.
 
 from __future__ import annotations
 
-from langgraph_durable.checkpointers import AsyncLeaseStore, LeaseStore, feature
-from langgraph_durable.checkpointers.runs import LeaseTarget, adrive, drive, unpark
-from langgraph_durable.interrupts._errors import NotParked
 from langgraph_durable.interrupts._recovery_pass import recover_orphans
 from langgraph_durable.interrupts._recovery_pass_async import arecover_orphans
 from langgraph_durable.interrupts._recovery_report import (
     Clock,
     ParkedThread,
     RecoveryPass,
-    log,
     utc_now,
 )
-from langgraph_durable.interrupts._types import CompiledGraph, Saver
+from langgraph_durable.interrupts._types import CompiledGraph
+from langgraph_durable.interrupts._unpark import unpark_thread
+from langgraph_durable.interrupts._unpark_async import aunpark_thread
 
 __all__ = ["ParkedThread", "RecoveryPass", "RecoveryWorker", "aunpark_thread", "unpark_thread"]
 
@@ -72,51 +70,3 @@ class RecoveryWorker:
     async def arun_once(self) -> RecoveryPass:
         """The async twin of :meth:`run_once` (for graphs with an async saver)."""
         return await arecover_orphans(self)
-
-
-def unpark_thread(saver: Saver, thread_id: str, *, clock: Clock | None = None) -> str:
-    """Give a parked (poison) thread another chance (operator action; sync savers).
-
-    If the thread's latest checkpoint shows it finished or waiting at an
-    interrupt, it is only released (nothing is left to run). Otherwise it is
-    put back as an orphan whose lease expired now, with its count of
-    recoveries in a row reset: the next :meth:`RecoveryWorker.run_once` (for
-    example the ``worker`` command) resumes it, and parks it again only after
-    another ``max_recoveries`` deaths. ``langgraph-durable unpark THREAD`` calls this.
-
-    Args:
-        saver: One of our savers (it holds the lease store).
-        thread_id: The parked thread.
-        clock: Returns the current UTC time (injectable for tests).
-
-    Returns:
-        ``"queued"`` (the next recovery pass resumes it) or ``"released"``.
-
-    Raises:
-        NotParked: the thread is not parked (its state is named); nothing changed.
-    """
-    target = LeaseTarget(saver, feature(saver, LeaseStore))
-    outcome, _ = drive(target, unpark(thread_id, (clock or utc_now)()))
-    if outcome is None:
-        from langgraph_durable.interrupts._thread_states import thread_state
-
-        raise NotParked(thread_id=thread_id, state=thread_state(saver, thread_id).state)
-    log.info("unparked thread %r (%s)", thread_id, outcome)
-    return outcome
-
-
-async def aunpark_thread(saver: Saver, thread_id: str, *, clock: Clock | None = None) -> str:
-    """The async twin of :func:`unpark_thread` (for our async savers).
-
-    Raises:
-        NotParked: the thread is not parked (named by its lease record's state,
-            or ``unknown`` without one); nothing changed.
-    """
-    target = LeaseTarget(saver, feature(saver, AsyncLeaseStore))
-    outcome, record = await adrive(target, unpark(thread_id, (clock or utc_now)()))
-    if outcome is None:
-        raise NotParked(
-            thread_id=thread_id, state="unknown" if record is None else str(record.state)
-        )
-    log.info("unparked thread %r (%s)", thread_id, outcome)
-    return outcome

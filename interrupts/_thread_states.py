@@ -9,23 +9,17 @@ queries only.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from langgraph.checkpoint.serde.types import INTERRUPT
-
-from langgraph_durable.checkpointers import WaitIndex, feature
+from langgraph_durable.checkpointers import feature
 from langgraph_durable.checkpointers.runs import (
-    ENDED_ERROR,
-    ENDED_FINISHED,
-    ENDED_INTERRUPTED,
     PARKED,
     RUNNING,
     LeaseCounts,
     LeaseRecord,
     LeaseStore,
-    end_shown_by,
 )
 from langgraph_durable.interrupts._types import Saver
 
@@ -108,80 +102,17 @@ def _since(now: datetime, then: datetime | None) -> timedelta | None:
     return None if then is None else max(now - then, timedelta(0))
 
 
-def _waits(saver: Any, thread_id: str) -> tuple[datetime | None, tuple[str, ...]] | None:
-    """Earliest deadline and kinds of the thread's pending waits, or ``None`` if not waiting."""
-    index = feature(saver, WaitIndex)
-    if index is not None:
-        entries = index.list_waits(thread_id=thread_id)
-        if entries:
-            deadlines = [e.info.deadline for e in entries if e.info.deadline is not None]
-            return (
-                min(deadlines) if deadlines else None,
-                tuple(sorted({e.info.kind for e in entries})),
-            )
-    tup = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
-    if tup is not None and any(w[1] == INTERRUPT for w in tup.pending_writes or ()):
-        return None, ()
-    return None
-
-
 def thread_state(saver: Saver, thread_id: str, *, clock: Clock | None = None) -> ThreadState:
     """The state of one thread in ``saver`` (one of our sync savers, or any saver).
 
     With a saver that has no run leases, running threads cannot be told apart
     from finished ones: they show as ``finished`` (or ``waiting``).
     """
-    state = _thread_state(saver, thread_id, _now(clock))
-    reader = getattr(saver, "schema_version", None)
-    if state.state == UNKNOWN or not callable(reader):
-        return state
-    version = reader({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
-    return replace(state, schema_version=version)
+    # the reading is written once, async, in _thread_read_async.py (which imports
+    # this module's ThreadState, hence imported here)
+    from langgraph_durable.interrupts._thread_read import read_thread_state
 
-
-def _thread_state(saver: Any, thread_id: str, now: datetime) -> ThreadState:
-    store = _store(saver)
-    lease = store.get_lease(thread_id=thread_id) if store is not None else None
-    if lease is not None and lease.state == PARKED:
-        return thread_state_of(lease, clock=lambda: now)
-    if lease is not None and lease.state == RUNNING:
-        # the checkpoint is the truth about the thread: a run killed after
-        # another run finished or paused the thread leaves a running lease
-        # behind until it is cleared; that thread is not running
-        latest = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
-        end = end_shown_by(latest)
-        if end == ENDED_FINISHED:
-            return ThreadState(
-                thread_id,
-                FINISHED,
-                recoveries=lease.recoveries,
-                last_error=lease.last_error,
-                lease=lease,
-            )
-        if end != ENDED_INTERRUPTED:
-            return thread_state_of(lease, clock=lambda: now)
-    recoveries = 0 if lease is None else lease.recoveries
-    last_error = None if lease is None else lease.last_error
-    waits = _waits(saver, thread_id)
-    if waits is not None:
-        return ThreadState(
-            thread_id,
-            WAITING,
-            deadline=waits[0],
-            waiting_for=waits[1],
-            recoveries=recoveries,
-            last_error=last_error,
-            lease=lease,
-        )
-    if lease is not None and lease.reason == ENDED_ERROR:
-        return ThreadState(
-            thread_id, FAILED, recoveries=recoveries, last_error=last_error, lease=lease
-        )
-    if lease is None and saver.get_tuple({"configurable": {"thread_id": thread_id}}) is None:
-        return ThreadState(thread_id, UNKNOWN)
-    return ThreadState(
-        thread_id, FINISHED, recoveries=recoveries, last_error=last_error, lease=lease
-    )
+    return read_thread_state(saver, thread_id, _now(clock))
 
 
 def running_threads(

@@ -92,6 +92,8 @@ def test_worker_recovers_parks_and_unpark_requeues(
         record = part_of(saver, "leases").get_lease(thread_id="poison")
         assert (record.state, record.attempts, record.reason) == ("running", 0, "unparked")
         assert thread_state(saver, "poison").state == "orphaned"
+        with pytest.raises(NotParked, match="'poison' is not parked \\(it is orphaned\\)"):
+            unpark_thread(saver, "poison")
 
         out = _cli("worker", "--url", url, "--graph", "tests._lease_support:CLI_GRAPH", "--once")
         assert out.exit_code == 0, out.output
@@ -157,6 +159,10 @@ async def test_aunpark_thread_on_async_savers(backend: str, request: pytest.Fixt
         record = await part_of(saver, "leases").aget_lease(thread_id="p")
         assert (record.state, record.attempts, record.reason) == ("running", 0, "unparked")
         assert record.is_orphaned(datetime.now(timezone.utc))
-        with pytest.raises(NotParked, match="'p' is not parked \\(it is running\\)"):
+        # the thread's state as thread_state names it, as unpark_thread does: its
+        # lease record says running, but the lease expired (the next pass resumes it)
+        with pytest.raises(NotParked, match="'p' is not parked \\(it is orphaned\\)"):
             await aunpark_thread(saver, "p")
+        with pytest.raises(NotParked, match="'nope' is not parked \\(it is unknown\\)"):
+            await aunpark_thread(saver, "nope")
         saver.arun_leases.close()

@@ -98,6 +98,11 @@ NAMES: dict[str, str] = {
     "afind_expired_leases": "find_expired_leases",
     "apark_lease": "park_lease",
     "aclaim_expired_lease": "claim_expired_lease",
+    # interrupts: a thread's state, and unparking a thread
+    "aread_thread_state": "read_thread_state",
+    "_aread_state": "_read_state",
+    "_apending_waits": "_pending_waits",
+    "aunpark_thread": "unpark_thread",
     # interrupts: the notification dispatcher and the outbox protocol it calls
     "arun_once": "run_once",
     "alist_waits": "list_waits",
