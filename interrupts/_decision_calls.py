@@ -16,6 +16,7 @@ from typing import Any
 from langgraph_durable.interrupts._approve import decide_approval_flow, decide_env
 from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._clock import Clock
+from langgraph_durable.interrupts._decider_args import DeciderArgs
 from langgraph_durable.interrupts._driver import drive
 from langgraph_durable.interrupts._errors import InvalidInput
 from langgraph_durable.interrupts._shapes import action_args
@@ -78,17 +79,8 @@ def approve(
         NoPendingApproval: nothing (with that id) is waiting.
         AmbiguousApproval: several approvals wait and ``approval_id`` was not given.
     """
-    flow = decide_approval_flow(
-        config,
-        approved=True,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-    )
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    flow = decide_approval_flow(config, approved=True, resume=resume, **decider.as_kwargs())
     return drive(flow, decide_env(graph, resume))
 
 
@@ -111,16 +103,9 @@ def reject(
     request's form), kept with the rejection (``Decision.edited``) and fingerprinted
     in the audit entry beside the request's; the run is not approved.
     """
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    answer = _rejection(edited)
     flow = decide_approval_flow(
-        config,
-        approved=False,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-        answer=_rejection(edited),
+        config, approved=False, resume=resume, answer=answer, **decider.as_kwargs()
     )
     return drive(flow, decide_env(graph, resume))

@@ -21,6 +21,7 @@ from typing import Any
 from langgraph_durable.interrupts._approve import decide_approval_flow, decide_env
 from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._clock import Clock
+from langgraph_durable.interrupts._decider_args import DeciderArgs
 from langgraph_durable.interrupts._driver import Flow, drive
 from langgraph_durable.interrupts._errors import InvalidInput
 from langgraph_durable.interrupts._inputs import check_text
@@ -43,30 +44,15 @@ def _respond_answer(text: Any) -> dict[str, Any]:
     return {"type": "respond", "args": None, "message": message}
 
 
-def _flow(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    answer: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None,
-    approval_id: str | None,
-    roles: Sequence[str],
-    clock: Clock | None,
-    authorize: Authorize | None,
-    resume: bool,
+def _decide_flow(
+    config: dict[str, Any], answer: dict[str, Any], decider: DeciderArgs, resume: bool
 ) -> Flow[Any]:
     return decide_approval_flow(
         config,
         approved=answer["type"] == "edit",
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
         resume=resume,
         answer=answer,
+        **decider.as_kwargs(),
     )
 
 
@@ -109,19 +95,9 @@ def edit(
         NoPendingApproval, AmbiguousApproval: as
             :func:`~langgraph_durable.interrupts.approve`.
     """
-    flow = _flow(
-        graph,
-        config,
-        _edit_answer(args),
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=authorize,
-        resume=resume,
-    )
-    return drive(flow, decide_env(graph, resume))
+    answer = _edit_answer(args)
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    return drive(_decide_flow(config, answer, decider, resume), decide_env(graph, resume))
 
 
 def respond(
@@ -142,16 +118,6 @@ def respond(
     Arguments, returns and errors as :func:`edit` (``DecisionNotAllowed`` when
     the request does not allow ``"respond"``).
     """
-    flow = _flow(
-        graph,
-        config,
-        _respond_answer(text),
-        by=by,
-        comment=None,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=authorize,
-        resume=resume,
-    )
-    return drive(flow, decide_env(graph, resume))
+    answer = _respond_answer(text)
+    decider = DeciderArgs(by, None, approval_id, roles, clock, policy_of(graph, authorize))
+    return drive(_decide_flow(config, answer, decider, resume), decide_env(graph, resume))

@@ -19,6 +19,7 @@ from typing import Any
 from langgraph_durable.interrupts._approve import decide_approval_flow, decide_env
 from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._clock import Clock
+from langgraph_durable.interrupts._decider_args import DeciderArgs
 from langgraph_durable.interrupts._driver import Flow, adrive
 from langgraph_durable.interrupts._errors import InvalidInput
 from langgraph_durable.interrupts._inputs import check_text
@@ -41,30 +42,15 @@ def _respond_answer(text: Any) -> dict[str, Any]:
     return {"type": "respond", "args": None, "message": message}
 
 
-def _flow(
-    graph: GraphOrSaver,
-    config: dict[str, Any],
-    answer: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None,
-    approval_id: str | None,
-    roles: Sequence[str],
-    clock: Clock | None,
-    authorize: Authorize | None,
-    resume: bool,
+def _decide_flow(
+    config: dict[str, Any], answer: dict[str, Any], decider: DeciderArgs, resume: bool
 ) -> Flow[Any]:
     return decide_approval_flow(
         config,
         approved=answer["type"] == "edit",
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
         resume=resume,
         answer=answer,
+        **decider.as_kwargs(),
     )
 
 
@@ -107,19 +93,9 @@ async def aedit(
         NoPendingApproval, AmbiguousApproval: as
             :func:`~langgraph_durable.interrupts.aapprove`.
     """
-    flow = _flow(
-        graph,
-        config,
-        _edit_answer(args),
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=authorize,
-        resume=resume,
-    )
-    return await adrive(flow, decide_env(graph, resume))
+    answer = _edit_answer(args)
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    return await adrive(_decide_flow(config, answer, decider, resume), decide_env(graph, resume))
 
 
 async def arespond(
@@ -140,16 +116,6 @@ async def arespond(
     Arguments, returns and errors as :func:`aedit` (``DecisionNotAllowed`` when
     the request does not allow ``"respond"``).
     """
-    flow = _flow(
-        graph,
-        config,
-        _respond_answer(text),
-        by=by,
-        comment=None,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=authorize,
-        resume=resume,
-    )
-    return await adrive(flow, decide_env(graph, resume))
+    answer = _respond_answer(text)
+    decider = DeciderArgs(by, None, approval_id, roles, clock, policy_of(graph, authorize))
+    return await adrive(_decide_flow(config, answer, decider, resume), decide_env(graph, resume))

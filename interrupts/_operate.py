@@ -36,8 +36,9 @@ from langgraph_durable.interrupts._approve import (
     resume_config,
     resume_value,
 )
-from langgraph_durable.interrupts._authz import Authorize, NotAuthorized, check_decider
+from langgraph_durable.interrupts._authz import NotAuthorized, check_decider
 from langgraph_durable.interrupts._clock import Clock, now_of
+from langgraph_durable.interrupts._decider_args import DeciderArgs
 from langgraph_durable.interrupts._decision_audit import (
     already_reason,
     decided_entry,
@@ -46,7 +47,7 @@ from langgraph_durable.interrupts._decision_audit import (
 )
 from langgraph_durable.interrupts._driver import Flow
 from langgraph_durable.interrupts._errors import AlreadyDecided, InvalidInput
-from langgraph_durable.interrupts._inputs import check_names, check_timeout, decider_args
+from langgraph_durable.interrupts._inputs import check_names, check_timeout
 from langgraph_durable.interrupts._notify import ApprovalEvent, notify
 from langgraph_durable.interrupts._pending import find_pending_flow, thread_of
 from langgraph_durable.interrupts._records import new_record, section, won
@@ -62,15 +63,7 @@ KINDS = ("approval", "batch")
 
 
 def _found_flow(
-    config: dict[str, Any],
-    kinds: Sequence[str],
-    approval_id: str | None,
-    *,
-    by: str,
-    action: str,
-    roles: Sequence[str],
-    clock: Clock | None,
-    authorize: Authorize | None,
+    config: dict[str, Any], kinds: Sequence[str], decider: DeciderArgs, action: str
 ) -> Flow[tuple[str, Interrupt]]:
     """The pending interrupt meant, once the operator is authorized on it (else audited)."""
     thread_id = thread_of(config)
@@ -79,11 +72,14 @@ def _found_flow(
         (k for k in kinds for i in getattr(state, "interrupts", ()) if _kind_of(i) == k),
         kinds[0],
     )
+    by, clock = decider.by, decider.clock
     intr = yield from find_pending_flow(
-        config, thread_id, kind, approval_id, by=by, action=action, clock=clock
+        config, thread_id, kind, decider.approval_id, by=by, action=action, clock=clock
     )
     try:
-        check_decider(thread_id, intr, kind, by=by, roles=roles, authorize=authorize)
+        check_decider(
+            thread_id, intr, kind, by=by, roles=decider.roles, authorize=decider.authorize
+        )
     except NotAuthorized as refused:
         entry = refusal_entry(
             thread_id,
@@ -111,7 +107,6 @@ def _record_flow(
     intr: Interrupt,
     record: dict[str, Any],
     audit: dict[str, Any],
-    *,
     clock: Clock | None,
     resume: bool,
 ) -> Flow[Any]:
@@ -171,39 +166,23 @@ def _new_deadline(
 
 def amend_flow(
     config: dict[str, Any],
+    decider: DeciderArgs,
     *,
-    by: str,
     action: str,
-    comment: str | None,
-    approval_id: str | None,
-    roles: Sequence[str],
-    clock: Clock | None,
-    authorize: Authorize | None,
     resume: bool,
     delta: Any = None,
     until: datetime | None = None,
     to: Any = None,
 ) -> Flow[Any]:
     """Extend (``action="extend"``) or reassign (``"reassign"``) a waiting approval."""
-    by, comment, roles, approval_id = decider_args(
-        by=by, comment=comment, roles=roles, approval_id=approval_id, id_parameter="approval_id"
-    )
-    now = now_of(clock)
+    decider = decider.checked()
+    now = now_of(decider.clock)
     asked = check_names(to, "to") if action == "reassign" else None
     if action == "reassign" and not asked:
         raise InvalidInput(parameter="to", reason="names nobody: reassign to someone")
-    thread_id, intr = yield from _found_flow(
-        config,
-        ("approval",),
-        approval_id,
-        by=by,
-        action=action,
-        roles=roles,
-        clock=clock,
-        authorize=authorize,
-    )
+    thread_id, intr = yield from _found_flow(config, ("approval",), decider, action)
     info = extract_wait(intr)
-    fields: dict[str, Any] = {"operator_action": action, "comment": comment}
+    fields: dict[str, Any] = {"operator_action": action, "comment": decider.comment}
     if action == "extend":
         deadline = _new_deadline(info.deadline if info else None, now, delta, until)
         fields["deadline"] = deadline.isoformat()
@@ -213,95 +192,53 @@ def amend_flow(
         fields["to"] = asked
         was_to = ", ".join(info.approvers) if info and info.approvers else "anyone"
         reason = f"approvers {was_to} -> {', '.join(asked or [])}"
-    record = new_record(
-        type="amend",
+    record = _api_record(intr, decider, now, type="amend", via="api", **fields)
+    audit = decided_entry(thread_id, record, action=action, reason=reason)
+    return (yield from _record_flow(config, thread_id, intr, record, audit, decider.clock, resume))
+
+
+def cancel_flow(config: dict[str, Any], decider: DeciderArgs, *, resume: bool) -> Flow[Any]:
+    """Cancel the run waiting at an approval: a rejection recorded once, then resumed."""
+    decider = decider.checked()
+    thread_id, intr = yield from _found_flow(config, ("approval",), decider, "cancel")
+    record = _api_record(
+        intr,
+        decider,
+        now_of(decider.clock),
+        type="decision",
+        approved=False,
+        comment=decider.comment,
+        action="cancel",
+        via="api",
+    )
+    audit = decided_entry(thread_id, record, action="cancel", reason=decider.comment)
+    return (yield from _record_flow(config, thread_id, intr, record, audit, decider.clock, resume))
+
+
+def _api_record(
+    intr: Interrupt, decider: DeciderArgs, at: datetime, **fields: Any
+) -> dict[str, Any]:
+    """A new record of ``decider``'s change to the approval ``intr``, with ``fields``."""
+    info = extract_wait(intr)
+    return new_record(
         approval_id=intr.id,
-        by=by,
-        at=now,
+        by=decider.by,
+        at=at,
         level=info.escalation_level if info else 0,
         fingerprint=section(intr.value).get("fingerprint"),
-        roles=list(roles),
-        via="api",
+        roles=list(decider.roles),
         **fields,
     )
-    audit = decided_entry(thread_id, record, action=action, reason=reason)
-    return (
-        yield from _record_flow(config, thread_id, intr, record, audit, clock=clock, resume=resume)
-    )
 
 
-def cancel_flow(
-    config: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None,
-    approval_id: str | None,
-    roles: Sequence[str],
-    clock: Clock | None,
-    authorize: Authorize | None,
-    resume: bool,
-) -> Flow[Any]:
-    """Cancel the run waiting at an approval: a rejection recorded once, then resumed."""
-    by, comment, roles, approval_id = decider_args(
-        by=by, comment=comment, roles=roles, approval_id=approval_id, id_parameter="approval_id"
-    )
-    thread_id, intr = yield from _found_flow(
-        config,
-        ("approval",),
-        approval_id,
-        by=by,
-        action="cancel",
-        roles=roles,
-        clock=clock,
-        authorize=authorize,
-    )
-    info = extract_wait(intr)
-    record = new_record(
-        type="decision",
-        approval_id=intr.id,
-        by=by,
-        at=now_of(clock),
-        approved=False,
-        comment=comment,
-        level=info.escalation_level if info else 0,
-        fingerprint=section(intr.value).get("fingerprint"),
-        roles=list(roles),
-        action="cancel",
-        via="api",
-    )
-    audit = decided_entry(thread_id, record, action="cancel", reason=comment)
-    return (
-        yield from _record_flow(config, thread_id, intr, record, audit, clock=clock, resume=resume)
-    )
-
-
-def remind_flow(
-    config: dict[str, Any],
-    *,
-    by: str,
-    comment: str | None,
-    approval_id: str | None,
-    roles: Sequence[str],
-    clock: Clock | None,
-    authorize: Authorize | None,
-) -> Flow[ApprovalEvent]:
+def remind_flow(config: dict[str, Any], decider: DeciderArgs) -> Flow[ApprovalEvent]:
     """Record a reminder of a waiting approval or batch, then hand it to the notifier."""
-    by, comment, roles, approval_id = decider_args(
-        by=by, comment=comment, roles=roles, approval_id=approval_id, id_parameter="approval_id"
-    )
-    thread_id, intr = yield from _found_flow(
-        config,
-        KINDS,
-        approval_id,
-        by=by,
-        action="remind",
-        roles=roles,
-        clock=clock,
-        authorize=authorize,
-    )
+    decider = decider.checked()
+    thread_id, intr = yield from _found_flow(config, KINDS, decider, "remind")
+    by, comment = decider.by, decider.comment
     info = extract_wait(intr)
     sec = section(intr.value)
-    now = now_of(clock)
+    now = now_of(decider.clock)
     event = ApprovalEvent(
         kind="reminder",
         thread_id=thread_id,

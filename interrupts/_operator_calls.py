@@ -18,6 +18,7 @@ from typing import Any
 from langgraph_durable.interrupts._approve import decide_env
 from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._clock import Clock
+from langgraph_durable.interrupts._decider_args import DeciderArgs
 from langgraph_durable.interrupts._driver import drive
 from langgraph_durable.interrupts._notify import ApprovalEvent
 from langgraph_durable.interrupts._operate import amend_flow, cancel_flow, remind_flow
@@ -59,19 +60,8 @@ def extend(
         InvalidInput: neither or both of ``delta``/``until``, or a bad value.
         NotAuthorized, AlreadyDecided, NoPendingApproval, AmbiguousApproval: as ``approve``.
     """
-    flow = amend_flow(
-        config,
-        by=by,
-        action="extend",
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-        delta=delta,
-        until=until,
-    )
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    flow = amend_flow(config, decider, action="extend", resume=resume, delta=delta, until=until)
     return drive(flow, decide_env(graph, resume))
 
 
@@ -92,18 +82,8 @@ def reassign(
 
     Arguments, returns and errors as :func:`extend`; the deadline stays.
     """
-    flow = amend_flow(
-        config,
-        by=by,
-        action="reassign",
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-        to=to,
-    )
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    flow = amend_flow(config, decider, action="reassign", resume=resume, to=to)
     return drive(flow, decide_env(graph, resume))
 
 
@@ -125,16 +105,8 @@ def cancel(
     approved=False)``, and a graph wired with ``add_compensation`` undoes its
     committed steps. Arguments, returns and errors as :func:`extend`.
     """
-    flow = cancel_flow(
-        config,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-    )
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    flow = cancel_flow(config, decider, resume=resume)
     return drive(flow, decide_env(graph, resume))
 
 
@@ -161,13 +133,5 @@ def remind(
     Returns:
         The :class:`~langgraph_durable.interrupts.ApprovalEvent` handed on.
     """
-    flow = remind_flow(
-        config,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(target, authorize),
-    )
-    return drive(flow, decide_env(target, False))
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(target, authorize))
+    return drive(remind_flow(config, decider), decide_env(target, False))

@@ -16,6 +16,7 @@ from typing import Any
 from langgraph_durable.interrupts._approve import decide_env
 from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._clock import Clock
+from langgraph_durable.interrupts._decider_args import DeciderArgs
 from langgraph_durable.interrupts._driver import adrive
 from langgraph_durable.interrupts._notify import ApprovalEvent
 from langgraph_durable.interrupts._operate import amend_flow, cancel_flow, remind_flow
@@ -57,19 +58,8 @@ async def aextend(
         InvalidInput: neither or both of ``delta``/``until``, or a bad value.
         NotAuthorized, AlreadyDecided, NoPendingApproval, AmbiguousApproval: as ``aapprove``.
     """
-    flow = amend_flow(
-        config,
-        by=by,
-        action="extend",
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-        delta=delta,
-        until=until,
-    )
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    flow = amend_flow(config, decider, action="extend", resume=resume, delta=delta, until=until)
     return await adrive(flow, decide_env(graph, resume))
 
 
@@ -90,18 +80,8 @@ async def areassign(
 
     Arguments, returns and errors as :func:`aextend`; the deadline stays.
     """
-    flow = amend_flow(
-        config,
-        by=by,
-        action="reassign",
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-        to=to,
-    )
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    flow = amend_flow(config, decider, action="reassign", resume=resume, to=to)
     return await adrive(flow, decide_env(graph, resume))
 
 
@@ -123,16 +103,8 @@ async def acancel(
     approved=False)``, and a graph wired with ``add_compensation`` undoes its
     committed steps. Arguments, returns and errors as :func:`aextend`.
     """
-    flow = cancel_flow(
-        config,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(graph, authorize),
-        resume=resume,
-    )
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(graph, authorize))
+    flow = cancel_flow(config, decider, resume=resume)
     return await adrive(flow, decide_env(graph, resume))
 
 
@@ -159,13 +131,5 @@ async def aremind(
     Returns:
         The :class:`~langgraph_durable.interrupts.ApprovalEvent` handed on.
     """
-    flow = remind_flow(
-        config,
-        by=by,
-        comment=comment,
-        approval_id=approval_id,
-        roles=roles,
-        clock=clock,
-        authorize=policy_of(target, authorize),
-    )
-    return await adrive(flow, decide_env(target, False))
+    decider = DeciderArgs(by, comment, approval_id, roles, clock, policy_of(target, authorize))
+    return await adrive(remind_flow(config, decider), decide_env(target, False))
