@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import secrets
 import socket
 import threading
-import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -35,6 +33,8 @@ from langgraph_durable.interrupts._requests import (
     RunAll,
 )
 from langgraph_durable.interrupts._store import DecisionItem
+from langgraph_durable.interrupts._sweeper_loop import sweep_forever
+from langgraph_durable.interrupts._sweeper_loop_async import asweep_forever
 from langgraph_durable.interrupts._telemetry import (
     approval_attributes,
     current,
@@ -354,27 +354,11 @@ class ApprovalSweeper:
 
     def run_forever(self, interval: float = 5.0, *, max_runs: int | None = None) -> None:
         """Call :meth:`run_once` every ``interval`` seconds until :meth:`stop`."""
-        runs = 0
-        while not self._stop.is_set() and (max_runs is None or runs < max_runs):
-            started = time.monotonic()
-            try:
-                self.run_once()
-            except Exception:
-                log.exception("sweep failed; retrying in %ss", interval)
-            runs += 1
-            self._stop.wait(max(0.0, interval - (time.monotonic() - started)))
+        sweep_forever(self, interval, max_runs)
 
     async def arun_forever(self, interval: float = 5.0, *, max_runs: int | None = None) -> None:
         """Async twin of :meth:`run_forever`."""
-        runs = 0
-        while not self._stop.is_set() and (max_runs is None or runs < max_runs):
-            started = time.monotonic()
-            try:
-                await self.arun_once()
-            except Exception:
-                log.exception("sweep failed; retrying in %ss", interval)
-            runs += 1
-            await asyncio.sleep(max(0.0, interval - (time.monotonic() - started)))
+        await asweep_forever(self, interval, max_runs)
 
     def stop(self) -> None:
         """Make :meth:`run_forever` / :meth:`arun_forever` return after the current sweep."""

@@ -103,6 +103,13 @@ NAMES: dict[str, str] = {
     "_aread_state": "_read_state",
     "_apending_waits": "_pending_waits",
     "aunpark_thread": "unpark_thread",
+    # interrupts: the sweeper's loop
+    "asweep_forever": "sweep_forever",
+    # interrupts: the compensation node's attempt loop
+    "aundo_step": "undo_step",
+    "_aattempts": "_attempts",
+    "anode_audit": "node_audit",
+    "asleep": "sleep",
     # interrupts: the notification dispatcher and the outbox protocol it calls
     "arun_once": "run_once",
     "alist_waits": "list_waits",
