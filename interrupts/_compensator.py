@@ -1,8 +1,9 @@
 """The compensation node: one undo per superstep, so each is checkpointed.
 
 Policy (which step next, what the report says, what a decision does) is pure
-functions over the saga log; :class:`Compensator` only adds the attempt loop,
-in one sync and one async shell that share everything else.
+functions over the saga log; :class:`Compensator` holds the settings, and the
+attempt loop is written once, async, in :mod:`._compensator_undo_async` (the
+sync module generated from it).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command, interrupt
 
-from langgraph_durable.interrupts._activity import accepts_key, arun_once, run_once
-from langgraph_durable.interrupts._audit import FAILED, UNDO, anode_audit, node_audit
+from langgraph_durable.interrupts._activity import accepts_key
+from langgraph_durable.interrupts._audit import FAILED, UNDO, node_audit
+from langgraph_durable.interrupts._compensator_undo import undo_step
+from langgraph_durable.interrupts._compensator_undo_async import aundo_step
 from langgraph_durable.interrupts._pregel import TaskContext, current_task
 from langgraph_durable.interrupts._records import SYSTEM, fingerprint
 from langgraph_durable.interrupts._registry import lookup_undo
@@ -35,7 +37,6 @@ from langgraph_durable.interrupts._saga_state import (
     error_info,
     saga_of,
 )
-from langgraph_durable.interrupts._telemetry import traced, undo_attributes, undo_failed
 
 PENDING = ("committed", "failed")
 
@@ -272,73 +273,19 @@ class Compensator:
             ]
         )
 
-    # --- shells --------------------------------------------------------------
+    def _audit(self, plan: Any, done: Command[Any]) -> dict[str, Any]:
+        """The audit entry of the undo of ``plan`` that ended with ``done``."""
+        return undo_audit(plan[1], done, self.clock())
+
+    # --- the node's bodies (the attempt loop: _compensator_undo_async.py) ----
 
     def run(self, state: Any, config: RunnableConfig) -> Any:
         """Sync body: undo one step (with retries), or ask a human, or finish."""
-        result, plan = self._begin(state, config)
-        if plan is None:
-            return result
-        with traced("compensation.undo", undo_attributes(plan)):
-            done = self._attempts(plan)
-        node_audit(config, **undo_audit(plan[1], done, self.clock()))
-        return done
-
-    def _attempts(self, plan: Any) -> Command[Any]:
-        saga, step, ctx, fn, key, pass_key = plan
-        attempts = 0
-        while True:
-            attempts += 1
-            try:
-                run_once(
-                    fn,
-                    key=key,
-                    args=list(step["args"]),
-                    kwargs=dict(step["kwargs"]),
-                    pass_key=pass_key,
-                    ctx=ctx,
-                )
-                return self._done(step, attempts)
-            except GraphBubbleUp:
-                raise
-            except Exception as exc:
-                undo_failed(step, exc, attempts)
-                if attempts >= self.max_attempts:
-                    return self._exhausted(saga, step, exc, attempts, ctx)
-            self.sleep(self.backoff.delay(attempts))
+        return undo_step(self, state, config)
 
     async def arun(self, state: Any, config: RunnableConfig) -> Any:
         """Async body: as :meth:`run`, for graphs run with ``ainvoke``/``astream``."""
-        result, plan = self._begin(state, config)
-        if plan is None:
-            return result
-        with traced("compensation.undo", undo_attributes(plan)):
-            done = await self._aattempts(plan)
-        await anode_audit(config, **undo_audit(plan[1], done, self.clock()))
-        return done
-
-    async def _aattempts(self, plan: Any) -> Command[Any]:
-        saga, step, ctx, fn, key, pass_key = plan
-        attempts = 0
-        while True:
-            attempts += 1
-            try:
-                await arun_once(
-                    fn,
-                    key=key,
-                    args=list(step["args"]),
-                    kwargs=dict(step["kwargs"]),
-                    pass_key=pass_key,
-                    ctx=ctx,
-                )
-                return self._done(step, attempts)
-            except GraphBubbleUp:
-                raise
-            except Exception as exc:
-                undo_failed(step, exc, attempts)
-                if attempts >= self.max_attempts:
-                    return self._exhausted(saga, step, exc, attempts, ctx)
-            await self.asleep(self.backoff.delay(attempts))
+        return await aundo_step(self, state, config)
 
 
 def default_sleep(seconds: float) -> None:

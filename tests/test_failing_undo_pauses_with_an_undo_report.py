@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from langgraph_durable.checkpointers import WAIT_KEY, extract_wait
@@ -126,3 +127,27 @@ def test_an_invalid_answer_asks_again(saga_saver: Any, ledger: g.ListLedger) -> 
 def test_resume_helper_refuses_unknown_actions() -> None:
     with pytest.raises(ValueError, match="unknown undo action"):
         resume_undo("ignore")  # type: ignore[arg-type]
+
+
+async def test_async_undo_attempts_pause_with_asleep_then_report(ledger: g.ListLedger) -> None:
+    g.FAILING_UNDOS.add("refund")
+    pauses: list[float] = []
+
+    async def asleep(seconds: float) -> None:
+        pauses.append(seconds)
+
+    builder = g.build_order_graph(max_attempts=3, asleep=asleep)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: dict[str, Any] = {"configurable": {"thread_id": "o-async"}}
+    await graph.ainvoke({"order_id": "o-async", "amount": 7}, config)
+
+    assert ledger.call_names().count("refund:failed") == 3
+    assert pauses == [0.5, 1.0]
+    snapshot = await graph.aget_state(config)
+    report = UndoReport.from_interrupt(snapshot.interrupts[0])
+    assert report.attempts == 3 and report.undo_error.type == "ConnectionError"
+
+    g.FAILING_UNDOS.clear()
+    final = await graph.ainvoke(resume_undo("retry", by="ops@example.com"), config)
+    assert ledger.call_names()[-2:] == ["refund", "release"]
+    assert final["saga"]["status"] == "compensated"
