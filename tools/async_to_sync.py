@@ -110,6 +110,9 @@ NAMES: dict[str, str] = {
     "_aattempts": "_attempts",
     "anode_audit": "node_audit",
     "asleep": "sleep",
+    # interrupts: a thread's pending interrupts read from the saver
+    "asaver_state": "saver_state",
+    "asaver_history": "saver_history",
     # interrupts: the notification dispatcher and the outbox protocol it calls
     "arun_once": "run_once",
     "alist_waits": "list_waits",
