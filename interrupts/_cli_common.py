@@ -110,6 +110,26 @@ def _saver_context(address: StorageAddress, options: dict[str, Any], *, aio: boo
     return cls.from_conn_string(address.driver_url, **options)
 
 
+class _Opening:
+    """Whether the saver opened: a failure before may be the driver refusing the address."""
+
+    def __init__(self) -> None:
+        self.opened = False
+
+
+@contextmanager
+def _failures_translated(address: StorageAddress) -> Iterator[_Opening]:
+    """Driver errors raised inside (opening the saver or using it) become one line."""
+    opening = _Opening()
+    try:
+        yield opening
+    except CliError:
+        raise
+    except Exception as exc:  # driver errors: one line, never a traceback
+        _translate(address, exc, opened=opening.opened)
+        raise
+
+
 @contextmanager
 def open_saver(url: str, **options: Any) -> Iterator[Any]:
     """Open the sync saver for ``url``, translating connection failures.
@@ -120,16 +140,12 @@ def open_saver(url: str, **options: Any) -> Iterator[Any]:
         A ``PostgresSaver`` or ``RedisSaver``.
     """
     address = address_of(url)
-    opened = False
-    try:
-        with _saver_context(address, options, aio=False) as saver:
-            opened = True
-            yield saver
-    except CliError:
-        raise
-    except Exception as exc:  # driver errors: one line, never a traceback
-        _translate(address, exc, opened=opened)
-        raise
+    with (
+        _failures_translated(address) as opening,
+        _saver_context(address, options, aio=False) as saver,
+    ):
+        opening.opened = True
+        yield saver
 
 
 @asynccontextmanager
@@ -140,16 +156,10 @@ async def open_async_saver(url: str, **options: Any) -> AsyncIterator[Any]:
         An ``AsyncPostgresSaver`` or ``AsyncRedisSaver``.
     """
     address = address_of(url)
-    opened = False
-    try:
+    with _failures_translated(address) as opening:
         async with _saver_context(address, options, aio=True) as saver:
-            opened = True
+            opening.opened = True
             yield saver
-    except CliError:
-        raise
-    except Exception as exc:
-        _translate(address, exc, opened=opened)
-        raise
 
 
 def _translate(address: StorageAddress, exc: Exception, *, opened: bool) -> None:
