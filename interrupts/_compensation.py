@@ -86,16 +86,20 @@ def _node_name(config: RunnableConfig, fallback: str) -> str:
     return str((config.get("metadata") or {}).get("langgraph_node") or fallback)
 
 
+def _compensating(exc: Compensate, config: RunnableConfig, name: str) -> Command[Any]:
+    """The command that starts compensation because the node ``name`` raised ``exc``."""
+    return Command(update={SAGA_KEY: fail_op(exc, _node_name(config, name))}, goto=COMPENSATE_NODE)
+
+
 def _guard_node(name: str, inner: Runnable[Any, Any]) -> Runnable[Any, Any]:
+    # RunnableLambda runs run() under invoke and arun() under ainvoke
     def run(state: Any, config: RunnableConfig) -> Any:
         if not _running(config, fresh=False):
             return None
         try:
             return inner.invoke(state, config)
         except Compensate as exc:
-            return Command(
-                update={SAGA_KEY: fail_op(exc, _node_name(config, name))}, goto=COMPENSATE_NODE
-            )
+            return _compensating(exc, config, name)
 
     async def arun(state: Any, config: RunnableConfig) -> Any:
         if not _running(config, fresh=False):
@@ -103,9 +107,7 @@ def _guard_node(name: str, inner: Runnable[Any, Any]) -> Runnable[Any, Any]:
         try:
             return await inner.ainvoke(state, config)
         except Compensate as exc:
-            return Command(
-                update={SAGA_KEY: fail_op(exc, _node_name(config, name))}, goto=COMPENSATE_NODE
-            )
+            return _compensating(exc, config, name)
 
     return RunnableLambda(run, afunc=arun, name=name)
 
