@@ -45,14 +45,12 @@ Run recovery (our savers hold a lease on each running thread)::
 
 from langgraph_durable.checkpointers import AuditBreak, AuditVerification
 from langgraph_durable.interrupts._activity import Activity, activity, idempotency_key
-from langgraph_durable.interrupts._audit import (
-    AuditEntry,
+from langgraph_durable.interrupts._audit import AuditEntry
+from langgraph_durable.interrupts._audit_calls import audit_log, purge_audit, verify_audit
+from langgraph_durable.interrupts._audit_calls_async import (
     aaudit_log,
     apurge_audit,
-    audit_log,
     averify_audit,
-    purge_audit,
-    verify_audit,
 )
 from langgraph_durable.interrupts._authz import (
     REQUESTER,

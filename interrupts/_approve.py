@@ -50,7 +50,6 @@ from langgraph_durable.interrupts._requests import (
     ThreadBusyNow,
 )
 from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
-from langgraph_durable.interrupts._store import Backend
 from langgraph_durable.interrupts._telemetry import (
     approval_attributes,
     current,
@@ -288,7 +287,7 @@ def decision_of(record: dict[str, Any]) -> Decision:
 
 
 def _env(graph: CompiledGraph) -> Env:
-    return Env(Backend(saver_of(graph)), graph)
+    return Env(saver_of(graph), graph)
 
 
 def decide_env(target: GraphOrSaver, resume: bool) -> Env:
@@ -299,5 +298,5 @@ def decide_env(target: GraphOrSaver, resume: bool) -> Env:
                 "resuming needs the compiled graph: pass the graph, or resume=False to "
                 "record the decision with the saver alone (a sweep resumes the run)"
             )
-        return Env(Backend(target), None)
+        return Env(target, None)
     return _env(target)

@@ -5,10 +5,12 @@ sweeper applies, every stale re-ask and every compensation step is appended to
 an append-only log in the saver's own storage (Postgres: the ``durable_audit``
 table, written only through the schema's own functions, whose triggers refuse
 every other write; Redis: a stream per thread in the thread's hash slot). Our
-savers chain each entry to the one before it; :func:`verify_audit` checks the
-chain and names the first broken link. A decision's entry is written in the same atomic unit
-as the decision, so a recorded decision never lacks its entry; refused attempts
-are written on their own (nothing else is recorded then). Entries written from
+savers chain each entry to the one before it; ``verify_audit``
+(:mod:`~langgraph_durable.interrupts._audit_calls_async`, with the calls that
+read and purge a trail) checks the chain and names the first broken link. A
+decision's entry is written in the same atomic unit as the decision, so a
+recorded decision never lacks its entry; refused attempts are written on their
+own (nothing else is recorded then). Entries written from
 inside a node (a request raised, a stale re-ask, an undo) carry a dedupe key,
 because a node re-runs on every resume.
 
@@ -33,18 +35,15 @@ from langgraph.types import interrupt
 from pydantic import BaseModel
 
 from langgraph_durable.checkpointers import (
-    AsyncVerifiableAudit,
-    AuditVerification,
+    AsyncAuditLog,
     DeferredAudit,
-    VerifiableAudit,
     audit_entry,
     feature,
 )
 from langgraph_durable.interrupts._clock import utc_now
-from langgraph_durable.interrupts._errors import AuditNotVerifiable
 from langgraph_durable.interrupts._pregel import CONFIG_KEY_CHECKPOINTER, current_task
 from langgraph_durable.interrupts._store import Backend
-from langgraph_durable.interrupts._types import Saver
+from langgraph_durable.interrupts._store_async import AsyncBackend
 
 log = logging.getLogger("langgraph_durable.interrupts.audit")
 
@@ -103,84 +102,11 @@ class AuditEntry(BaseModel):
     reason: str | None = None
 
 
-def _entries(rows: Sequence[dict[str, Any]]) -> list[AuditEntry]:
+def audit_entries(rows: Sequence[dict[str, Any]]) -> list[AuditEntry]:
+    """Stored entries as models (without the dedupe key, which is the writer's)."""
     return [
         AuditEntry.model_validate({k: v for k, v in r.items() if k != "dedupe_key"}) for r in rows
     ]
-
-
-def audit_log(saver: Saver, *, thread_id: str) -> list[AuditEntry]:
-    """The thread's audit trail, oldest first.
-
-    Args:
-        saver: Any LangGraph saver (our savers read their own storage; others
-            the in-process log of this process).
-        thread_id: The thread.
-
-    Returns:
-        The entries in order (Pydantic models).
-    """
-    return _entries(Backend(saver).read_audit(str(thread_id)))
-
-
-async def aaudit_log(saver: Saver, *, thread_id: str) -> list[AuditEntry]:
-    """Async twin of :func:`audit_log`."""
-    return _entries(await Backend(saver).aread_audit(str(thread_id)))
-
-
-def purge_audit(saver: Saver, *, thread_id: str) -> int:
-    """Retention: delete the thread *and* its audit trail; return how many entries went.
-
-    ``delete_thread`` keeps the audit trail (an audit outlives what it audits);
-    this is the one call that removes it. On Postgres the thread and its
-    entries go in one transaction, through the one delete the table's
-    triggers allow. Our savers keep the thread's chain head, so entries
-    appended later still verify (:func:`verify_audit` reports what was purged).
-    """
-    return Backend(saver).purge_audit(str(thread_id))
-
-
-async def apurge_audit(saver: Saver, *, thread_id: str) -> int:
-    """Async twin of :func:`purge_audit`."""
-    return await Backend(saver).apurge_audit(str(thread_id))
-
-
-def verify_audit(saver: Saver, thread_id: str) -> AuditVerification:
-    """Check the thread's audit trail against its hash chain.
-
-    Our savers chain each entry to the one before it when they append it, and
-    keep the thread's newest link (its head). This reads the entries and the
-    head in one snapshot and recomputes every link.
-
-    Args:
-        saver: One of our Postgres or Redis savers.
-        thread_id: The thread.
-
-    Returns:
-        The report: ``intact``, how many entries, the head (keep it to detect a
-        later rewrite of the whole chain), what purges removed, and ``broken``:
-        the first broken link (its ``seq``, and whether an entry was
-        ``altered``, is ``missing`` or was ``forged``).
-
-    Raises:
-        AuditNotVerifiable: The saver keeps no chain (``InMemorySaver`` and
-            other savers: their log is the in-process one).
-    """
-    audit = feature(saver, VerifiableAudit)
-    if audit is None:
-        raise AuditNotVerifiable(saver_type=type(saver).__name__)
-    return audit.verify_audit(thread_id=str(thread_id))
-
-
-async def averify_audit(saver: Saver, thread_id: str) -> AuditVerification:
-    """Async twin of :func:`verify_audit`."""
-    aaudit = feature(saver, AsyncVerifiableAudit)
-    if aaudit is not None:
-        return await aaudit.averify_audit(thread_id=str(thread_id))
-    audit = feature(saver, VerifiableAudit)
-    if audit is not None:  # a sync saver: its calls block
-        return await asyncio.to_thread(audit.verify_audit, thread_id=str(thread_id))
-    raise AuditNotVerifiable(saver_type=type(saver).__name__)
 
 
 # -- entries written from inside a node ----------------------------------------------
@@ -219,7 +145,6 @@ def node_audit(config: Any = None, **fields: Any) -> None:
     if target is None:
         return
     entry = _node_entry(target, fields)
-    backend = Backend(target[0])
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -228,13 +153,13 @@ def node_audit(config: Any = None, **fields: Any) -> None:
     if deferred is not None:
         deferred.defer_audit(entries=[entry])
         return
-    if loop is not None and backend.aaudit:
+    if loop is not None and feature(target[0], AsyncAuditLog) is not None:
         # another saver's async log: best effort, on its loop
-        task = loop.create_task(backend.aappend_audit([entry]))
+        task = loop.create_task(AsyncBackend(target[0]).aappend_audit([entry]))
         _PENDING.add(task)
         task.add_done_callback(_done)
         return
-    backend.append_audit([entry])
+    Backend(target[0]).append_audit([entry])
 
 
 def _done(task: asyncio.Task[Any]) -> None:
@@ -248,7 +173,7 @@ async def anode_audit(config: Any = None, **fields: Any) -> None:
     target = _node_target(config)
     if target is None:
         return
-    await Backend(target[0]).aappend_audit([_node_entry(target, fields)])
+    await AsyncBackend(target[0]).aappend_audit([_node_entry(target, fields)])
 
 
 def ask(

@@ -171,7 +171,7 @@ def audit_cmd(url: str, thread: str, as_json: bool, verify: bool) -> None:
     recomputed: the line names the first broken one (its seq, and whether an
     entry was altered, is missing or was forged), or says the chain is intact.
     """
-    from langgraph_durable.interrupts._audit import audit_log
+    from langgraph_durable.interrupts._audit_calls import audit_log
 
     if verify:
         _verify(url, thread, as_json)
@@ -218,7 +218,7 @@ def _verify(url: str, thread: str, as_json: bool) -> None:
     """``audit THREAD --verify``: the chain's report, one line; exit 1 when broken."""
     import dataclasses
 
-    from langgraph_durable.interrupts._audit import verify_audit
+    from langgraph_durable.interrupts._audit_calls import verify_audit
 
     with open_saver(url) as saver:
         report = verify_audit(saver, thread)

@@ -18,8 +18,11 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any, Generic, TypeVar
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 from langgraph_durable.interrupts._saver_state import SaverView
 from langgraph_durable.interrupts._store import Backend
+from langgraph_durable.interrupts._store_async import AsyncBackend
 
 T = TypeVar("T")
 
@@ -49,13 +52,35 @@ Flow = Generator[Req[Any], Any, T]
 
 
 class Env:
-    """What a flow's requests run against: a saver's backend and the graph (optional)."""
+    """What a flow's requests run against: a saver's backends and the graph (optional).
 
-    def __init__(self, backend: Backend, graph: Any = None) -> None:
-        self.backend = backend
+    ``env.backend`` serves the sync requests and ``env.abackend`` the async ones;
+    each is built on first use, and both keep a foreign saver's decisions,
+    claims and audit trail in the same in-process memory.
+    """
+
+    def __init__(self, saver: BaseCheckpointSaver[Any] | Backend, graph: Any = None) -> None:
+        # a saver, or the sync backend of one
+        self._backend: Backend | None = saver if isinstance(saver, Backend) else None
+        self._abackend: AsyncBackend | None = None
+        self.saver = saver.saver if isinstance(saver, Backend) else saver
         self.graph = graph
         # state reads: the graph's, or without one the saver's (the pending interrupts)
-        self.states: Any = graph if graph is not None else SaverView(backend.saver)
+        self.states: Any = graph if graph is not None else SaverView(self.saver)
+
+    @property
+    def backend(self) -> Backend:
+        """The saver seen by the sync requests."""
+        if self._backend is None:
+            self._backend = Backend(self.saver)
+        return self._backend
+
+    @property
+    def abackend(self) -> AsyncBackend:
+        """The saver seen by the async requests."""
+        if self._abackend is None:
+            self._abackend = AsyncBackend(self.saver)
+        return self._abackend
 
 
 def drive(flow: Flow[T], env: Env) -> T:

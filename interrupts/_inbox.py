@@ -15,7 +15,6 @@ from langgraph_durable.interrupts._driver import Env, Flow, drive
 from langgraph_durable.interrupts._models import ApprovalHealth, ApprovalItem, BatchItemState
 from langgraph_durable.interrupts._records import item_key, section
 from langgraph_durable.interrupts._requests import GetDecisions, ListWaits, WaitCounts
-from langgraph_durable.interrupts._store import Backend
 from langgraph_durable.interrupts._types import Saver
 
 INBOX_KINDS = ("approval", "batch")
@@ -119,4 +118,4 @@ def approvals_by_level(saver: Saver, *, clock: Clock | None = None) -> dict[int,
     Read from the saver's wait index (its cost grows with what waits, not with
     finished threads); on other savers it scans every thread.
     """
-    return drive(levels_flow(clock), Env(Backend(saver)))
+    return drive(levels_flow(clock), Env(saver))

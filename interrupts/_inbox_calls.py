@@ -14,7 +14,6 @@ from langgraph_durable.interrupts._inbox import (
     inbox_flow,
 )
 from langgraph_durable.interrupts._models import ApprovalHealth, ApprovalItem
-from langgraph_durable.interrupts._store import Backend
 from langgraph_durable.interrupts._types import Saver
 
 
@@ -39,7 +38,7 @@ def pending_approvals(
     Returns:
         ``ApprovalItem`` list; batches list their items, open and decided.
     """
-    return drive(inbox_flow(approver, thread_id, limit), Env(Backend(saver)))
+    return drive(inbox_flow(approver, thread_id, limit), Env(saver))
 
 
 def approval_health(saver: Saver, *, clock: Clock | None = None) -> ApprovalHealth:
@@ -48,4 +47,4 @@ def approval_health(saver: Saver, *, clock: Clock | None = None) -> ApprovalHeal
     Healthy waiting shows ``overdue`` near zero; a growing ``oldest_overdue_age``
     means no sweeper is running (or it is failing).
     """
-    return drive(health_flow(clock), Env(Backend(saver)))
+    return drive(health_flow(clock), Env(saver))

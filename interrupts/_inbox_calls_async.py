@@ -12,7 +12,6 @@ from langgraph_durable.interrupts._inbox import (
     inbox_flow,
 )
 from langgraph_durable.interrupts._models import ApprovalHealth, ApprovalItem
-from langgraph_durable.interrupts._store import Backend
 from langgraph_durable.interrupts._types import Saver
 
 
@@ -37,7 +36,7 @@ async def apending_approvals(
     Returns:
         ``ApprovalItem`` list; batches list their items, open and decided.
     """
-    return await adrive(inbox_flow(approver, thread_id, limit), Env(Backend(saver)))
+    return await adrive(inbox_flow(approver, thread_id, limit), Env(saver))
 
 
 async def aapproval_health(saver: Saver, *, clock: Clock | None = None) -> ApprovalHealth:
@@ -46,4 +45,4 @@ async def aapproval_health(saver: Saver, *, clock: Clock | None = None) -> Appro
     Healthy waiting shows ``overdue`` near zero; a growing ``oldest_overdue_age``
     means no sweeper is running (or it is failing).
     """
-    return await adrive(health_flow(clock), Env(Backend(saver)))
+    return await adrive(health_flow(clock), Env(saver))

@@ -18,7 +18,6 @@ from langgraph_durable.interrupts._links import (
     link_flow,
     link_secret,
 )
-from langgraph_durable.interrupts._store import Backend
 from langgraph_durable.interrupts._types import Saver
 
 
@@ -73,4 +72,4 @@ def decision_link(
         ttl=ttl,
         clock=clock,
     )
-    return drive(flow, Env(Backend(saver)))
+    return drive(flow, Env(saver))

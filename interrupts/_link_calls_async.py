@@ -16,7 +16,6 @@ from langgraph_durable.interrupts._links import (
     link_flow,
     link_secret,
 )
-from langgraph_durable.interrupts._store import Backend
 from langgraph_durable.interrupts._types import Saver
 
 
@@ -71,4 +70,4 @@ async def adecision_link(
         ttl=ttl,
         clock=clock,
     )
-    return await adrive(flow, Env(Backend(saver)))
+    return await adrive(flow, Env(saver))

@@ -134,7 +134,7 @@ class GetDecisions(Req[Decisions]):
         return env.backend.get_decisions(self.thread_id, self.keys)
 
     async def arun(self, env: Env) -> Decisions:
-        return await env.backend.aget_decisions(self.thread_id, self.keys)
+        return await env.abackend.aget_decisions(self.thread_id, self.keys)
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ class CountDecisions(Req[int]):
         return env.backend.count_decisions(self.thread_id, self.keys)
 
     async def arun(self, env: Env) -> int:
-        return await env.backend.acount_decisions(self.thread_id, self.keys)
+        return await env.abackend.acount_decisions(self.thread_id, self.keys)
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ class RecordDecision(Req[dict[str, Any]]):
         return env.backend.record_decision(self.thread_id, self.key, self.decision, self.audit)
 
     async def arun(self, env: Env) -> dict[str, Any]:
-        return await env.backend.arecord_decision(
+        return await env.abackend.arecord_decision(
             self.thread_id, self.key, self.decision, self.audit
         )
 
@@ -179,7 +179,7 @@ class RecordDecisions(Req[list[dict[str, Any]]]):
         return env.backend.record_decisions(self.items)
 
     async def arun(self, env: Env) -> list[dict[str, Any]]:
-        return await env.backend.arecord_decisions(self.items)
+        return await env.abackend.arecord_decisions(self.items)
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ class AppendAudit(Req[None]):
         env.backend.append_audit(self.entries)
 
     async def arun(self, env: Env) -> None:
-        await env.backend.aappend_audit(self.entries)
+        await env.abackend.aappend_audit(self.entries)
 
 
 # -- the wait index and its claims --------------------------------------------------------
@@ -217,7 +217,7 @@ class ListWaits(Req[list[WaitEntry]]):
         return env.backend.list_waits(**self._filters())
 
     async def arun(self, env: Env) -> list[WaitEntry]:
-        return await env.backend.alist_waits(**self._filters())
+        return await env.abackend.alist_waits(**self._filters())
 
 
 @dataclass(frozen=True)
@@ -231,7 +231,7 @@ class WaitCounts(Req[tuple[int, int, "datetime | None"]]):
         return env.backend.wait_counts(now=self.now, kinds=self.kinds)
 
     async def arun(self, env: Env) -> tuple[int, int, datetime | None]:
-        return await env.backend.await_counts(now=self.now, kinds=self.kinds)
+        return await env.abackend.await_counts(now=self.now, kinds=self.kinds)
 
 
 @dataclass(frozen=True)
@@ -250,7 +250,7 @@ class ClaimDueWaits(Req[list[WaitEntry]]):
         )
 
     async def arun(self, env: Env) -> list[WaitEntry]:
-        return await env.backend.aclaim_due_waits(
+        return await env.abackend.aclaim_due_waits(
             now=self.now, owner=self.owner, lease=self.lease, limit=self.limit, kinds=self.kinds
         )
 
@@ -273,7 +273,7 @@ class ReleaseWaitClaim(Req[None]):
         )
 
     async def arun(self, env: Env) -> None:
-        await env.backend.arelease_wait_claim(
+        await env.abackend.arelease_wait_claim(
             thread_id=self.thread_id,
             interrupt_id=self.interrupt_id,
             owner=self.owner,

@@ -75,7 +75,6 @@ from langgraph_durable.interrupts._records import (
     won,
 )
 from langgraph_durable.interrupts._requests import AppendAudit, GetDecisions, RecordDecision
-from langgraph_durable.interrupts._store import Backend
 from langgraph_durable.interrupts._telemetry import traced_ask
 
 ANONYMOUS = "anonymous"
@@ -106,7 +105,7 @@ class IoReady(Req[bool]):
             asyncio.get_running_loop()
         except RuntimeError:
             return True
-        return feature(env.backend.saver, AsyncDecisionStore) is None
+        return feature(env.saver, AsyncDecisionStore) is None
 
     async def arun(self, env: Env) -> bool:
         return True
@@ -133,17 +132,17 @@ class GetTuple(Req["CheckpointTuple | None"]):
     config: dict[str, Any]
 
     def run(self, env: Env) -> CheckpointTuple | None:
-        return env.backend.saver.get_tuple(cast(RunnableConfig, self.config))
+        return env.saver.get_tuple(cast(RunnableConfig, self.config))
 
     async def arun(self, env: Env) -> CheckpointTuple | None:
-        return await env.backend.saver.aget_tuple(cast(RunnableConfig, self.config))
+        return await env.saver.aget_tuple(cast(RunnableConfig, self.config))
 
 
 def node_env() -> Env | None:
     """The env of the calling node (``None`` outside a graph with a saver)."""
     ctx = current_task()
     saver = None if ctx is None else run_saver(ctx.configurable)
-    return None if saver is None else Env(Backend(saver))
+    return None if saver is None else Env(saver)
 
 
 def is_record(answer: Any) -> bool:

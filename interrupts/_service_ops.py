@@ -18,7 +18,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from langgraph_durable.checkpointers import Outbox, WaitEntry, feature
-from langgraph_durable.interrupts._audit import audit_log
+from langgraph_durable.interrupts._audit_calls import audit_log
 from langgraph_durable.interrupts._authz import AuthRequest, Decider, policy_of
 from langgraph_durable.interrupts._batch_calls import decide
 from langgraph_durable.interrupts._clock import Clock, now_of
@@ -308,7 +308,7 @@ class ServiceOps:
         """
         after = _after(cursor) if cursor else None
         flow = self._inbox_flow(decider, approver, overdue, limit, after)
-        return await run_in_threadpool(drive, flow, Env(Backend(self.saver)))
+        return await run_in_threadpool(drive, flow, Env(self.saver))
 
     def _known(self, thread_id: str) -> None:
         """Raise :class:`UnknownThread` when no checkpoint of the thread is stored."""
@@ -463,7 +463,7 @@ class ServiceOps:
         flow = check_link_flow(
             token, self.key, thread_id=thread_id, action=action, clock=self.clock
         )
-        return drive(flow, Env(Backend(self.saver)))
+        return drive(flow, Env(self.saver))
 
     async def open_link(self, thread_id: str, token: str) -> LinkClaim:
         """Verify a link opened on ``thread_id`` (a refusal is audited)."""

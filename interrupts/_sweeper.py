@@ -349,7 +349,7 @@ class ApprovalSweeper:
 
     async def arun_once(self) -> int:
         """Async twin of :meth:`run_once`."""
-        flow = traced_flow("sweeper.pass", self._sweep_flow(self.env.backend.aclaims))
+        flow = traced_flow("sweeper.pass", self._sweep_flow(self.env.abackend.claims))
         return await adrive(flow, self.env)
 
     def run_forever(self, interval: float = 5.0, *, max_runs: int | None = None) -> None:

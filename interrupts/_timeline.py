@@ -16,7 +16,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from pydantic import BaseModel, Field
 
 from langgraph_durable.checkpointers import extract_wait
-from langgraph_durable.interrupts._audit import AuditEntry, audit_log
+from langgraph_durable.interrupts._audit import AuditEntry
+from langgraph_durable.interrupts._audit_calls import audit_log
 from langgraph_durable.interrupts._records import item_key, section
 from langgraph_durable.migrations import stored_version_of
 

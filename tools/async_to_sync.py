@@ -176,6 +176,9 @@ NAMES: dict[str, str] = {
     "areassign": "reassign",
     "acancel": "cancel",
     "aremind": "remind",
+    # interrupts: the store backend (decisions, claims, the wait index, the audit trail)
+    "_ascan": "_scan",
+    "aaudit_log": "audit_log",
 }
 """Identifier -> its sync name (applied in code, strings and comments)."""
 
