@@ -2,78 +2,72 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import click
 
 from langgraph_durable.interrupts._cli_common import CliError, command, open_saver, url_option
-
-F = TypeVar("F", bound=Callable[..., Any])
+from langgraph_durable.interrupts._cli_options import option_group
 
 SECRET_ENV = "LANGGRAPH_DURABLE_WEBHOOK_SECRET"
 
 
-def notify_options(command: F) -> F:
-    """The worker's notification options (collected into one ``notify`` argument)."""
+def _notify(
+    webhooks: tuple[str, ...],
+    webhook_secret: str | None,
+    notify_config: str | None,
+    expiring_within: float | None,
+    notify_lease: float,
+) -> dict[str, Any]:
+    return {
+        "webhooks": webhooks,
+        "secret": webhook_secret,
+        "config": notify_config,
+        "expiring_within": expiring_within,
+        "lease": notify_lease,
+    }
 
-    @click.option(
+
+notify_options = option_group(
+    "notify",
+    _notify,
+    click.option(
         "--webhook",
         "webhooks",
         multiple=True,
         metavar="URL",
         help="POST every approval notification here (repeat for several).",
-    )
-    @click.option(
+    ),
+    click.option(
         "--webhook-secret",
         envvar=SECRET_ENV,
         default=None,
         help=f"HMAC-SHA256 key that signs --webhook requests (or ${SECRET_ENV}).",
-    )
-    @click.option(
+    ),
+    click.option(
         "--notify-config",
         type=click.Path(exists=True, dir_okay=False),
         default=None,
         help="JSON file: webhooks with their secrets, retries, expiring_within, decision links.",
-    )
-    @click.option(
+    ),
+    click.option(
         "--expiring-within",
         type=click.FloatRange(min=0, min_open=True),
         default=None,
         metavar="SECONDS",
         help="Announce approvals whose deadline is this near (once each).",
-    )
-    @click.option(
+    ),
+    click.option(
         "--notify-lease",
         type=click.FloatRange(min=0.1),
         default=60.0,
         show_default=True,
         metavar="SECONDS",
         help="How long a claimed notification is held before another worker may resend it.",
-    )
-    @functools.wraps(command)
-    def wrapper(
-        *args: Any,
-        webhooks: tuple[str, ...],
-        webhook_secret: str | None,
-        notify_config: str | None,
-        expiring_within: float | None,
-        notify_lease: float,
-        **kwargs: Any,
-    ) -> Any:
-        settings = {
-            "webhooks": webhooks,
-            "secret": webhook_secret,
-            "config": notify_config,
-            "expiring_within": expiring_within,
-            "lease": notify_lease,
-        }
-        return command(*args, notify=settings, **kwargs)
-
-    # click's options consume the added parameters: the command keeps its own signature
-    return cast(F, wrapper)
+    ),
+)
+"""The worker's notification options (collected into one ``notify`` argument)."""
 
 
 def build_dispatcher(saver: Any, notify: dict[str, Any]) -> Any:

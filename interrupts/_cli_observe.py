@@ -2,55 +2,49 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import re
-from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import click
 
 from langgraph_durable.interrupts._cli_common import CliError
-
-F = TypeVar("F", bound=Callable[..., Any])
+from langgraph_durable.interrupts._cli_options import option_group
 
 _PAIR = re.compile(r"([a-z_]+)=(\S+)")
 
 
-def observe_options(command: F) -> F:
-    """``--metrics-port``, ``--metrics-host``, ``--log-format`` (one ``observe`` argument)."""
+def _observe(metrics_port: int | None, metrics_host: str, log_format: str) -> dict[str, Any]:
+    return {"port": metrics_port, "host": metrics_host, "format": log_format}
 
-    @click.option(
+
+observe_options = option_group(
+    "observe",
+    _observe,
+    click.option(
         "--metrics-port",
         type=click.IntRange(min=1, max=65535),
         default=None,
         metavar="PORT",
         help="Serve the metrics in Prometheus' format at http://HOST:PORT/metrics "
         "(needs the prometheus extra).",
-    )
-    @click.option(
+    ),
+    click.option(
         "--metrics-host",
         default="127.0.0.1",
         show_default=True,
         help="Address --metrics-port listens on (0.0.0.0 for every interface).",
-    )
-    @click.option(
+    ),
+    click.option(
         "--log-format",
         type=click.Choice(["text", "json"]),
         default="text",
         show_default=True,
         help="The health line of each pass as text, or as one JSON object with a timestamp.",
-    )
-    @functools.wraps(command)
-    def wrapper(
-        *args: Any, metrics_port: int | None, metrics_host: str, log_format: str, **kwargs: Any
-    ) -> Any:
-        observe = {"port": metrics_port, "host": metrics_host, "format": log_format}
-        return command(*args, observe=observe, **kwargs)
-
-    # click's options consume the added parameters: the command keeps its own signature
-    return cast(F, wrapper)
+    ),
+)
+"""``--metrics-port``, ``--metrics-host``, ``--log-format`` (one ``observe`` argument)."""
 
 
 def start_metrics(observe: dict[str, Any]) -> Any:

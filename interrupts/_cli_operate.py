@@ -8,15 +8,15 @@ from typing import Any
 import click
 from rich.table import Table
 
+from langgraph_durable.interrupts._cli_actions import ThreadCall, approval_options, thread_command
 from langgraph_durable.interrupts._cli_common import (
     CliError,
-    bind_graph,
     command,
     console,
-    load_object,
     open_saver,
     url_option,
 )
+from langgraph_durable.interrupts._cli_options import graph_option
 from langgraph_durable.interrupts._records import section
 
 
@@ -236,41 +236,12 @@ def _verify(url: str, thread: str, as_json: bool) -> None:
     click.echo(report.summary())
 
 
-def _decide(
-    url: str,
-    thread: str,
-    spec: str | None,
-    approved: bool,
-    by: str,
-    comment: str | None,
-    approval_id: str | None,
-    roles: tuple[str, ...],
-    resume: bool,
-    edit_json: str | None = None,
-) -> None:
-    from langgraph_durable.interrupts import AlreadyDecided, InterruptsError
-
+def _decide(call: ThreadCall, approved: bool, comment: str | None, edit_json: str | None) -> None:
     edited = parse_json(edit_json, "--edit") if edit_json is not None else None
-    obj = load_object(spec, what="--graph") if spec else None
-    resume = resume and obj is not None
-    with open_saver(url) as saver:
-        graph = bind_graph(obj, saver, spec) if obj is not None and spec else None
-        config = {"configurable": {"thread_id": thread}}
-        if not saver.get_tuple(config):
-            raise CliError(f"unknown thread {thread!r}: no checkpoints stored")
-        fn, kwargs = _decision_call(approved, edit_json is not None, edited)
-        kwargs.update(by=by, comment=comment, approval_id=approval_id, resume=resume)
-        if roles:
-            kwargs["roles"] = list(roles)
-        try:
-            # with --graph its authorization policy applies, resuming or not
-            fn(graph if graph is not None else saver, config, **kwargs)
-        except AlreadyDecided as exc:
-            raise CliError(str(exc)) from None
-        except InterruptsError as exc:
-            raise CliError(str(exc)) from None
-        state = graph.get_state(config) if graph is not None and resume else None
-    _echo_verdict(thread, by, approved, edit_json is not None, state)
+    fn, kwargs = _decision_call(approved, edit_json is not None, edited)
+    kwargs.update(call.kwargs(), comment=comment)
+    _, state = call.run(lambda t, c, r: fn(t, c, resume=r, **kwargs))
+    _echo_verdict(call.thread, call.by, approved, edit_json is not None, state)
 
 
 def _decision_call(approved: bool, edits: bool, edited: Any) -> tuple[Any, dict[str, Any]]:
@@ -313,71 +284,36 @@ def parse_json(text: str, option: str) -> Any:
         raise CliError(f"{option} is not JSON: {exc}") from None
 
 
-def _decision_options(fn: Any) -> Any:
-    fn = click.option(
+_DECISION_OPTIONS = (
+    graph_option(
+        "The graph the thread runs: the run resumes in this process. Without it the "
+        "decision is recorded and the next sweep (worker/sweep command) resumes the run."
+    ),
+    click.option("--by", required=True, help="Who decides (user id)."),
+    click.option("--comment", default=None, help="Free text stored with the decision."),
+    *approval_options(
+        which="Which approval, when the thread has several pending.",
+        roles="Roles of the decider (repeatable).",
+        resume="With --graph: resume the run here, or only record the decision.",
+    ),
+    click.option(
         "--edit",
         "edit_json",
         default=None,
         metavar="JSON",
         help="approve: run these arguments instead of the request's (an edit decision); "
         "reject: keep them with the rejection as what you would accept.",
-    )(fn)
-    fn = click.option(
-        "--resume/--no-resume",
-        default=True,
-        show_default=True,
-        help="With --graph: resume the run here, or only record the decision.",
-    )(fn)
-    fn = click.option("--roles", multiple=True, help="Roles of the decider (repeatable).")(fn)
-    fn = click.option(
-        "--approval-id", default=None, help="Which approval, when the thread has several pending."
-    )(fn)
-    fn = click.option("--comment", default=None, help="Free text stored with the decision.")(fn)
-    fn = click.option("--by", required=True, help="Who decides (user id).")(fn)
-    fn = click.option(
-        "--graph",
-        "spec",
-        default=None,
-        metavar="package.module:graph",
-        help="The graph the thread runs: the run resumes in this process. Without it the "
-        "decision is recorded and the next sweep (worker/sweep command) resumes the run.",
-    )(fn)
-    return fn
+    ),
+)
 
 
-@command("approve")
-@url_option
-@click.argument("thread")
-@_decision_options
-def approve_cmd(
-    url: str,
-    thread: str,
-    spec: str | None,
-    by: str,
-    comment: str | None,
-    approval_id: str | None,
-    roles: tuple[str, ...],
-    resume: bool,
-    edit_json: str | None,
-) -> None:
+@thread_command("approve", _DECISION_OPTIONS, "by")
+def approve_cmd(call: ThreadCall, comment: str | None, edit_json: str | None) -> None:
     """Approve THREAD's pending approval (exactly once); resume the run with --graph."""
-    _decide(url, thread, spec, True, by, comment, approval_id, roles, resume, edit_json)
+    _decide(call, True, comment, edit_json)
 
 
-@command("reject")
-@url_option
-@click.argument("thread")
-@_decision_options
-def reject_cmd(
-    url: str,
-    thread: str,
-    spec: str | None,
-    by: str,
-    comment: str | None,
-    approval_id: str | None,
-    roles: tuple[str, ...],
-    resume: bool,
-    edit_json: str | None,
-) -> None:
+@thread_command("reject", _DECISION_OPTIONS, "by")
+def reject_cmd(call: ThreadCall, comment: str | None, edit_json: str | None) -> None:
     """Reject THREAD's pending approval (exactly once); resume the run with --graph."""
-    _decide(url, thread, spec, False, by, comment, approval_id, roles, resume, edit_json)
+    _decide(call, False, comment, edit_json)

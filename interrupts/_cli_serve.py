@@ -5,11 +5,10 @@
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -22,86 +21,121 @@ from langgraph_durable.interrupts._cli_common import (
     url_option,
 )
 from langgraph_durable.interrupts._cli_errors import configure_logging
-
-F = TypeVar("F", bound=Callable[..., Any])
+from langgraph_durable.interrupts._cli_options import graph_option, option_group
 
 # decisions run in worker threads: one connection would serialize them all
 SERVE_POOL = 16
 
 
-def serve_options(fn: F) -> F:
-    """``--host``, ``--port``, ``--tokens``, ``--trust-proxy-header``, ``--roles-header``,
-    ``--pool-size``."""
-    options = [
-        click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind."),
-        click.option(
-            "--port", default=8321, show_default=True, type=click.IntRange(0, 65535), help="Port."
-        ),
-        click.option(
-            "--tokens",
-            type=click.Path(dir_okay=False),
-            default=None,
-            help='Bearer tokens file: {"<token>" or "sha256:<hex>": {"id": ..., "roles": [...]}}.',
-        ),
-        click.option(
-            "--trust-proxy-header",
-            "proxy_header",
-            default=None,
-            metavar="HEADER",
-            help="Believe this header's user (X-Forwarded-User) from a proxy on this host.",
-        ),
-        click.option(
-            "--pool-size",
-            default=SERVE_POOL,
-            show_default=True,
-            type=click.IntRange(1, 200),
-            help="PostgreSQL connections the service's requests share.",
-        ),
-        click.option(
-            "--roles-header",
-            default="X-Forwarded-Groups",
-            show_default=True,
-            help="With --trust-proxy-header: the comma-separated roles header.",
-        ),
-    ]
-    for option in reversed(options):
-        fn = option(fn)
-    return fn
+@dataclass(frozen=True)
+class Serving:
+    """Where the approval service listens and whom it lets in (``serve``, ``worker --serve``).
+
+    Attributes:
+        host: ``--host``.
+        port: ``--port``.
+        tokens: ``--tokens``: the bearer tokens file.
+        proxy_header: ``--trust-proxy-header``.
+        pool_size: ``--pool-size``.
+        roles_header: ``--roles-header``.
+    """
+
+    host: str
+    port: int
+    tokens: str | None
+    proxy_header: str | None
+    pool_size: int
+    roles_header: str
 
 
-def guard_options(command: F) -> F:
-    """``--login-attempts``, ``--login-window``, ``--session-idle``, ``--session-lifetime``,
-    ``--proxy`` (one ``guard`` argument: :func:`create_app`'s keywords)."""
+serve_options = option_group(
+    "serving",
+    Serving,
+    click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind."),
+    click.option(
+        "--port", default=8321, show_default=True, type=click.IntRange(0, 65535), help="Port."
+    ),
+    click.option(
+        "--tokens",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help='Bearer tokens file: {"<token>" or "sha256:<hex>": {"id": ..., "roles": [...]}}.',
+    ),
+    click.option(
+        "--trust-proxy-header",
+        "proxy_header",
+        default=None,
+        metavar="HEADER",
+        help="Believe this header's user (X-Forwarded-User) from a proxy on this host.",
+    ),
+    click.option(
+        "--pool-size",
+        default=SERVE_POOL,
+        show_default=True,
+        type=click.IntRange(1, 200),
+        help="PostgreSQL connections the service's requests share.",
+    ),
+    click.option(
+        "--roles-header",
+        default="X-Forwarded-Groups",
+        show_default=True,
+        help="With --trust-proxy-header: the comma-separated roles header.",
+    ),
+)
+"""``--host``, ``--port``, ``--tokens``, ``--trust-proxy-header``, ``--pool-size``,
+``--roles-header`` (one ``serving`` argument: a :class:`Serving`)."""
 
-    @click.option(
+
+def _guard(
+    login_attempts: int,
+    login_window: float,
+    session_idle: float,
+    session_lifetime: float,
+    proxies: tuple[str, ...],
+) -> dict[str, Any]:
+    if session_idle > session_lifetime:
+        raise click.BadParameter("must not exceed --session-lifetime", param_hint="--session-idle")
+    return {
+        "login_attempts": login_attempts,
+        "login_window": login_window,
+        "session_idle": session_idle,
+        "session_lifetime": session_lifetime,
+        "proxies": proxies,
+    }
+
+
+guard_options = option_group(
+    "guard",
+    _guard,
+    click.option(
         "--login-attempts",
         default=10,
         show_default=True,
         type=click.IntRange(min=1),
         help="Failed sign-ins one address may make per --login-window before a 429.",
-    )
-    @click.option(
+    ),
+    click.option(
         "--login-window",
         default=300.0,
         show_default=True,
         type=click.FloatRange(min=0, min_open=True),
         help="Seconds over which --login-attempts are counted.",
-    )
-    @click.option(
+    ),
+    click.option(
         "--session-idle",
         default=3600.0,
         show_default=True,
         type=click.FloatRange(min=0, min_open=True),
         help="Seconds a console session lasts unused.",
-    )
-    @click.option(
+    ),
+    click.option(
         "--session-lifetime",
         default=43200.0,
         show_default=True,
         type=click.FloatRange(min=0, min_open=True),
         help="Seconds a console session lasts at most after sign-in.",
-    )
-    @click.option(
+    ),
+    click.option(
         "--proxy",
         "proxies",
         multiple=True,
@@ -109,32 +143,10 @@ def guard_options(command: F) -> F:
         help="A reverse proxy's address (repeatable): from it X-Forwarded-For names the "
         "client and X-Forwarded-Proto the scheme. Default: none (with "
         "--trust-proxy-header: this host).",
-    )
-    @functools.wraps(command)
-    def wrapper(
-        *args: Any,
-        login_attempts: int,
-        login_window: float,
-        session_idle: float,
-        session_lifetime: float,
-        proxies: tuple[str, ...],
-        **kwargs: Any,
-    ) -> Any:
-        if session_idle > session_lifetime:
-            raise click.BadParameter(
-                "must not exceed --session-lifetime", param_hint="--session-idle"
-            )
-        guard = {
-            "login_attempts": login_attempts,
-            "login_window": login_window,
-            "session_idle": session_idle,
-            "session_lifetime": session_lifetime,
-            "proxies": proxies,
-        }
-        return command(*args, guard=guard, **kwargs)
-
-    # click's options consume the added parameters: the command keeps its own signature
-    return cast(F, wrapper)
+    ),
+)
+"""``--login-attempts``, ``--login-window``, ``--session-idle``, ``--session-lifetime``,
+``--proxy`` (one ``guard`` argument: :func:`create_app`'s keywords)."""
 
 
 def guarded(guard: dict[str, Any], authenticate: Any) -> dict[str, Any]:
@@ -145,7 +157,7 @@ def guarded(guard: dict[str, Any], authenticate: Any) -> dict[str, Any]:
     return guard
 
 
-def authenticator(tokens: str | None, proxy_header: str | None, roles_header: str) -> Any:
+def authenticator(serving: Serving) -> Any:
     """The ``authenticate`` hook the options chose (one is required).
 
     Raises:
@@ -159,12 +171,13 @@ def authenticator(tokens: str | None, proxy_header: str | None, roles_header: st
             f"the approval service needs the service extra: "
             f'pip install "langgraph-durable[service]" ({exc})'
         ) from None
+    tokens, proxy_header = serving.tokens, serving.proxy_header
     if tokens and proxy_header:
         raise CliError("pass --tokens or --trust-proxy-header, not both")
     if tokens:
         return BearerTokens.from_file(tokens)
     if proxy_header:
-        return TrustedProxy(user_header=proxy_header, roles_header=roles_header or None)
+        return TrustedProxy(user_header=proxy_header, roles_header=serving.roles_header or None)
     raise CliError(
         "the service needs authentication: --tokens FILE, or --trust-proxy-header HEADER "
         "behind an authenticating proxy"
@@ -220,13 +233,7 @@ class Server:
 
 @command("serve")
 @url_option
-@click.option(
-    "--graph",
-    "spec",
-    required=True,
-    metavar="package.module:graph",
-    help="The graph whose approvals are decided (decisions resume it).",
-)
+@graph_option("The graph whose approvals are decided (decisions resume it).", required=True)
 @serve_options
 @guard_options
 @click.option(
@@ -234,18 +241,7 @@ class Server:
     is_flag=True,
     help="Also serve GET /metrics for Prometheus (no login; needs the prometheus extra).",
 )
-def serve(
-    url: str,
-    spec: str,
-    host: str,
-    port: int,
-    tokens: str | None,
-    proxy_header: str | None,
-    roles_header: str,
-    pool_size: int,
-    metrics: bool,
-    guard: dict[str, Any],
-) -> None:
+def serve(url: str, spec: str, serving: Serving, metrics: bool, guard: dict[str, Any]) -> None:
     """Serve the approval console and JSON API (/api) at http://HOST:PORT.
 
     Decisions go through the graph's authorization policy as the signed-in
@@ -255,9 +251,10 @@ def serve(
     import uvicorn
 
     configure_logging()
-    authenticate = authenticator(tokens, proxy_header, roles_header)
+    authenticate = authenticator(serving)
     obj = load_object(spec, what="--graph")
-    with open_saver(url, pool_size=pool_size) as saver:
+    host, port = serving.host, serving.port
+    with open_saver(url, pool_size=serving.pool_size) as saver:
         graph = bind_graph(obj, saver, spec)
         app = build_app(saver, graph, authenticate, guard, metrics=metrics)
         click.echo(f"approval service on http://{host}:{port}/ (Ctrl-C to stop)")

@@ -19,25 +19,13 @@ from langgraph_durable.interrupts._cli_common import (
     url_option,
 )
 from langgraph_durable.interrupts._cli_errors import configure_logging
+from langgraph_durable.interrupts._cli_options import graph_option, pass_options
 
 
 @command()
 @url_option
-@click.option(
-    "--graph",
-    "spec",
-    required=True,
-    metavar="package.module:graph",
-    help="The graph whose approvals are swept.",
-)
-@click.option(
-    "--interval",
-    default=5.0,
-    show_default=True,
-    type=click.FloatRange(min=0.01),
-    help="Seconds between sweeps.",
-)
-@click.option("--once", is_flag=True, help="Sweep once and exit.")
+@graph_option("The graph whose approvals are swept.", required=True)
+@pass_options("Seconds between sweeps.", once="Sweep once and exit.")
 @click.option(
     "--lease",
     default=300.0,

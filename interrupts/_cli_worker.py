@@ -19,9 +19,11 @@ from langgraph_durable.interrupts._cli_common import (
 from langgraph_durable.interrupts._cli_errors import configure_logging
 from langgraph_durable.interrupts._cli_notify import build_dispatcher, notify_options, outbox_line
 from langgraph_durable.interrupts._cli_observe import emit_health, observe_options, start_metrics
+from langgraph_durable.interrupts._cli_options import graph_option, pass_options
 from langgraph_durable.interrupts._cli_retention import require_postgres, retention_policy
 from langgraph_durable.interrupts._cli_serve import (
     Server,
+    Serving,
     authenticator,
     build_app,
     guard_options,
@@ -44,21 +46,8 @@ def health_line(saver: Any, recovered: int, parked_now: int) -> str:
 
 @command()
 @url_option
-@click.option(
-    "--graph",
-    "spec",
-    required=True,
-    metavar="package.module:graph",
-    help="The graph whose threads are swept and recovered.",
-)
-@click.option(
-    "--interval",
-    default=5.0,
-    show_default=True,
-    type=click.FloatRange(min=0.01),
-    help="Seconds between passes (one health line per pass).",
-)
-@click.option("--once", is_flag=True, help="Run one pass and exit.")
+@graph_option("The graph whose threads are swept and recovered.", required=True)
+@pass_options("Seconds between passes (one health line per pass).", once="Run one pass and exit.")
 @click.option(
     "--max-recoveries",
     default=3,
@@ -116,12 +105,7 @@ def worker(
     retention_keep_latest: bool,
     notify: dict[str, Any],
     serve_too: bool,
-    host: str,
-    port: int,
-    tokens: str | None,
-    proxy_header: str | None,
-    roles_header: str,
-    pool_size: int,
+    serving: Serving,
     observe: dict[str, Any],
     guard: dict[str, Any],
 ) -> None:
@@ -149,10 +133,10 @@ def worker(
         if retention_age is None
         else retention_policy(retention_age, retention_keep_latest, 500, option="--retention")
     )
-    authenticate = authenticator(tokens, proxy_header, roles_header) if serve_too else None
+    authenticate = authenticator(serving) if serve_too else None
     obj = load_object(spec, what="--graph")
     settings = LeaseSettings(lease=timedelta(seconds=lease), heartbeat=timedelta(seconds=beat))
-    pooled = {"pool_size": pool_size} if serve_too else {}
+    pooled = {"pool_size": serving.pool_size} if serve_too else {}
     with open_saver(url, leases=settings, **pooled) as saver:
         if policy is not None:
             require_postgres(saver)
@@ -164,9 +148,10 @@ def worker(
         metrics_server = start_metrics(observe)
         server = None
         if serve_too:
-            server = Server(build_app(saver, graph, authenticate, guard), host, port)
+            app = build_app(saver, graph, authenticate, guard)
+            server = Server(app, serving.host, serving.port)
             server.start()
-            click.echo(f"approval service on http://{host}:{port}/")
+            click.echo(f"approval service on http://{serving.host}:{serving.port}/")
         if not once:
             click.echo(f"worker {saver.run_leases.owner}: every {interval}s (Ctrl-C to stop)")
         try:

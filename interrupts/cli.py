@@ -11,7 +11,7 @@ import sys
 import click
 
 from langgraph_durable.checkpointers import CheckpointerError
-from langgraph_durable.interrupts import (
+from langgraph_durable.interrupts import (  # noqa: F401 (imported to declare their commands)
     _cli_actions,
     _cli_demo,
     _cli_inbox,
@@ -66,19 +66,6 @@ def run() -> None:
 
 
 # the subcommand modules imported above declared their commands
-_SUBCOMMAND_MODULES = (
-    _cli_actions,
-    _cli_demo,
-    _cli_inbox,
-    _cli_migrate,
-    _cli_notify,
-    _cli_operate,
-    _cli_retention,
-    _cli_serve,
-    _cli_setup,
-    _cli_sweep,
-    _cli_worker,
-)
 for _declared in declared_commands():
     main.add_command(_declared)
 
