@@ -104,6 +104,17 @@ def _guard(
     }
 
 
+def _seconds(flag: str, default: float, help: str) -> Any:
+    """A positive number of seconds, its default shown."""
+    return click.option(
+        flag,
+        default=default,
+        show_default=True,
+        type=click.FloatRange(min=0, min_open=True),
+        help=help,
+    )
+
+
 guard_options = option_group(
     "guard",
     _guard,
@@ -114,26 +125,10 @@ guard_options = option_group(
         type=click.IntRange(min=1),
         help="Failed sign-ins one address may make per --login-window before a 429.",
     ),
-    click.option(
-        "--login-window",
-        default=300.0,
-        show_default=True,
-        type=click.FloatRange(min=0, min_open=True),
-        help="Seconds over which --login-attempts are counted.",
-    ),
-    click.option(
-        "--session-idle",
-        default=3600.0,
-        show_default=True,
-        type=click.FloatRange(min=0, min_open=True),
-        help="Seconds a console session lasts unused.",
-    ),
-    click.option(
-        "--session-lifetime",
-        default=43200.0,
-        show_default=True,
-        type=click.FloatRange(min=0, min_open=True),
-        help="Seconds a console session lasts at most after sign-in.",
+    _seconds("--login-window", 300.0, "Seconds over which --login-attempts are counted."),
+    _seconds("--session-idle", 3600.0, "Seconds a console session lasts unused."),
+    _seconds(
+        "--session-lifetime", 43200.0, "Seconds a console session lasts at most after sign-in."
     ),
     click.option(
         "--proxy",
