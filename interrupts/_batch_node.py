@@ -13,70 +13,52 @@ are in :mod:`._batch_request_calls_async` (and its generated sync module).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from langgraph.config import get_config
-
 from langgraph_durable.checkpointers import wait_marker
-from langgraph_durable.interrupts._audit import node_audit
-from langgraph_durable.interrupts._authz import (
-    requested_by_of_run,
-    thread_of_run,
-)
 from langgraph_durable.interrupts._batch_models import BatchDecision, ItemDecision
 from langgraph_durable.interrupts._batch_resume import batch_answer_flow
-from langgraph_durable.interrupts._clock import Clock, clock_from_config, now_of
+from langgraph_durable.interrupts._clock import now_of
 from langgraph_durable.interrupts._driver import Env, Flow
 from langgraph_durable.interrupts._errors import (
     InvalidInput,
-    StaleApproval,
 )
 from langgraph_durable.interrupts._inputs import (
-    check_forbid,
-    check_names,
-    check_optional_text,
     check_text,
     check_timeout,
     requester_check,
 )
 from langgraph_durable.interrupts._records import (
-    SYSTEM,
     fingerprint,
     section,
+)
+from langgraph_durable.interrupts._request import (
+    AskOptions,
+    check_choice,
+    checked_options,
+    node_env_for,
+    stale_decision,
 )
 from langgraph_durable.interrupts._resume import (
     Ask,
     is_record,
-    node_env,
     verify_record_flow,
 )
 from langgraph_durable.interrupts._shapes import (
-    UiShape,
     action_args,
-    check_allowed,
-    check_ui,
     shaped_value,
 )
 
 
 @dataclass(frozen=True)
-class _BatchAsk:
+class _BatchAsk(AskOptions):
     by_key: dict[str, Any]
     fps: dict[str, str]
     timeout_s: float | None
     on_timeout: str
-    on_stale: str
-    forbidden: list[str]
-    asked: list[str]
-    allowed: list[str]
-    action: str
-    description: str | None
-    ui: UiShape
-    requested_by: str | None
-    now: datetime
 
 
 def _value(ask: _BatchAsk, open_keys: list[str], requested_at: datetime, round_: int) -> Any:
@@ -147,27 +129,7 @@ def _sort(
         if rec is None:
             stale.append(k)
         elif rec.get("fingerprint") not in (None, ask.fps[k]):
-            then = "asked again" if ask.on_stale == "reask" else "StaleApproval raised"
-            node_audit(
-                at=datetime.fromisoformat(answer["at"]),
-                approval_id=str(answer.get("approval_id")),
-                item=k,
-                actor=SYSTEM,
-                action="reask",
-                fingerprint=rec.get("fingerprint"),
-                outcome="stale",
-                reason=f"payload changed since it was decided (now {ask.fps[k]}); {then}",
-                dedupe_key=f"stale:{rec.get('decision_id')}",
-            )
-            if ask.on_stale == "raise":
-                raise StaleApproval(
-                    approval_id=str(answer.get("approval_id")),
-                    decided_request=rec.get("request"),
-                    current_request=ask.by_key[k],
-                    decision=rec,
-                    item=k,
-                    thread_id=thread_of_run(),
-                )
+            stale_decision(ask.on_stale, answer, rec, ask.by_key[k], ask.fps[k], item=k)
             history.setdefault(k, []).append(rec)
             stale.append(k)
         else:
@@ -213,24 +175,15 @@ def checked_batch_ask(
     *,
     timeout: timedelta | float | None,
     on_timeout: str,
-    approvers: str | Iterable[str],
     on_stale: str,
-    clock: Clock | None,
-    forbid: str | Iterable[str],
-    allowed_decisions: Sequence[str],
-    action: str | None,
-    description: str | None,
-    ui: UiShape,
+    **shared: Any,
 ) -> _BatchAsk:
-    """The items and options of a batch, checked (``InvalidInput`` names a bad one)."""
-    if on_timeout not in ("reject", "approve"):
-        raise InvalidInput(
-            parameter="on_timeout", reason=f'expected "reject" or "approve", got {on_timeout!r}'
-        )
-    if on_stale not in ("reask", "raise"):
-        raise InvalidInput(
-            parameter="on_stale", reason=f'expected "reask" or "raise", got {on_stale!r}'
-        )
+    """The items and options of a batch, checked (``InvalidInput`` names a bad one).
+
+    ``shared``: the options a batch shares with an approval (:func:`._request.checked_options`).
+    """
+    check_choice(on_timeout, "on_timeout", ("reject", "approve"))
+    check_choice(on_stale, "on_stale", ("reask", "raise"))
     by_key: dict[str, Any] = {}
     for item in items:
         k = check_text(str(key(item)), "key")
@@ -238,29 +191,19 @@ def checked_batch_ask(
             raise InvalidInput(parameter="key", reason="two items have the same key", item=k)
         by_key[k] = item
     wait = check_timeout(timeout)
+    fps = {k: fingerprint(v) for k, v in by_key.items()}
+    options = checked_options(
+        on_stale=on_stale, name_action=lambda checked: checked or "approve_item", **shared
+    )
     return _BatchAsk(
         by_key=by_key,
-        fps={k: fingerprint(v) for k, v in by_key.items()},
+        fps=fps,
         timeout_s=None if wait is None else wait.total_seconds(),
         on_timeout=on_timeout,
-        on_stale=on_stale,
-        forbidden=check_forbid(forbid),
-        asked=check_names(approvers, "approvers"),
-        allowed=check_allowed(allowed_decisions),
-        action=check_optional_text(action, "action") or "approve_item",
-        description=check_optional_text(description, "description"),
-        ui=check_ui(ui),
-        requested_by=check_optional_text(requested_by_of_run(), "requested_by"),
-        now=now_of(clock or clock_from_config(get_config())),
+        **options,
     )
 
 
 def batch_node_env() -> Env:
     """The running node's environment; ``InvalidInput`` outside a node with a saver."""
-    env = node_env()
-    if env is None:
-        raise InvalidInput(
-            parameter="request_batch_approval",
-            reason="call it inside a node of a graph compiled with a saver",
-        )
-    return env
+    return node_env_for("request_batch_approval")

@@ -11,7 +11,7 @@ The calls a node makes, ``request_approval`` / ``arequest_approval``, are in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -77,22 +77,28 @@ def _decision(
 
 
 @dataclass(frozen=True)
-class _Ask:
-    """A checked request: everything the node-side flow needs, no I/O done."""
+class AskOptions:
+    """What an approval and a batch ask with alike, checked by :func:`checked_options`."""
 
-    request: Any
-    wait: timedelta | None
-    policy: dict[str, Any]
     forbidden: list[str]
     asked: list[str]
     on_stale: str
-    on_reject: str
     allowed: list[str]
     action: str
     description: str | None
     ui: UiShape
     requested_by: str | None
     now: datetime
+
+
+@dataclass(frozen=True)
+class _Ask(AskOptions):
+    """A checked request: everything the node-side flow needs, no I/O done."""
+
+    request: Any
+    wait: timedelta | None
+    policy: dict[str, Any]
+    on_reject: str
 
 
 def _value(ask: _Ask, state: dict[str, Any]) -> Any:
@@ -151,7 +157,7 @@ def approval_flow(ask: _Ask, thread_id: str | None, helper: str) -> Flow[Decisio
             _amended(state, answer)
             continue
         if answer.get("fingerprint") not in (None, fp):
-            _stale(ask, answer, fp)
+            stale_decision(ask.on_stale, answer, answer, ask.request, fp)
             history.append(answer)
             _next_round(state, answer)
             continue
@@ -213,26 +219,79 @@ def _amended(state: dict[str, Any], answer: dict[str, Any]) -> None:
     state["round"] += 1
 
 
-def _stale(ask: _Ask, answer: dict[str, Any], fp: str) -> None:
-    then = "asked again" if ask.on_stale == "reask" else "StaleApproval raised"
+def stale_decision(
+    on_stale: str,
+    answer: dict[str, Any],
+    record: dict[str, Any],
+    current_request: Any,
+    fp: str,
+    item: str | None = None,
+) -> None:
+    """Audit a decision ``record`` made for a payload that has changed since (now ``fp``).
+
+    ``answer`` is the resume that carried it: the record itself for an approval,
+    the batch's answer for an ``item``. With ``on_stale="raise"`` it then raises
+    :class:`~langgraph_durable.interrupts.StaleApproval`; else the node asks again.
+    """
+    then = "asked again" if on_stale == "reask" else "StaleApproval raised"
     node_audit(
         at=datetime.fromisoformat(answer["at"]),
         approval_id=str(answer.get("approval_id")),
+        item=item,
         actor=SYSTEM,
         action="reask",
-        fingerprint=answer.get("fingerprint"),
+        fingerprint=record.get("fingerprint"),
         outcome="stale",
         reason=f"payload changed since it was decided (now {fp}); {then}",
-        dedupe_key=f"stale:{answer.get('decision_id')}",
+        dedupe_key=f"stale:{record.get('decision_id')}",
     )
-    if ask.on_stale == "raise":
+    if on_stale == "raise":
         raise StaleApproval(
             approval_id=str(answer.get("approval_id")),
-            decided_request=answer.get("request"),
-            current_request=ask.request,
-            decision=answer,
+            decided_request=record.get("request"),
+            current_request=current_request,
+            decision=record,
+            item=item,
             thread_id=thread_of_run(),
         )
+
+
+def check_choice(value: Any, parameter: str, choices: tuple[str, str]) -> None:
+    """Refuse (``InvalidInput``) a ``value`` that is neither of ``choices``."""
+    if value not in choices:
+        first, second = choices
+        raise InvalidInput(
+            parameter=parameter, reason=f'expected "{first}" or "{second}", got {value!r}'
+        )
+
+
+def checked_options(
+    *,
+    on_stale: str,
+    approvers: str | Iterable[str],
+    clock: Clock | None,
+    forbid: str | Iterable[str],
+    allowed_decisions: Sequence[str],
+    action: str | None,
+    description: str | None,
+    ui: UiShape,
+    name_action: Callable[[str | None], str],
+) -> dict[str, Any]:
+    """The :class:`AskOptions` fields, checked in order (``InvalidInput`` names a bad one).
+
+    ``name_action`` turns the checked ``action`` (or ``None``) into the action's name.
+    """
+    return {
+        "forbidden": check_forbid(forbid),
+        "asked": check_names(approvers, "approvers"),
+        "on_stale": on_stale,
+        "allowed": check_allowed(allowed_decisions),
+        "action": name_action(check_optional_text(action, "action")),
+        "description": check_optional_text(description, "description"),
+        "ui": check_ui(ui),
+        "requested_by": check_optional_text(requested_by_of_run(), "requested_by"),
+        "now": now_of(clock or clock_from_config(get_config())),
+    }
 
 
 def checked_ask(
@@ -240,40 +299,22 @@ def checked_ask(
     *,
     timeout: timedelta | float | None,
     on_timeout: OnTimeout,
-    approvers: str | Iterable[str],
     on_stale: OnStale,
-    clock: Clock | None,
-    forbid: str | Iterable[str],
     on_reject: OnReject,
-    allowed_decisions: Sequence[str],
-    action: str | None,
-    description: str | None,
-    ui: UiShape,
+    **shared: Any,
 ) -> _Ask:
-    """The request and its options, checked (``InvalidInput`` names a bad one)."""
-    if on_reject not in ("return", "compensate"):
-        raise InvalidInput(
-            parameter="on_reject", reason=f'expected "return" or "compensate", got {on_reject!r}'
-        )
-    if on_stale not in ("reask", "raise"):
-        raise InvalidInput(
-            parameter="on_stale", reason=f'expected "reask" or "raise", got {on_stale!r}'
-        )
-    return _Ask(
-        request=request,
-        wait=check_timeout(timeout),
-        policy=policy_to_json(on_timeout),
-        forbidden=check_forbid(forbid),
-        asked=check_names(approvers, "approvers"),
-        on_stale=on_stale,
-        on_reject=on_reject,
-        allowed=check_allowed(allowed_decisions),
-        action=action_name(request, check_optional_text(action, "action")),
-        description=check_optional_text(description, "description"),
-        ui=check_ui(ui),
-        requested_by=check_optional_text(requested_by_of_run(), "requested_by"),
-        now=now_of(clock or clock_from_config(get_config())),
+    """The request and its options, checked (``InvalidInput`` names a bad one).
+
+    ``shared``: the options an approval shares with a batch (:func:`checked_options`).
+    """
+    check_choice(on_reject, "on_reject", ("return", "compensate"))
+    check_choice(on_stale, "on_stale", ("reask", "raise"))
+    wait = check_timeout(timeout)
+    policy = policy_to_json(on_timeout)
+    options = checked_options(
+        on_stale=on_stale, name_action=lambda checked: action_name(request, checked), **shared
     )
+    return _Ask(request=request, wait=wait, policy=policy, on_reject=on_reject, **options)
 
 
 def node_env_for(helper: str) -> Env:
