@@ -28,7 +28,7 @@ from langgraph_durable.interrupts._errors import (
     ResumeNotUnderstood,
 )
 from langgraph_durable.interrupts._identity import decider_of_config
-from langgraph_durable.interrupts._pregel import ResumeSlot, current_task, resume_slot, run_saver
+from langgraph_durable.interrupts._pregel import ResumeSlot, run_saver
 from langgraph_durable.interrupts._records import (
     decision_reason,
     section,
@@ -36,29 +36,20 @@ from langgraph_durable.interrupts._records import (
 from langgraph_durable.interrupts._requests import GetDecisions
 from langgraph_durable.interrupts._resume import (
     ANONYMOUS,
-    IoReady,
-    NeedsAsync,
     decider_for,
+    read_resume_answers,
     refuse_flow,
+    resumed_slot_flow,
     shown_interrupt,
     stored_interrupt_flow,
 )
-from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED, read_answers
+from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
 
 
 def batch_answer_flow(raw: Any, rebuilt: Any, *, at: datetime, helper: str) -> Flow[dict[str, Any]]:
     """Record a raw resume of a batch: one decision per open item, then the completion."""
     config = get_config()
-    ctx = current_task(config)
-    slot = resume_slot(config, raw)
-    if ctx is None or ctx.thread_id is None or slot is None:
-        raise ResumeNotUnderstood(
-            value=raw, reason="resumed outside a graph run with a checkpointer", accepted=[]
-        )
-    if not (yield from IoReady()):
-        slot.withdraw()  # not kept as the answer: the approval waits for a usable one
-        raise NeedsAsync(helper=helper)
-    thread_id = ctx.thread_id
+    ctx, slot, thread_id = yield from resumed_slot_flow(config, raw, helper)
     stored = yield from stored_interrupt_flow(ctx, slot.interrupt_id)
     shown = shown_interrupt(slot.interrupt_id, stored, rebuilt)
     sec = section(shown.value)
@@ -125,16 +116,7 @@ def _refuse_flow(
 def _answers(
     raw: Any, items: dict[str, Any], sec: dict[str, Any], thread_id: str, shown: Interrupt
 ) -> dict[str, dict[str, Any]]:
-    try:
-        given = read_answers(raw, len(items))
-    except ResumeNotUnderstood as exc:
-        raise ResumeNotUnderstood(
-            value=raw,
-            reason=exc.reason,
-            accepted=exc.accepted,
-            thread_id=thread_id,
-            approval_id=shown.id,
-        ) from None
+    given = read_resume_answers(raw, len(items), thread_id, shown.id)
     allowed = sec.get("allowed_decisions") or DEFAULT_ALLOWED
     out = {}
     for k, answer in zip(items, given, strict=True):

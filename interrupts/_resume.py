@@ -239,8 +239,12 @@ def refuse_flow(
     fingerprint: str | None,
     outcome: str,
     at: datetime,
+    reason: str | None = None,
 ) -> Flow[None]:
-    """Audit a refused resume, take it out of the task's answers, raise ``exc``."""
+    """Audit a refused resume, take it out of the task's answers, raise ``exc``.
+
+    ``reason``: what the audit entry says after ``via Command(resume):``; default ``exc``.
+    """
     entry = refusal_entry(
         thread_id,
         slot.interrupt_id,
@@ -249,7 +253,7 @@ def refuse_flow(
         at=at,
         fingerprint=fingerprint,
         outcome=outcome,
-        reason=f"via Command(resume): {exc}",
+        reason=f"via Command(resume): {exc if reason is None else reason}",
     )
     yield from AppendAudit(entries=[entry])
     slot.withdraw()
@@ -267,7 +271,7 @@ def approval_answer_flow(
     from langgraph_durable.interrupts._shapes import DEFAULT_ALLOWED
 
     config = get_config()
-    ctx, slot, thread_id = yield from _resumed_slot_flow(config, raw, helper)
+    ctx, slot, thread_id = yield from resumed_slot_flow(config, raw, helper)
     stored = yield from stored_interrupt_flow(ctx, slot.interrupt_id)
     shown = shown_interrupt(slot.interrupt_id, stored, rebuilt)
     sec = section(shown.value)
@@ -277,7 +281,7 @@ def approval_answer_flow(
     by = decider.id if decider is not None else ANONYMOUS
     action = "decide"
     try:
-        answer = _read_answer(raw, thread_id, slot.interrupt_id)
+        answer = read_resume_answers(raw, 1, thread_id, slot.interrupt_id)[0]
         action = answer["type"]
         _check_allowed(
             [answer], sec.get("allowed_decisions") or DEFAULT_ALLOWED, thread_id, shown.id
@@ -321,7 +325,7 @@ _REFUSAL_OUTCOMES: dict[type[Exception], str] = {
 """The audit outcome of a refused resume, by its error (any other: not authorized)."""
 
 
-def _resumed_slot_flow(
+def resumed_slot_flow(
     config: RunnableConfig, raw: Any, helper: str
 ) -> Flow[tuple[TaskContext, ResumeSlot, str]]:
     """The resumed task, the slot of its answer and its thread, once storage is usable.
@@ -353,27 +357,27 @@ def _lost_race_flow(
     at: datetime,
 ) -> Flow[None]:
     """Audit a resume another decision beat, take it out of the task's answers, raise."""
-    entry = refusal_entry(
-        thread_id,
-        slot.interrupt_id,
+    yield from refuse_flow(
+        AlreadyDecided(thread_id=thread_id, approval_id=slot.interrupt_id, decision=got),
+        slot=slot,
+        thread_id=thread_id,
         by=by,
         action=action,
-        at=at,
         fingerprint=fingerprint,
         outcome="already_decided",
-        reason=f"via Command(resume): {already_reason(got)}",
+        at=at,
+        reason=already_reason(got),
     )
-    yield from AppendAudit(entries=[entry])
-    slot.withdraw()
-    raise AlreadyDecided(thread_id=thread_id, approval_id=slot.interrupt_id, decision=got)
 
 
-def _read_answer(raw: Any, thread_id: str, approval_id: str) -> dict[str, Any]:
-    """The one answer a resume value holds, or its refusal naming the approval."""
+def read_resume_answers(
+    raw: Any, count: int, thread_id: str, approval_id: str
+) -> list[dict[str, Any]]:
+    """The ``count`` answers a resume value holds, or its refusal naming the approval."""
     from langgraph_durable.interrupts._shapes import read_answers
 
     try:
-        return read_answers(raw, 1)[0]
+        return read_answers(raw, count)
     except ResumeNotUnderstood as exc:
         raise ResumeNotUnderstood(
             value=raw,
