@@ -20,6 +20,7 @@ from langgraph_durable.interrupts._cli_common import (
     redact_url,
     url_option,
 )
+from langgraph_durable.interrupts._cli_options import count_option
 
 EXIT_SOME_FAILED = 3
 """Exit code of ``migrate`` when some checkpoints could not be upgraded."""
@@ -65,12 +66,8 @@ def _require_protocol(saver: Any, url: str) -> None:
 @click.option(
     "--all-history", is_flag=True, help="Upgrade every checkpoint, not only each thread's latest."
 )
-@click.option(
-    "--batch-size",
-    default=500,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Checkpoints claimed and rewritten per batch.",
+@count_option(
+    "--batch-size", default=500, minimum=1, help="Checkpoints claimed and rewritten per batch."
 )
 def migrate(url: str, spec: str, dry_run: bool, all_history: bool, batch_size: int) -> None:
     """Upgrade stored checkpoints to the schema version of --migrations.

@@ -1,8 +1,9 @@
 """Options that several ``langgraph-durable`` subcommands declare alike, each declared once.
 
-:func:`graph_option` and :func:`pass_options` take the help text of the command
-that uses them: the option is the same, what it is for depends on the command.
-:func:`option_group` hands a group of options to the command as one argument.
+:func:`graph_option`, :func:`pass_options`, :func:`seconds_option` and
+:func:`count_option` take the help text of the command that uses them: the
+option is the same, what it is for depends on the command. :func:`option_group`
+hands a group of options to the command as one argument.
 """
 
 from __future__ import annotations
@@ -25,18 +26,33 @@ def graph_option(help: str, *, required: bool = False) -> Decorator:
     )
 
 
+def seconds_option(
+    *decls: str, default: float, minimum: float, help: str, min_open: bool = False
+) -> Decorator:
+    """A number of seconds of at least ``minimum`` (more than it with ``min_open``), its
+    default shown in the help."""
+    return click.option(
+        *decls,
+        default=default,
+        show_default=True,
+        type=click.FloatRange(min=minimum, min_open=min_open),
+        help=help,
+    )
+
+
+def count_option(*decls: str, default: int, minimum: int, help: str) -> Decorator:
+    """A whole number of at least ``minimum``, its default shown in the help."""
+    return click.option(
+        *decls, default=default, show_default=True, type=click.IntRange(min=minimum), help=help
+    )
+
+
 def pass_options(every: str, once: str) -> Decorator:
     """``--interval`` (seconds between passes: ``every``) and ``--once`` of a looping command."""
 
     def declare(fn: Any) -> Any:
         fn = click.option("--once", is_flag=True, help=once)(fn)
-        return click.option(
-            "--interval",
-            default=5.0,
-            show_default=True,
-            type=click.FloatRange(min=0.01),
-            help=every,
-        )(fn)
+        return seconds_option("--interval", default=5.0, minimum=0.01, help=every)(fn)
 
     return declare
 

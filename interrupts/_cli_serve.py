@@ -21,7 +21,12 @@ from langgraph_durable.interrupts._cli_common import (
     url_option,
 )
 from langgraph_durable.interrupts._cli_errors import configure_logging
-from langgraph_durable.interrupts._cli_options import graph_option, option_group
+from langgraph_durable.interrupts._cli_options import (
+    count_option,
+    graph_option,
+    option_group,
+    seconds_option,
+)
 
 # decisions run in worker threads: one connection would serialize them all
 SERVE_POOL = 16
@@ -104,31 +109,35 @@ def _guard(
     }
 
 
-def _seconds(flag: str, default: float, help: str) -> Any:
-    """A positive number of seconds, its default shown."""
-    return click.option(
-        flag,
-        default=default,
-        show_default=True,
-        type=click.FloatRange(min=0, min_open=True),
-        help=help,
-    )
-
-
 guard_options = option_group(
     "guard",
     _guard,
-    click.option(
+    count_option(
         "--login-attempts",
         default=10,
-        show_default=True,
-        type=click.IntRange(min=1),
+        minimum=1,
         help="Failed sign-ins one address may make per --login-window before a 429.",
     ),
-    _seconds("--login-window", 300.0, "Seconds over which --login-attempts are counted."),
-    _seconds("--session-idle", 3600.0, "Seconds a console session lasts unused."),
-    _seconds(
-        "--session-lifetime", 43200.0, "Seconds a console session lasts at most after sign-in."
+    seconds_option(
+        "--login-window",
+        default=300.0,
+        minimum=0,
+        min_open=True,
+        help="Seconds over which --login-attempts are counted.",
+    ),
+    seconds_option(
+        "--session-idle",
+        default=3600.0,
+        minimum=0,
+        min_open=True,
+        help="Seconds a console session lasts unused.",
+    ),
+    seconds_option(
+        "--session-lifetime",
+        default=43200.0,
+        minimum=0,
+        min_open=True,
+        help="Seconds a console session lasts at most after sign-in.",
     ),
     click.option(
         "--proxy",

@@ -19,32 +19,26 @@ from langgraph_durable.interrupts._cli_common import (
     url_option,
 )
 from langgraph_durable.interrupts._cli_errors import configure_logging
-from langgraph_durable.interrupts._cli_options import graph_option, pass_options
+from langgraph_durable.interrupts._cli_options import (
+    count_option,
+    graph_option,
+    pass_options,
+    seconds_option,
+)
 
 
 @command()
 @url_option
 @graph_option("The graph whose approvals are swept.", required=True)
 @pass_options("Seconds between sweeps.", once="Sweep once and exit.")
-@click.option(
-    "--lease",
-    default=300.0,
-    show_default=True,
-    type=click.FloatRange(min=1),
-    help="Seconds a claim protects a resume in progress.",
+@seconds_option(
+    "--lease", default=300.0, minimum=1, help="Seconds a claim protects a resume in progress."
 )
-@click.option(
-    "--page-size",
-    default=100,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Approvals claimed per query.",
-)
-@click.option(
+@count_option("--page-size", default=100, minimum=1, help="Approvals claimed per query.")
+@count_option(
     "--concurrency",
     default=1,
-    show_default=True,
-    type=click.IntRange(min=1),
+    minimum=1,
     help="Resumes in flight at once (each waits on storage round trips).",
 )
 @click.option(

@@ -19,7 +19,12 @@ from langgraph_durable.interrupts._cli_common import (
 from langgraph_durable.interrupts._cli_errors import configure_logging
 from langgraph_durable.interrupts._cli_notify import build_dispatcher, notify_options, outbox_line
 from langgraph_durable.interrupts._cli_observe import emit_health, observe_options, start_metrics
-from langgraph_durable.interrupts._cli_options import graph_option, pass_options
+from langgraph_durable.interrupts._cli_options import (
+    count_option,
+    graph_option,
+    pass_options,
+    seconds_option,
+)
 from langgraph_durable.interrupts._cli_retention import require_postgres, retention_policy
 from langgraph_durable.interrupts._cli_serve import (
     Server,
@@ -48,27 +53,17 @@ def health_line(saver: Any, recovered: int, parked_now: int) -> str:
 @url_option
 @graph_option("The graph whose threads are swept and recovered.", required=True)
 @pass_options("Seconds between passes (one health line per pass).", once="Run one pass and exit.")
-@click.option(
+@count_option(
     "--max-recoveries",
     default=3,
-    show_default=True,
-    type=click.IntRange(min=0),
+    minimum=0,
     help="Recoveries in a row (each dying again) before a thread is parked.",
 )
-@click.option(
-    "--lease",
-    default=30.0,
-    show_default=True,
-    type=click.FloatRange(min=0.1),
-    help="Seconds a run lease lasts without a heartbeat.",
+@seconds_option(
+    "--lease", default=30.0, minimum=0.1, help="Seconds a run lease lasts without a heartbeat."
 )
-@click.option(
-    "--heartbeat",
-    "beat",
-    default=10.0,
-    show_default=True,
-    type=click.FloatRange(min=0.05),
-    help="Seconds between heartbeats.",
+@seconds_option(
+    "--heartbeat", "beat", default=10.0, minimum=0.05, help="Seconds between heartbeats."
 )
 @click.option(
     "--retention",
