@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -147,22 +149,31 @@ def worker(
             server = Server(app, serving.host, serving.port)
             server.start()
             click.echo(f"approval service on http://{serving.host}:{serving.port}/")
-        if not once:
-            click.echo(f"worker {saver.run_leases.owner}: every {interval}s (Ctrl-C to stop)")
         try:
-            while True:
-                started = time.monotonic()
-                _run_pass(saver, sweeper, recovery, dispatcher, retention, observe)
-                if once:
-                    return
-                time.sleep(max(0.0, interval - (time.monotonic() - started)))
-        except KeyboardInterrupt:
-            click.echo("stopped")
+            passes = functools.partial(
+                _run_pass, saver, sweeper, recovery, dispatcher, retention, observe
+            )
+            _loop(passes, saver.run_leases.owner, interval, once)
         finally:
             if server is not None:
                 server.stop()
             if metrics_server is not None:
                 metrics_server.shutdown()
+
+
+def _loop(one_pass: Callable[[], None], owner: str, interval: float, once: bool) -> None:
+    """One pass, or a pass every ``interval`` seconds until Ctrl-C."""
+    if not once:
+        click.echo(f"worker {owner}: every {interval}s (Ctrl-C to stop)")
+    try:
+        while True:
+            started = time.monotonic()
+            one_pass()
+            if once:
+                return
+            time.sleep(max(0.0, interval - (time.monotonic() - started)))
+    except KeyboardInterrupt:
+        click.echo("stopped")
 
 
 def _run_pass(
