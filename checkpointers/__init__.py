@@ -49,6 +49,7 @@ from langgraph_durable.checkpointers._outbox import (
     OutboxEvent,
     event_id,
 )
+from langgraph_durable.checkpointers._puts_in_flight import CheckpointPuts, PutFailed
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers._waits import (
     WAIT_KEY,
@@ -86,6 +87,7 @@ __all__ = [
     "AuditBreak",
     "AuditLog",
     "AuditVerification",
+    "CheckpointPuts",
     "CheckpointerError",
     "CorruptCheckpointError",
     "DecisionStore",
@@ -102,6 +104,7 @@ __all__ = [
     "OutboxCounts",
     "OutboxEvent",
     "PoolTimeoutError",
+    "PutFailed",
     "StorageRefusedError",
     "StorageUnavailableError",
     "ThreadBusy",

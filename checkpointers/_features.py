@@ -2,8 +2,8 @@
 
 A langgraph-durable saver holds its features as stores (``saver.waits``,
 ``saver.decisions``, ``saver.audit``, ``saver.leases``, ``saver.activities``,
-``saver.outbox``); a third-party saver may implement a protocol on itself.
-Code that uses a feature asks :func:`feature` for it and never assumes where
+``saver.outbox``, ``saver.checkpoint_puts``); a third-party saver may implement
+a protocol on itself. Code that uses a feature asks :func:`feature` for it and never assumes where
 it lives.
 """
 
@@ -14,7 +14,15 @@ from typing import Any, TypeVar
 P = TypeVar("P")
 
 #: where a langgraph-durable saver keeps its stores, in the order they are asked
-STORE_ATTRIBUTES = ("waits", "decisions", "audit", "leases", "activities", "outbox")
+STORE_ATTRIBUTES = (
+    "waits",
+    "decisions",
+    "audit",
+    "leases",
+    "activities",
+    "outbox",
+    "checkpoint_puts",
+)
 
 
 def feature(saver: Any, protocol: type[P]) -> P | None:

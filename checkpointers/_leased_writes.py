@@ -24,6 +24,7 @@ from langgraph_durable.checkpointers._multitask import (
     run_start,
     running_loop,
 )
+from langgraph_durable.checkpointers._puts_in_flight import PutsInFlight
 from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
 if TYPE_CHECKING:
@@ -81,6 +82,14 @@ def _in_flight(saver: Any) -> WritesInFlight:
     return registry
 
 
+def _puts(saver: Any) -> PutsInFlight:
+    """The saver's registry of how its last ``put`` calls ended (made on first use)."""
+    registry: PutsInFlight | None = saver.__dict__.get("_puts_in_flight")
+    if registry is None:
+        registry = saver.__dict__.setdefault("_puts_in_flight", PutsInFlight())
+    return registry
+
+
 # LangGraph's key for a run's durability in the configurable of the calls it makes
 _DURABILITY = "__pregel_durability"
 
@@ -113,9 +122,13 @@ def sync_run_leases(cls: S) -> S:
     strategy (:mod:`langgraph_durable.checkpointers._multitask`) before it
     reads. On an async saver, the entries its audit store took with
     ``defer_audit`` are written before either write, whatever path it takes.
+    How each ``put`` ended is kept in ``saver.checkpoint_puts``
+    (:class:`~langgraph_durable.checkpointers.CheckpointPuts`), for activities
+    that wait until their step's checkpoint is stored.
     """
     cls.get_tuple = _admitting(cls.get_tuple)
-    cls.put = _leased_put(cls.put)
+    cls.put = _settled_put(_leased_put(cls.put))
+    cls.checkpoint_puts = property(_puts)
     cls.put_writes = _in_flight_writes(_leased_put_writes(cls.put_writes))
     return cls
 
@@ -133,7 +146,9 @@ def _admitting(get_tuple: F) -> F:
             loop = running_loop(config)
             if loop is not None and isinstance(loop.stack, ExitStack):
                 loop.stack.push(leases.returned(*run, loop))
-        return get_tuple(self, config)
+        found = get_tuple(self, config)
+        _puts(self).read(config, found)  # an activity of a step run from it need not read it
+        return found
 
     return admitting
 
@@ -164,6 +179,37 @@ def _leased_put(put: F) -> F:
         return result
 
     return leased_put
+
+
+def _settled_put(put: F) -> F:
+    """``put`` whose end (stored, or the exception) is kept in ``saver.checkpoint_puts``."""
+
+    @functools.wraps(put)
+    def settled_put(
+        self: Any,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Any:
+        try:
+            result = put(self, config, checkpoint, metadata, new_versions)
+        except BaseException as error:
+            _puts(self).settle(_put_key(config, checkpoint), error)
+            raise
+        _puts(self).settle(_put_key(config, checkpoint))
+        return result
+
+    return settled_put
+
+
+def _put_key(config: RunnableConfig, checkpoint: Checkpoint) -> tuple[str, str, str]:
+    conf = config.get("configurable") or {}
+    return (
+        str(conf.get("thread_id")),
+        str(conf.get("checkpoint_ns") or ""),
+        str(checkpoint.get("id")),
+    )
 
 
 def _leased_put_writes(put_writes: F) -> F:

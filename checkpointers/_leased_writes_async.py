@@ -22,6 +22,7 @@ from langgraph_durable.checkpointers._multitask import (
     run_start,
     running_loop,
 )
+from langgraph_durable.checkpointers._puts_in_flight import PutsInFlight
 from langgraph_durable.checkpointers._writes_in_flight import WritesInFlight
 
 if TYPE_CHECKING:
@@ -88,6 +89,14 @@ def _in_flight(saver: Any) -> WritesInFlight:
     return registry
 
 
+def _puts(saver: Any) -> PutsInFlight:
+    """The saver's registry of how its last ``put`` calls ended (made on first use)."""
+    registry: PutsInFlight | None = saver.__dict__.get("_puts_in_flight")
+    if registry is None:
+        registry = saver.__dict__.setdefault("_puts_in_flight", PutsInFlight())
+    return registry
+
+
 # LangGraph's key for a run's durability in the configurable of the calls it makes
 _DURABILITY = "__pregel_durability"
 
@@ -120,9 +129,13 @@ def async_run_leases(cls: S) -> S:
     strategy (:mod:`langgraph_durable.checkpointers._multitask`) before it
     reads. On an async saver, the entries its audit store took with
     ``defer_audit`` are written before either write, whatever path it takes.
+    How each ``aput`` ended is kept in ``saver.checkpoint_puts``
+    (:class:`~langgraph_durable.checkpointers.CheckpointPuts`), for activities
+    that wait until their step's checkpoint is stored.
     """
     cls.aget_tuple = _admitting(cls.aget_tuple)
-    cls.aput = _leased_put(cls.aput)
+    cls.aput = _settled_put(_leased_put(cls.aput))
+    cls.checkpoint_puts = property(_puts)
     cls.aput_writes = _in_flight_writes(_leased_put_writes(cls.aput_writes))
     return cls
 
@@ -140,7 +153,9 @@ def _admitting(aget_tuple: F) -> F:
             loop = running_loop(config)
             if loop is not None and isinstance(loop.stack, AsyncExitStack):
                 loop.stack.push_async_exit(leases.returned(*run, loop))
-        return await aget_tuple(self, config)
+        found = await aget_tuple(self, config)
+        _puts(self).read(config, found)  # an activity of a step run from it need not read it
+        return found
 
     return admitting
 
@@ -172,6 +187,37 @@ def _leased_put(aput: F) -> F:
         return result
 
     return leased_put
+
+
+def _settled_put(aput: F) -> F:
+    """``aput`` whose end (stored, or the exception) is kept in ``saver.checkpoint_puts``."""
+
+    @functools.wraps(aput)
+    async def settled_put(
+        self: Any,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Any:
+        try:
+            result = await aput(self, config, checkpoint, metadata, new_versions)
+        except BaseException as error:
+            _puts(self).settle(_put_key(config, checkpoint), error)
+            raise
+        _puts(self).settle(_put_key(config, checkpoint))
+        return result
+
+    return settled_put
+
+
+def _put_key(config: RunnableConfig, checkpoint: Checkpoint) -> tuple[str, str, str]:
+    conf = config.get("configurable") or {}
+    return (
+        str(conf.get("thread_id")),
+        str(conf.get("checkpoint_ns") or ""),
+        str(checkpoint.get("id")),
+    )
 
 
 def _leased_put_writes(aput_writes: F) -> F:

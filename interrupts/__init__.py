@@ -45,6 +45,7 @@ Run recovery (our savers hold a lease on each running thread)::
 
 from langgraph_durable.checkpointers import AuditBreak, AuditVerification
 from langgraph_durable.interrupts._activity import Activity, activity, idempotency_key
+from langgraph_durable.interrupts._activity_wait import CheckpointNotStored
 from langgraph_durable.interrupts._audit import AuditEntry
 from langgraph_durable.interrupts._audit_calls import audit_log, purge_audit, verify_audit
 from langgraph_durable.interrupts._audit_calls_async import (
@@ -299,6 +300,7 @@ __all__ += [
     "AlreadyDecided",
     "AmbiguousApproval",
     "AuditNotVerifiable",
+    "CheckpointNotStored",
     "DecisionNotAllowed",
     "InterruptsError",
     "InvalidInput",

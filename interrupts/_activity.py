@@ -13,7 +13,11 @@ checkpoint). A side effect inside the node would happen again each time.
   ``idempotency_key=`` (for a payment API that de-duplicates on it);
 * once the call returns, its result is recorded through the saver (natively if
   it implements :class:`langgraph_durable.checkpointers.ActivityStore`, else as a pending write),
-  so a re-executed node gets the recorded result without calling again.
+  so a re-executed node gets the recorded result without calling again;
+* the first call of a key waits until the checkpoint its step runs from is
+  stored (:mod:`._activity_wait`): under LangGraph's default
+  ``durability="async"`` that checkpoint is stored in the background, and a
+  step restarted from the checkpoint before would get new keys.
 
 A crash between the side effect and the record is the one window left: the
 re-executed step calls again, with the same key.
@@ -30,7 +34,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
-from langgraph_durable.interrupts._activity_store import is_missing, store_for
+from langgraph_durable.interrupts._activity_store import Store, is_missing, store_for
+from langgraph_durable.interrupts._activity_wait import STORED_TIMEOUT, await_stored, wait_stored
 from langgraph_durable.interrupts._pregel import TaskContext, current_task
 from langgraph_durable.interrupts._telemetry import activity_attributes, traced
 
@@ -76,17 +81,26 @@ class Activity(Generic[P, R]):
         fn: The wrapped function.
         name: The name that goes into the key (default: qualified name).
         key_param: The keyword the key is passed as.
+        stored_timeout: How long a first call waits for its step's checkpoint, in seconds.
     """
 
-    def __init__(self, fn: Callable[P, R], *, name: str | None, key_param: str | None) -> None:
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str | None,
+        key_param: str | None,
+        stored_timeout: float = STORED_TIMEOUT,
+    ) -> None:
         self.fn = fn
         self.name = name or f"{fn.__module__}.{fn.__qualname__}"
         self.key_param = key_param
+        self.stored_timeout = stored_timeout
         self.is_async = inspect.iscoroutinefunction(fn)
         self._pass_key = key_param is not None and _accepts_kw(fn, key_param)
         functools.update_wrapper(self, fn)
 
-    def _prepare(self, kwargs: dict[str, Any]) -> tuple[Any, str | None]:
+    def _prepare(self, kwargs: dict[str, Any]) -> tuple[TaskContext, Store, str]:
         ctx = current_task()
         if ctx is None:
             raise RuntimeError(
@@ -106,30 +120,32 @@ class Activity(Generic[P, R]):
             if self._pass_key and self.key_param is not None:
                 kwargs[self.key_param] = key
         store = store_for(ctx.configurable, ctx.thread_id, ctx.parent_ns, ctx.checkpoint_id)
-        return store, key
+        return ctx, store, key
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if self.is_async:
             # an async activity's R is its coroutine: the caller awaits this one
             return cast(R, self._acall(*args, **kwargs))
-        store, key = self._prepare(kwargs)
+        ctx, store, key = self._prepare(kwargs)
         with traced("activity.call", activity_attributes(self.name, key)) as span:
             found = store.get(key)
             if not is_missing(found):
                 span.set_attribute("langgraph_durable.activity.cached", True)
                 return cast(R, found)  # the result stored for this key
             span.set_attribute("langgraph_durable.activity.cached", False)
+            wait_stored(ctx, self.name, self.stored_timeout)
             result = self.fn(*args, **kwargs)
             return cast(R, store.put(key, result))
 
     async def _acall(self, *args: Any, **kwargs: Any) -> Any:
-        store, key = self._prepare(kwargs)
+        ctx, store, key = self._prepare(kwargs)
         with traced("activity.call", activity_attributes(self.name, key)) as span:
             found = await store.aget(key)
             if not is_missing(found):
                 span.set_attribute("langgraph_durable.activity.cached", True)
                 return found
             span.set_attribute("langgraph_durable.activity.cached", False)
+            await await_stored(ctx, self.name, self.stored_timeout)
             result = await cast(Awaitable[Any], self.fn(*args, **kwargs))
             return await store.aput(key, result)
 
@@ -139,6 +155,7 @@ def activity(
     *,
     name: str | None = None,
     key_param: str | None = "idempotency_key",
+    stored_timeout: float = STORED_TIMEOUT,
 ) -> Any:
     """Wrap a side-effect function so each graph step calls it at most once.
 
@@ -150,6 +167,18 @@ def activity(
     calls in order, so a node must make its activity calls in a deterministic
     order (pass ``idempotency_key=`` yourself to choose a key).
 
+    Before the first call of a key, the activity makes sure the checkpoint
+    its step runs from is stored, so that a step restarted after a crash has
+    the same key (and the recorded result, or a second call the API
+    de-duplicates). Under ``durability="sync"`` it is, before the step
+    starts; under LangGraph's default ``"async"`` it is being stored while
+    the step runs, and the call waits for it (on our savers, until their put
+    returns; on others, reading it back). Under ``"exit"`` checkpoints are
+    stored only when the run ends: nothing is waited for, the key holds
+    within the run (retries) but not across a crash, and a warning is logged
+    once per process. Exactly-once across crashes needs ``"sync"`` or
+    ``"async"``.
+
     Works as ``activity(fn)`` and as a decorator (``@activity`` or
     ``@activity(name=...)``); an ``async def`` gives an awaitable activity.
     Results must be values the saver's serde can store (no pickle).
@@ -159,9 +188,14 @@ def activity(
         name: Name used in the key (default: ``module.qualname``); set it to
             keep keys stable when code moves.
         key_param: Keyword the key is passed as; ``None`` to not pass it.
+        stored_timeout: The longest a first call waits for its step's
+            checkpoint to be stored, in seconds (default 30).
 
     Raises:
         RuntimeError: (when called) outside a graph node.
+        CheckpointNotStored: (when called) the step's checkpoint was not
+            stored within ``stored_timeout``, or its put failed: ``fn`` was
+            not called and nothing was recorded.
 
     Example:
         ```python
@@ -173,8 +207,8 @@ def activity(
         ```
     """
     if fn is None:
-        return lambda f: Activity(f, name=name, key_param=key_param)
-    return Activity(fn, name=name, key_param=key_param)
+        return lambda f: Activity(f, name=name, key_param=key_param, stored_timeout=stored_timeout)
+    return Activity(fn, name=name, key_param=key_param, stored_timeout=stored_timeout)
 
 
 def run_once(
@@ -191,6 +225,7 @@ def run_once(
     found = store.get(key)
     if not is_missing(found):
         return found
+    wait_stored(ctx, _name_of(fn), STORED_TIMEOUT)
     call_kwargs = {**kwargs, "idempotency_key": key} if pass_key else dict(kwargs)
     return store.put(key, fn(*args, **call_kwargs))
 
@@ -209,11 +244,16 @@ async def arun_once(
     found = await store.aget(key)
     if not is_missing(found):
         return found
+    await await_stored(ctx, _name_of(fn), STORED_TIMEOUT)
     call_kwargs = {**kwargs, "idempotency_key": key} if pass_key else dict(kwargs)
     result = fn(*args, **call_kwargs)
     if inspect.isawaitable(result):
         result = await result
     return await store.aput(key, result)
+
+
+def _name_of(fn: Callable[..., Any]) -> str:
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
 def accepts_key(fn: Callable[..., Any]) -> bool:

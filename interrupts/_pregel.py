@@ -16,6 +16,7 @@ from langgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_CHECKPOINTER,
+    CONFIG_KEY_DURABILITY,
     CONFIG_KEY_READ,
     CONFIG_KEY_SCRATCHPAD,
     CONFIG_KEY_SEND,
@@ -72,6 +73,11 @@ class TaskContext:
         attempt_token: An object unique to this attempt (a retry or a
             re-execution gets a new one).
         configurable: The raw ``configurable`` mapping.
+        durability: The run's ``durability`` (``"sync"``, ``"async"``, LangGraph's
+            default, or ``"exit"``).
+        checkpoints: ``(namespace, checkpoint id)`` of the checkpoint the task
+            runs from and, in a subgraph, of each enclosing graph's, outermost
+            first: the task id (so ``checkpoint_ns``) is derived from them.
     """
 
     thread_id: str | None
@@ -82,6 +88,8 @@ class TaskContext:
     checkpoint_id: str | None
     attempt_token: Any
     configurable: dict[str, Any]
+    durability: str = "async"
+    checkpoints: tuple[tuple[str, str], ...] = ()
 
 
 def current_task(config: RunnableConfig | None = None) -> TaskContext | None:
@@ -110,6 +118,9 @@ def current_task(config: RunnableConfig | None = None) -> TaskContext | None:
         checkpoint_id=checkpoint_map.get(parent_ns),
         attempt_token=conf.get(CONFIG_KEY_SCRATCHPAD),
         configurable=conf,
+        # absent unless the run or a parent graph set it: LangGraph then runs "async"
+        durability=str(conf.get(CONFIG_KEY_DURABILITY) or "async"),
+        checkpoints=tuple((str(k), str(v)) for k, v in checkpoint_map.items() if v),
     )
 
 

@@ -1,0 +1,216 @@
+"""Before an activity's side effect: wait until the checkpoint its step runs from is stored.
+
+An activity's idempotency key holds the task id, which LangGraph derives from
+the id of the checkpoint the step runs from (and, in a subgraph, from each
+enclosing graph's checkpoint). Under LangGraph's default ``durability="async"``
+that checkpoint is stored in the background while the step's tasks run: a
+process killed after the side effect but before the checkpoint is stored
+restarts the step from the checkpoint before, under a new id, hence a new key.
+So the first call of a key waits (bounded) until every checkpoint of its task's
+chain is stored; the side effect then runs under a key the retried step shares.
+
+* ``"sync"``: LangGraph stores a step's checkpoint before the step's tasks
+  start: nothing to wait for.
+* ``"async"``: our savers tell in process when a put of theirs returned
+  (:class:`~langgraph_durable.checkpointers.CheckpointPuts`, no read); other
+  savers are read with ``get_tuple``, polled with backoff until the checkpoint
+  is there.
+* ``"exit"``: checkpoints are stored when the run ends, after every side
+  effect: waiting would never end. Nothing is waited for, and the keys hold
+  within the run (retries) but not across a crash; a warning says so once per
+  process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
+from typing import Any
+
+from langgraph_durable.checkpointers import CheckpointPuts, PutFailed, feature
+from langgraph_durable.interrupts._errors import InterruptsError
+from langgraph_durable.interrupts._pregel import TaskContext, run_saver
+
+__all__ = ["STORED_TIMEOUT", "CheckpointNotStored", "await_stored", "wait_stored"]
+
+STORED_TIMEOUT = 30.0
+"""How long, in seconds, an activity waits for its step's checkpoint by default."""
+
+_FIRST_DELAY = 0.005
+_MAX_DELAY = 0.25
+_log = logging.getLogger("langgraph_durable.interrupts.activity")
+_warned_exit = False
+_readers: ThreadPoolExecutor | None = None
+
+
+class CheckpointNotStored(InterruptsError, TimeoutError):
+    """An activity did not call its side effect: its step's checkpoint is not stored.
+
+    Nothing was called and nothing recorded; the node fails (LangGraph's retry
+    policy, or a later resume, runs it again).
+
+    Attributes:
+        activity: The activity's name.
+        thread_id: The thread.
+        checkpoint_ns: The namespace of the checkpoint waited for.
+        checkpoint_id: The checkpoint waited for.
+        reason: Why it is not stored (the wait's bound passed, or its put failed).
+    """
+
+    def __init__(
+        self, *, activity: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str, reason: str
+    ) -> None:
+        self.activity = activity
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.checkpoint_id = checkpoint_id
+        self.reason = reason
+        super().__init__(
+            f"activity {activity!r} not called: checkpoint {checkpoint_id!r} of thread "
+            f"{thread_id!r} (namespace {checkpoint_ns!r}) is not stored ({reason})"
+        )
+
+
+def _targets(ctx: TaskContext) -> list[tuple[str, str]]:
+    """The checkpoints the key depends on, or none when waiting cannot help."""
+    if ctx.thread_id is None or ctx.durability == "sync":
+        return []
+    if ctx.durability == "exit":
+        _warn_exit()
+        return []
+    return list(ctx.checkpoints)
+
+
+def _warn_exit() -> None:
+    global _warned_exit
+    if not _warned_exit:
+        _warned_exit = True
+        _log.warning(
+            'an activity runs under durability="exit": its key holds within the run, but a '
+            "crash restarts the run from its start under new keys, so the side effect may "
+            'run again; use durability="async" (the default) or "sync" for exactly-once'
+        )
+
+
+def _config(thread_id: str, ns: str, checkpoint_id: str) -> Any:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+def _refused(ctx: TaskContext, name: str, ns: str, cid: str, reason: str) -> CheckpointNotStored:
+    return CheckpointNotStored(
+        activity=name,
+        thread_id=str(ctx.thread_id),
+        checkpoint_ns=ns,
+        checkpoint_id=cid,
+        reason=reason,
+    )
+
+
+def wait_stored(ctx: TaskContext, name: str, timeout: float) -> None:
+    """Return once the checkpoints ``ctx``'s task runs from are stored.
+
+    Raises:
+        CheckpointNotStored: After ``timeout`` seconds, or when a put failed.
+    """
+    saver = run_saver(ctx.configurable)
+    targets = _targets(ctx) if saver is not None else []
+    if not targets:
+        return
+    puts = feature(saver, CheckpointPuts)
+    until = time.monotonic() + timeout
+    tid = str(ctx.thread_id)
+    for ns, cid in targets:
+        if puts is not None and puts.put_stored(tid, ns, cid):
+            continue
+        delay = _FIRST_DELAY
+        try:
+            # ours: woken when the put returns; read in between for a put of another process
+            while not (puts is not None and puts.wait_put(tid, ns, cid, min(delay, _left(until)))):
+                if _read_within(saver, _config(tid, ns, cid), _left(until)) is not None:
+                    break
+                if _left(until) <= 0:
+                    raise _refused(ctx, name, ns, cid, f"not stored after {timeout:g} s")
+                if puts is None:
+                    time.sleep(min(delay, _left(until)))
+                delay = min(delay * 2, _MAX_DELAY)
+        except PutFailed as failed:
+            raise _refused(ctx, name, ns, cid, _failure(failed)) from failed
+
+
+async def await_stored(ctx: TaskContext, name: str, timeout: float) -> None:
+    """Async twin of :func:`wait_stored`."""
+    saver = run_saver(ctx.configurable)
+    targets = _targets(ctx) if saver is not None else []
+    if not targets:
+        return
+    puts = feature(saver, CheckpointPuts)
+    until = time.monotonic() + timeout
+    tid = str(ctx.thread_id)
+    for ns, cid in targets:
+        if puts is not None and puts.put_stored(tid, ns, cid):
+            continue
+        delay = _FIRST_DELAY
+        try:
+            while not (
+                puts is not None and await puts.await_put(tid, ns, cid, min(delay, _left(until)))
+            ):
+                if await _aread_within(saver, _config(tid, ns, cid), _left(until)) is not None:
+                    break
+                if _left(until) <= 0:
+                    raise _refused(ctx, name, ns, cid, f"not stored after {timeout:g} s")
+                if puts is None:
+                    await asyncio.sleep(min(delay, _left(until)))
+                delay = min(delay * 2, _MAX_DELAY)
+        except PutFailed as failed:
+            raise _refused(ctx, name, ns, cid, _failure(failed)) from failed
+
+
+def _failure(failed: PutFailed) -> str:
+    return f"the put of checkpoint {failed.checkpoint_id!r} failed: {failed.__cause__!r}"
+
+
+def _left(until: float) -> float:
+    return max(until - time.monotonic(), 0.0)
+
+
+def _read_within(saver: Any, config: Any, timeout: float) -> Any:
+    """``saver.get_tuple(config)``, or ``None`` after ``timeout``.
+
+    In a thread of its own: a saver may hold its reads behind the put it is
+    making (LangGraph's own savers do, on one lock), and the bound must hold.
+    """
+    global _readers
+    if _readers is None:
+        _readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lgd-activity-read")
+    try:
+        return _readers.submit(saver.get_tuple, config).result(timeout=max(timeout, 0.001))
+    except FuturesTimeout:
+        return None
+
+
+async def _aread_within(saver: Any, config: Any, timeout: float) -> Any:
+    """Async twin of :func:`_read_within`."""
+    try:
+        return await asyncio.wait_for(_aread(saver, config), max(timeout, 0.001))
+    except asyncio.TimeoutError:
+        return None
+
+
+async def _aread(saver: Any, config: Any) -> Any:
+    aget: Callable[[Any], Awaitable[Any]] | None = getattr(saver, "aget_tuple", None)
+    try:
+        if aget is not None:
+            return await aget(config)
+    except NotImplementedError:  # a saver with sync reads only
+        pass
+    return await asyncio.to_thread(saver.get_tuple, config)
