@@ -82,13 +82,10 @@ def run(graph_name: str, saver: Any, thread: str, *, start: bool) -> Any:
     graph = builder.compile(checkpointer=saver)
     config = {"configurable": {"thread_id": thread}}
     inp = {"order_id": thread, "amount": 5} if start else None
-    # an activity's key names its step's task, so the activity graph runs as the guide says
-    # side-effecting graphs should: with durability="sync" (under "async" a crash can lose the
-    # step's checkpoint, and the step re-made from the one before gets new keys); compensation
-    # is exactly-once under LangGraph's default, which the order graph keeps
-    durability = "sync" if graph_name == "activity" else None
+    # both graphs run under LangGraph's default durability ("async"): an activity waits until
+    # its step's checkpoint is stored, so a kill cannot leave the retried step a new key
     undone = 0
-    for update in graph.stream(inp, config, stream_mode="updates", durability=durability):
+    for update in graph.stream(inp, config, stream_mode="updates"):
         for ops in (v.get("saga") for k, v in update.items() if k == "__compensate__" and v):
             for op in ops if isinstance(ops, list) else [ops]:
                 if op.get("op") == "step" and op["fields"].get("status") == "compensated":
