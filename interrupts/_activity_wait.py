@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any
@@ -75,14 +75,14 @@ class CheckpointNotStored(InterruptsError, TimeoutError):
         )
 
 
-def _targets(ctx: TaskContext) -> list[tuple[str, str]]:
-    """The checkpoints the key depends on, or none when waiting cannot help."""
+def _must_wait(ctx: TaskContext) -> bool:
+    """Whether waiting can keep the key: not without a thread, under "sync" or "exit"."""
     if ctx.thread_id is None or ctx.durability == "sync":
-        return []
+        return False
     if ctx.durability == "exit":
         _warn_exit()
-        return []
-    return list(ctx.checkpoints)
+        return False
+    return True
 
 
 def _warn_exit() -> None:
@@ -116,71 +116,96 @@ def _refused(ctx: TaskContext, name: str, ns: str, cid: str, reason: str) -> Che
     )
 
 
+# what the wait asks its driver to do, and what it is sent back:
+# ("put", (thread, ns, id, seconds)) -> stored in this process in time (or PutFailed thrown in);
+# ("read", (config, seconds)) -> the checkpoint tuple or None; ("sleep", seconds) -> None
+Step = tuple[str, Any]
+
+
+def _steps(ctx: TaskContext, name: str, timeout: float, puts: Any) -> Generator[Step, Any, None]:
+    """The wait, I/O-free: yields what to wait for or read, until every checkpoint is stored."""
+    until = time.monotonic() + timeout
+    tid = str(ctx.thread_id)
+    for ns, cid in ctx.checkpoints:
+        if puts is not None and puts.put_stored(tid, ns, cid):
+            continue
+        delay = _FIRST_DELAY
+        try:
+            # ours: woken when the put returns; read in between for a put of another process
+            while not (puts is not None and (yield "put", (tid, ns, cid, _left(until, delay)))):
+                if (yield "read", (_config(tid, ns, cid), _left(until))) is not None:
+                    break
+                if _left(until) <= 0:
+                    raise _refused(ctx, name, ns, cid, f"not stored after {timeout:g} s")
+                if puts is None:
+                    yield "sleep", _left(until, delay)
+                delay = min(delay * 2, _MAX_DELAY)
+        except PutFailed as failed:
+            raise _refused(ctx, name, ns, cid, _failure(failed)) from failed
+
+
+def _start(ctx: TaskContext, name: str, timeout: float) -> tuple[Any, Any, Any]:
+    """(saver, its CheckpointPuts or None, the steps), or steps None when nothing is waited for."""
+    saver = run_saver(ctx.configurable)
+    if saver is None or not _must_wait(ctx):
+        return saver, None, None
+    puts = feature(saver, CheckpointPuts)
+    return saver, puts, _steps(ctx, name, timeout, puts)
+
+
+def _advance(steps: Generator[Step, Any, None], reply: Any, failed: PutFailed | None) -> Any:
+    """The wait's next step, given the last one's reply or failure; None once it is over."""
+    try:
+        return steps.throw(failed) if failed is not None else steps.send(reply)
+    except StopIteration:
+        return None
+
+
 def wait_stored(ctx: TaskContext, name: str, timeout: float) -> None:
     """Return once the checkpoints ``ctx``'s task runs from are stored.
 
     Raises:
         CheckpointNotStored: After ``timeout`` seconds, or when a put failed.
     """
-    saver = run_saver(ctx.configurable)
-    targets = _targets(ctx) if saver is not None else []
-    if not targets:
-        return
-    puts = feature(saver, CheckpointPuts)
-    until = time.monotonic() + timeout
-    tid = str(ctx.thread_id)
-    for ns, cid in targets:
-        if puts is not None and puts.put_stored(tid, ns, cid):
-            continue
-        delay = _FIRST_DELAY
+    saver, puts, steps = _start(ctx, name, timeout)
+    reply, failed = None, None
+    while steps is not None and (step := _advance(steps, reply, failed)) is not None:
+        (kind, arg), reply, failed = step, None, None
         try:
-            # ours: woken when the put returns; read in between for a put of another process
-            while not (puts is not None and puts.wait_put(tid, ns, cid, min(delay, _left(until)))):
-                if _read_within(saver, _config(tid, ns, cid), _left(until)) is not None:
-                    break
-                if _left(until) <= 0:
-                    raise _refused(ctx, name, ns, cid, f"not stored after {timeout:g} s")
-                if puts is None:
-                    time.sleep(min(delay, _left(until)))
-                delay = min(delay * 2, _MAX_DELAY)
-        except PutFailed as failed:
-            raise _refused(ctx, name, ns, cid, _failure(failed)) from failed
+            if kind == "put":
+                reply = puts.wait_put(*arg)
+            elif kind == "read":
+                reply = _read_within(saver, *arg)
+            else:
+                time.sleep(arg)
+        except PutFailed as exc:
+            failed = exc
 
 
 async def await_stored(ctx: TaskContext, name: str, timeout: float) -> None:
     """Async twin of :func:`wait_stored`."""
-    saver = run_saver(ctx.configurable)
-    targets = _targets(ctx) if saver is not None else []
-    if not targets:
-        return
-    puts = feature(saver, CheckpointPuts)
-    until = time.monotonic() + timeout
-    tid = str(ctx.thread_id)
-    for ns, cid in targets:
-        if puts is not None and puts.put_stored(tid, ns, cid):
-            continue
-        delay = _FIRST_DELAY
+    saver, puts, steps = _start(ctx, name, timeout)
+    reply, failed = None, None
+    while steps is not None and (step := _advance(steps, reply, failed)) is not None:
+        (kind, arg), reply, failed = step, None, None
         try:
-            while not (
-                puts is not None and await puts.await_put(tid, ns, cid, min(delay, _left(until)))
-            ):
-                if await _aread_within(saver, _config(tid, ns, cid), _left(until)) is not None:
-                    break
-                if _left(until) <= 0:
-                    raise _refused(ctx, name, ns, cid, f"not stored after {timeout:g} s")
-                if puts is None:
-                    await asyncio.sleep(min(delay, _left(until)))
-                delay = min(delay * 2, _MAX_DELAY)
-        except PutFailed as failed:
-            raise _refused(ctx, name, ns, cid, _failure(failed)) from failed
+            if kind == "put":
+                reply = await puts.await_put(*arg)
+            elif kind == "read":
+                reply = await _aread_within(saver, *arg)
+            else:
+                await asyncio.sleep(arg)
+        except PutFailed as exc:
+            failed = exc
 
 
 def _failure(failed: PutFailed) -> str:
     return f"the put of checkpoint {failed.checkpoint_id!r} failed: {failed.__cause__!r}"
 
 
-def _left(until: float) -> float:
-    return max(until - time.monotonic(), 0.0)
+def _left(until: float, most: float | None = None) -> float:
+    left = max(until - time.monotonic(), 0.0)
+    return left if most is None else min(left, most)
 
 
 def _read_within(saver: Any, config: Any, timeout: float) -> Any:

@@ -10,6 +10,7 @@ step's, and in a subgraph the parent's too), and when it ran.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -22,7 +23,8 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from langgraph_durable.checkpointers import PutFailed
-from langgraph_durable.interrupts import CheckpointNotStored, activity
+from langgraph_durable.interrupts import CheckpointNotStored, _activity_wait, activity
+from langgraph_durable.interrupts._pregel import current_task
 from tests._slow_puts import (
     ASYNC_KINDS,
     SYNC_KINDS,
@@ -269,3 +271,55 @@ def test_a_failed_put_wakes_the_waiting_activity_with_its_failure(
         assert calls == []
         assert "canceling statement due to user request" in refused.value.reason
         assert isinstance(refused.value.__cause__, PutFailed)
+
+
+@pytest.mark.parametrize("durability", [None, "async", "sync", "exit"])
+def test_the_task_context_knows_the_runs_durability(
+    durability: str | None, request: pytest.FixtureRequest
+) -> None:
+    url, area = storage("postgres-sync", request, "")
+    seen: list[str] = []
+
+    def pay(state: State) -> State:
+        ctx = current_task()
+        assert ctx is not None
+        seen.append(ctx.durability)
+        return {}
+
+    with open_sync("postgres-sync", url, area) as saver:
+        graph = _graph(pay, lambda state: {}, nested=True).compile(checkpointer=saver)
+        config: Any = {"configurable": {"thread_id": f"t-{durability}"}}
+        graph.invoke({"amount": 1}, config, durability=durability)  # type: ignore[arg-type]
+    assert seen == [durability or "async"]  # LangGraph's default, in a subgraph too
+
+
+def test_under_exit_durability_nothing_is_waited_for_and_a_warning_says_so_once(
+    request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
+) -> None:
+    url, area = storage("postgres-sync", request, "")
+    calls: list[str] = []
+
+    def charge(amount: int, *, idempotency_key: str) -> str:
+        calls.append(idempotency_key)
+        return "ch"
+
+    charged = activity(charge, name="charge")
+
+    def pay(state: State) -> State:
+        return {"charge_id": charged(state["amount"]) + charged(state["amount"])}
+
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(_activity_wait, "_warned_exit", False)
+    caplog.set_level(logging.WARNING, logger="langgraph_durable.interrupts.activity")
+    try:
+        with open_sync("postgres-sync", url, area) as saver:
+            graph = _graph(pay, lambda state: {}, nested=False).compile(checkpointer=saver)
+            for thread in ("t-exit-1", "t-exit-2"):
+                config: Any = {"configurable": {"thread_id": thread}}
+                assert graph.invoke({"amount": 1}, config, durability="exit")["charge_id"] == "chch"
+    finally:
+        monkey.undo()
+    assert len(calls) == 4 and len(set(calls)) == 4
+    warnings = [r for r in caplog.records if 'durability="exit"' in r.getMessage()]
+    assert len(warnings) == 1
+    assert "exactly-once" in warnings[0].getMessage()
