@@ -5,9 +5,9 @@ Postgres, our sync saver on a pool, LangGraph's default ``durability="async"``.
 * ``activity``: a one-node graph whose node calls one activity (a fresh thread
   per run, so every call is a first call); the time of that call, with the wait
   (as shipped) and without it (``wait_stored`` replaced by a no-op: the
-  behaviour before the wait), alternating run by run in one process.
+  behaviour before the wait), in pairs (each pair in a random order) in one process.
 * ``put``: ``saver.put`` of a small checkpoint with and without the wrapper
-  that records how the put ended (``settled_put`` vs what it wraps), alternating.
+  that records how the put ended (``settled_put`` vs what it wraps), in pairs.
 * ``get_tuple``: the same for the read, whose result is recorded as stored.
 
 Usage::
@@ -18,6 +18,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import time
@@ -48,6 +49,15 @@ def _unwrapped(fn: Any, name: str) -> Any:
     return fn
 
 
+def _alternating(count: int, ways: tuple[str, str]) -> list[tuple[int, str]]:
+    """``count`` pairs of the two ways (after 10 warm-up pairs), each pair in a random order."""
+    rng = random.Random(7)
+    order: list[tuple[int, str]] = []
+    for n in range(count + 10):
+        order += [(n - 10, how) for how in rng.sample(ways, 2)]
+    return order
+
+
 def _median_us(samples: list[float]) -> float:
     return statistics.median(samples) * 1e6
 
@@ -72,11 +82,10 @@ def bench_activity(saver: PostgresSaver, runs: int) -> dict[str, float]:
     graph = builder.compile(checkpointer=saver)
     shipped = _activity.wait_stored
     samples: dict[str, list[float]] = {"wait": [], "no wait": []}
-    for n in range(2 * runs + 20):
-        how = "wait" if n % 2 else "no wait"
+    for n, how in _alternating(runs, ("wait", "no wait")):
         _activity.wait_stored = shipped if how == "wait" else (lambda *a: None)  # type: ignore[assignment]
         graph.invoke({}, {"configurable": {"thread_id": f"b-{uuid.uuid4().hex}"}})
-        if n >= 20:  # warmed up
+        if n >= 0:  # warmed up
             samples[how].append(took[-1])
     _activity.wait_stored = shipped  # type: ignore[assignment]
     return {how: _median_us(s) for how, s in samples.items()}
@@ -87,11 +96,10 @@ def bench_put(saver: PostgresSaver, calls: int) -> dict[str, float]:
     ways = {"recorded": settled, "not recorded": settled.__wrapped__}
     samples: dict[str, list[float]] = {how: [] for how in ways}
     config: Any = {"configurable": {"thread_id": "b-put", "checkpoint_ns": ""}}
-    for n in range(2 * calls + 20):
-        how = "recorded" if n % 2 else "not recorded"
+    for n, how in _alternating(calls, ("recorded", "not recorded")):
         start = time.perf_counter()
         config = ways[how](saver, config, empty_checkpoint(), {"step": n}, {})
-        if n >= 20:
+        if n >= 0:
             samples[how].append(time.perf_counter() - start)
     return {how: _median_us(s) for how, s in samples.items()}
 
@@ -101,13 +109,12 @@ def bench_get_tuple(saver: PostgresSaver, calls: int) -> dict[str, float]:
     config: Any = {"configurable": {"thread_id": "b-put", "checkpoint_ns": ""}}
     puts = saver.checkpoint_puts
     samples: dict[str, list[float]] = {"recorded": [], "not recorded": []}
-    for n in range(2 * calls + 20):
-        how = "recorded" if n % 2 else "not recorded"
+    for n, how in _alternating(calls, ("recorded", "not recorded")):
         start = time.perf_counter()
         found = admitting.__wrapped__(saver, config)
         if how == "recorded":
             puts.read(config, found)
-        if n >= 20:
+        if n >= 0:
             samples[how].append(time.perf_counter() - start)
     return {how: _median_us(s) for how, s in samples.items()}
 
