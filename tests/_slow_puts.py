@@ -15,10 +15,12 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import psycopg
+import pytest
 import redis
 from psycopg import sql
 
 from tests._saga_savers import _with_search_path
+from tests.redis._own_server import OwnRedis
 
 SYNC_KINDS = ("postgres-sync", "langgraph-postgres", "redis-sync")
 ASYNC_KINDS = ("postgres-async", "redis-async")
@@ -85,6 +87,15 @@ class SlowPuts:
             client.execute_command("CLIENT", "PAUSE", int(self.seconds * 1000), "WRITE")
             client.close()
         self.until = time.monotonic() + self.seconds
+
+
+@pytest.fixture(scope="module", name="own_redis_url")
+def own_redis_url_fixture() -> Iterator[str]:
+    """A redis-server of the module's own: pausing its clients disturbs no other test."""
+    server = OwnRedis()
+    server.start()
+    yield server.url
+    server.remove()
 
 
 def storage(kind: str, request: Any, own_redis_url: str) -> tuple[str, str]:

@@ -17,27 +17,23 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
-from tests._slow_puts import ASYNC_KINDS, SYNC_KINDS, PgCheckpointsLock, storage
-from tests.redis._own_server import OwnRedis
+from tests._slow_puts import (
+    ASYNC_KINDS,
+    SYNC_KINDS,
+    PgCheckpointsLock,
+    own_redis_url_fixture,  # noqa: F401 - fixture
+    storage,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
 ROOT = Path(__file__).resolve().parent.parent
 HELD_S = 2.0  # how long the test watches for a side effect while the put is held up
-
-
-@pytest.fixture(scope="module")
-def own_redis_url() -> Iterator[str]:
-    server = OwnRedis()
-    server.start()
-    yield server.url
-    server.remove()
 
 
 def _worker(kind: str, url: str, area: str, folder: Path, mode: str) -> subprocess.Popen[str]:

@@ -13,7 +13,6 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -32,9 +31,9 @@ from tests._slow_puts import (
     SlowPuts,
     open_async,
     open_sync,
+    own_redis_url_fixture,  # noqa: F401 - fixture
     storage,
 )
-from tests.redis._own_server import OwnRedis
 
 pytestmark = pytest.mark.timeout(120)
 SLOW_S = 0.8
@@ -45,12 +44,15 @@ class State(TypedDict, total=False):
     charge_id: str
 
 
-@pytest.fixture(scope="module")
-def own_redis_url() -> Iterator[str]:
-    server = OwnRedis()
-    server.start()
-    yield server.url
-    server.remove()
+def _recording_charge(**options: Any) -> tuple[list[str], Any]:
+    """An activity whose side effect records its key; the keys so far and the activity."""
+    calls: list[str] = []
+
+    def charge(amount: int, *, idempotency_key: str) -> str:
+        calls.append(idempotency_key)
+        return "ch_" + idempotency_key[-8:]
+
+    return calls, activity(charge, name="charge", **options)
 
 
 def _config(thread: str, ns: str, cid: str) -> Any:
@@ -178,14 +180,8 @@ def test_a_checkpoint_not_stored_in_time_refuses_the_call(
     kind: str, request: pytest.FixtureRequest, own_redis_url: str
 ) -> None:
     url, area = storage(kind, request, own_redis_url)
-    calls: list[str] = []
+    calls, charged = _recording_charge(stored_timeout=0.3)
     go = threading.Event()
-
-    def charge(amount: int, *, idempotency_key: str) -> str:
-        calls.append(idempotency_key)
-        return "ch_" + idempotency_key[-8:]
-
-    charged = activity(charge, name="charge", stored_timeout=0.3)
 
     def prep(state: State) -> State:
         go.wait(30)
@@ -230,13 +226,7 @@ def test_a_failed_put_wakes_the_waiting_activity_with_its_failure(
     request: pytest.FixtureRequest,
 ) -> None:
     url, area = storage("postgres-sync", request, "")
-    calls: list[str] = []
-
-    def charge(amount: int, *, idempotency_key: str) -> str:
-        calls.append(idempotency_key)
-        return "ch"
-
-    charged = activity(charge, name="charge", stored_timeout=60)
+    calls, charged = _recording_charge(stored_timeout=60)
 
     def pay(state: State) -> State:
         return {"charge_id": charged(state["amount"])}
@@ -297,16 +287,10 @@ def test_under_exit_durability_nothing_is_waited_for_and_a_warning_says_so_once(
     request: pytest.FixtureRequest, caplog: pytest.LogCaptureFixture
 ) -> None:
     url, area = storage("postgres-sync", request, "")
-    calls: list[str] = []
-
-    def charge(amount: int, *, idempotency_key: str) -> str:
-        calls.append(idempotency_key)
-        return "ch"
-
-    charged = activity(charge, name="charge")
+    calls, charged = _recording_charge()
 
     def pay(state: State) -> State:
-        return {"charge_id": charged(state["amount"]) + charged(state["amount"])}
+        return {"charge_id": charged(state["amount"]) + "+" + charged(state["amount"])}
 
     monkey = pytest.MonkeyPatch()
     monkey.setattr(_activity_wait, "_warned_exit", False)
@@ -316,7 +300,8 @@ def test_under_exit_durability_nothing_is_waited_for_and_a_warning_says_so_once(
             graph = _graph(pay, lambda state: {}, nested=False).compile(checkpointer=saver)
             for thread in ("t-exit-1", "t-exit-2"):
                 config: Any = {"configurable": {"thread_id": thread}}
-                assert graph.invoke({"amount": 1}, config, durability="exit")["charge_id"] == "chch"
+                final = graph.invoke({"amount": 1}, config, durability="exit")
+                assert final["charge_id"] == "+".join("ch_" + k[-8:] for k in calls[-2:])
     finally:
         monkey.undo()
     assert len(calls) == 4 and len(set(calls)) == 4
