@@ -29,6 +29,7 @@ import functools
 import hashlib
 import inspect
 import json
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -36,6 +37,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from langgraph_durable.interrupts._activity_store import Store, is_missing, store_for
 from langgraph_durable.interrupts._activity_wait import STORED_TIMEOUT, await_stored, wait_stored
+from langgraph_durable.interrupts._errors import InvalidInput
 from langgraph_durable.interrupts._pregel import TaskContext, current_task
 from langgraph_durable.interrupts._telemetry import activity_attributes, traced
 
@@ -92,10 +94,20 @@ class Activity(Generic[P, R]):
         key_param: str | None,
         stored_timeout: float = STORED_TIMEOUT,
     ) -> None:
+        if (
+            not isinstance(stored_timeout, int | float)
+            or isinstance(stored_timeout, bool)
+            or not math.isfinite(stored_timeout)
+            or stored_timeout <= 0
+        ):
+            raise InvalidInput(
+                parameter="stored_timeout",
+                reason=f"must be a positive number of seconds, not {stored_timeout!r}",
+            )
         self.fn = fn
         self.name = name or f"{fn.__module__}.{fn.__qualname__}"
         self.key_param = key_param
-        self.stored_timeout = stored_timeout
+        self.stored_timeout = float(stored_timeout)
         self.is_async = inspect.iscoroutinefunction(fn)
         self._pass_key = key_param is not None and _accepts_kw(fn, key_param)
         functools.update_wrapper(self, fn)
@@ -192,6 +204,7 @@ def activity(
             checkpoint to be stored, in seconds (default 30).
 
     Raises:
+        InvalidInput: ``stored_timeout`` is not a positive number of seconds.
         RuntimeError: (when called) outside a graph node.
         CheckpointNotStored: (when called) the step's checkpoint was not
             stored within ``stored_timeout``, or its put failed: ``fn`` was

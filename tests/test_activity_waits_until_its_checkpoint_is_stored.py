@@ -22,7 +22,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 from langgraph_durable.checkpointers import PutFailed
-from langgraph_durable.interrupts import CheckpointNotStored, _activity_wait, activity
+from langgraph_durable.interrupts import CheckpointNotStored, InvalidInput, _activity_wait, activity
 from langgraph_durable.interrupts._pregel import current_task
 from tests._slow_puts import (
     ASYNC_KINDS,
@@ -308,3 +308,15 @@ def test_under_exit_durability_nothing_is_waited_for_and_a_warning_says_so_once(
     warnings = [r for r in caplog.records if 'durability="exit"' in r.getMessage()]
     assert len(warnings) == 1
     assert "exactly-once" in warnings[0].getMessage()
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "30", True, None])
+def test_a_stored_timeout_that_is_not_a_positive_number_is_refused(bad: object) -> None:
+    def charge(amount: int) -> int:
+        return amount
+
+    with pytest.raises(InvalidInput, match="stored_timeout") as refused:
+        activity(charge, stored_timeout=bad)  # type: ignore[arg-type]
+    assert refused.value.parameter == "stored_timeout"
+    assert repr(bad) in str(refused.value)
+    assert activity(charge, stored_timeout=2).stored_timeout == 2.0
