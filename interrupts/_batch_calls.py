@@ -17,7 +17,7 @@ from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._batch import decide_flow
 from langgraph_durable.interrupts._batch_models import DecideResult
 from langgraph_durable.interrupts._clock import Clock
-from langgraph_durable.interrupts._driver import drive
+from langgraph_durable.interrupts._perform import drive
 from langgraph_durable.interrupts._telemetry import approval_attributes, traced_flow
 from langgraph_durable.interrupts._types import GraphOrSaver
 

@@ -22,7 +22,7 @@ from langgraph_durable.interrupts._batch_node import (
     checked_batch_ask,
 )
 from langgraph_durable.interrupts._clock import Clock
-from langgraph_durable.interrupts._driver import drive
+from langgraph_durable.interrupts._perform import drive
 from langgraph_durable.interrupts._shapes import (
     DEFAULT_ALLOWED,
     UiShape,

@@ -2,20 +2,26 @@
 
 A flow (``approve``, a sweep of one wait, ``decide``...) is written once as a
 generator that yields :class:`Req` objects and receives their results; a thin
-sync shell (:func:`drive`) or async shell (:func:`adrive`) performs each
-request with the graph's and the saver's sync or async methods. This is the
-pattern psycopg uses for its connection logic.
+async driver (:func:`._perform_async.adrive`) or its generated sync twin
+(:func:`._perform.drive`) performs each request with the graph's and the
+saver's async or sync methods. This is the pattern psycopg uses for its
+connection logic.
 
 A request carries its result type: ``got = yield from GetDecisions(...)`` is a
 ``dict`` to mypy, because iterating a ``Req[T]`` yields the request itself and
-returns what the driver sends back. Each request class performs itself
-(:meth:`Req.run`, :meth:`Req.arun`), so a driver dispatches on the request's
-type and never on a name.
+returns what the driver sends back. Requests are data (frozen dataclasses of a
+call's arguments); :func:`._perform_async.aperform` dispatches on a request's
+type, never on a name, and is the one place that says what each request does.
+
+This module holds what both drivers share: :class:`Req`, :data:`Flow`,
+:class:`Env`, and :func:`in_threads`, the sync driver's way of running several
+flows at once (threads have no twin generated from ``asyncio.gather``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -25,22 +31,15 @@ from langgraph_durable.interrupts._store import Backend
 from langgraph_durable.interrupts._store_async import AsyncBackend
 
 T = TypeVar("T")
+X = TypeVar("X")
 
 
 class Req(Generic[T]):
     """One I/O request of a flow, whose result is a ``T``.
 
-    Subclasses are frozen dataclasses of the call's arguments and implement
-    :meth:`run` and :meth:`arun`.
+    Subclasses are frozen dataclasses of the call's arguments;
+    :func:`._perform_async.aperform` performs them.
     """
-
-    def run(self, env: Env) -> T:
-        """Perform the request with the sync methods of ``env``."""
-        raise NotImplementedError
-
-    async def arun(self, env: Env) -> T:
-        """Perform the request with the async methods of ``env``."""
-        raise NotImplementedError
 
     def __iter__(self) -> Generator[Req[Any], Any, T]:
         # ``yield from request`` in a flow: the driver's answer, typed as T
@@ -83,33 +82,7 @@ class Env:
         return self._abackend
 
 
-def drive(flow: Flow[T], env: Env) -> T:
-    """Run ``flow`` with the sync methods of ``env``."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            request = flow.throw(error) if error is not None else flow.send(send)
-        except StopIteration as stop:
-            result: T = stop.value  # what the flow returned
-            return result
-        try:
-            send, error = request.run(env), None
-        except Exception as exc:
-            send, error = None, exc
-
-
-async def adrive(flow: Flow[T], env: Env) -> T:
-    """Run ``flow`` with the async methods of ``env``."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            request = flow.throw(error) if error is not None else flow.send(send)
-        except StopIteration as stop:
-            result: T = stop.value  # what the flow returned
-            return result
-        try:
-            send, error = await request.arun(env), None
-        except Exception as exc:
-            send, error = None, exc
+def in_threads(call: Callable[[X], T], items: Iterable[X], workers: int) -> list[T]:
+    """``call`` on each of ``items``, ``workers`` threads at a time; the results in order."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(call, items))

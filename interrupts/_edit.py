@@ -22,9 +22,10 @@ from langgraph_durable.interrupts._approve import decide_approval_flow, decide_e
 from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._clock import Clock
 from langgraph_durable.interrupts._decider_args import DeciderArgs
-from langgraph_durable.interrupts._driver import Flow, drive
+from langgraph_durable.interrupts._driver import Flow
 from langgraph_durable.interrupts._errors import InvalidInput
 from langgraph_durable.interrupts._inputs import check_text
+from langgraph_durable.interrupts._perform import drive
 from langgraph_durable.interrupts._shapes import action_args
 from langgraph_durable.interrupts._types import GraphOrSaver
 

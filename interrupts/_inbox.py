@@ -11,8 +11,9 @@ from typing import Any
 
 from langgraph_durable.checkpointers import WaitEntry
 from langgraph_durable.interrupts._clock import Clock, now_of
-from langgraph_durable.interrupts._driver import Env, Flow, drive
+from langgraph_durable.interrupts._driver import Env, Flow
 from langgraph_durable.interrupts._models import ApprovalHealth, ApprovalItem, BatchItemState
+from langgraph_durable.interrupts._perform import drive
 from langgraph_durable.interrupts._records import item_key, section
 from langgraph_durable.interrupts._requests import GetDecisions, ListWaits, WaitCounts
 from langgraph_durable.interrupts._types import Saver

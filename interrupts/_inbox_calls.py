@@ -8,12 +8,13 @@ The flows they drive are in :mod:`._inbox`.
 from __future__ import annotations
 
 from langgraph_durable.interrupts._clock import Clock
-from langgraph_durable.interrupts._driver import Env, drive
+from langgraph_durable.interrupts._driver import Env
 from langgraph_durable.interrupts._inbox import (
     health_flow,
     inbox_flow,
 )
 from langgraph_durable.interrupts._models import ApprovalHealth, ApprovalItem
+from langgraph_durable.interrupts._perform import drive
 from langgraph_durable.interrupts._types import Saver
 
 

@@ -9,13 +9,14 @@ from datetime import timedelta
 
 from langgraph_durable.interrupts._authz import Decider
 from langgraph_durable.interrupts._clock import Clock
-from langgraph_durable.interrupts._driver import Env, adrive
+from langgraph_durable.interrupts._driver import Env
 from langgraph_durable.interrupts._links import (
     DEFAULT_TTL,
     link_args,
     link_flow,
     link_secret,
 )
+from langgraph_durable.interrupts._perform_async import adrive
 from langgraph_durable.interrupts._types import Saver
 
 

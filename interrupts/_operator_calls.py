@@ -19,9 +19,9 @@ from langgraph_durable.interrupts._approve import decide_env
 from langgraph_durable.interrupts._authz import Authorize, policy_of
 from langgraph_durable.interrupts._clock import Clock
 from langgraph_durable.interrupts._decider_args import DeciderArgs
-from langgraph_durable.interrupts._driver import drive
 from langgraph_durable.interrupts._notify import ApprovalEvent
 from langgraph_durable.interrupts._operate import amend_flow, cancel_flow, remind_flow
+from langgraph_durable.interrupts._perform import drive
 from langgraph_durable.interrupts._types import GraphOrSaver
 
 

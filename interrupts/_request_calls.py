@@ -14,8 +14,8 @@ from typing import Any
 
 from langgraph_durable.interrupts._authz import thread_of_run
 from langgraph_durable.interrupts._clock import Clock
-from langgraph_durable.interrupts._driver import drive
 from langgraph_durable.interrupts._models import Decision, OnTimeout
+from langgraph_durable.interrupts._perform import drive
 from langgraph_durable.interrupts._request import (
     OnReject,
     OnStale,

@@ -1,23 +1,21 @@
 """The requests of the decision flows: state reads, resumes and the saver's storage.
 
 Each is a frozen dataclass of its call's arguments, typed by its result
-(:class:`~langgraph_durable.interrupts._driver.Req`), and performs itself against
-an :class:`~langgraph_durable.interrupts._driver.Env` with the sync or the async
-methods. A flow writes ``got = yield from GetDecisions(thread_id=t, keys=[k])``.
+(:class:`~langgraph_durable.interrupts._driver.Req`), and nothing more: what a
+request does is written once, in :mod:`._perform_async` (its sync twin
+:mod:`._perform` is generated). A flow writes
+``got = yield from GetDecisions(thread_id=t, keys=[k])``.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from langgraph_durable.checkpointers import WaitEntry
-from langgraph_durable.checkpointers.runs import REJECT, held_by_a_live_run, run_policy
-from langgraph_durable.interrupts._driver import Env, Flow, Req, adrive, drive
+from langgraph_durable.interrupts._driver import Flow, Req
 from langgraph_durable.interrupts._store import DecisionItem
 
 Decisions = dict[str, dict[str, Any]]
@@ -30,12 +28,6 @@ class GetState(Req[Any]):
 
     config: dict[str, Any]
 
-    def run(self, env: Env) -> Any:
-        return env.states.get_state(self.config)
-
-    async def arun(self, env: Env) -> Any:
-        return await env.states.aget_state(self.config)
-
 
 @dataclass(frozen=True)
 class RecentStates(Req[list[Any]]):
@@ -43,12 +35,6 @@ class RecentStates(Req[list[Any]]):
 
     config: dict[str, Any]
     limit: int
-
-    def run(self, env: Env) -> list[Any]:
-        return list(env.states.get_state_history(self.config, limit=self.limit))
-
-    async def arun(self, env: Env) -> list[Any]:
-        return [s async for s in env.states.aget_state_history(self.config, limit=self.limit)]
 
 
 @dataclass(frozen=True)
@@ -59,46 +45,12 @@ class Invoke(Req[Any]):
     config: dict[str, Any]
     durability: str | None = None
 
-    def run(self, env: Env) -> Any:
-        if self.durability is None:
-            return env.graph.invoke(self.input, self.config)
-        return env.graph.invoke(self.input, self.config, durability=self.durability)
-
-    async def arun(self, env: Env) -> Any:
-        if self.durability is None:
-            return await env.graph.ainvoke(self.input, self.config)
-        return await env.graph.ainvoke(self.input, self.config, durability=self.durability)
-
-
-def _rejecting(env: Env, config: dict[str, Any], name: str) -> tuple[Any, str | None]:
-    """The graph's run leases, and the thread if a run of ``config`` rejects when busy."""
-    leases = getattr(getattr(env.graph, "checkpointer", None), name, None)
-    if leases is None:
-        return None, None
-    found = run_policy(config, leases.multitask, leases=True)
-    if found is None or found[1].strategy != REJECT:
-        return leases, None
-    return leases, found[0]
-
 
 @dataclass(frozen=True)
 class ThreadBusyNow(Req[bool]):
     """Whether a resume would be turned away now (a saver or run with ``multitask="reject"``)."""
 
     config: dict[str, Any]
-
-    def run(self, env: Env) -> bool:
-        leases, thread_id = _rejecting(env, self.config, "run_leases")
-        if thread_id is None:
-            return False
-        return held_by_a_live_run(leases.store.get_lease(thread_id=thread_id), leases.clock())
-
-    async def arun(self, env: Env) -> bool:
-        leases, thread_id = _rejecting(env, self.config, "arun_leases")
-        if thread_id is None:
-            return False
-        record = await leases.store.aget_lease(thread_id=thread_id)
-        return held_by_a_live_run(record, leases.clock())
 
 
 @dataclass(frozen=True)
@@ -107,19 +59,6 @@ class RunAll(Req[list[Any]]):
 
     flows: list[Flow[Any]]
     concurrency: int
-
-    def run(self, env: Env) -> list[Any]:
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            return list(pool.map(lambda f: drive(f, env), self.flows))
-
-    async def arun(self, env: Env) -> list[Any]:
-        gate = asyncio.Semaphore(self.concurrency)
-
-        async def one(flow: Flow[Any]) -> Any:
-            async with gate:
-                return await adrive(flow, env)
-
-        return list(await asyncio.gather(*(one(f) for f in self.flows)))
 
 
 # -- decisions and the audit trail --------------------------------------------------------
@@ -130,12 +69,6 @@ class GetDecisions(Req[Decisions]):
     thread_id: str
     keys: Sequence[str]
 
-    def run(self, env: Env) -> Decisions:
-        return env.backend.get_decisions(self.thread_id, self.keys)
-
-    async def arun(self, env: Env) -> Decisions:
-        return await env.abackend.aget_decisions(self.thread_id, self.keys)
-
 
 @dataclass(frozen=True)
 class CountDecisions(Req[int]):
@@ -143,12 +76,6 @@ class CountDecisions(Req[int]):
 
     thread_id: str
     keys: Sequence[str]
-
-    def run(self, env: Env) -> int:
-        return env.backend.count_decisions(self.thread_id, self.keys)
-
-    async def arun(self, env: Env) -> int:
-        return await env.abackend.acount_decisions(self.thread_id, self.keys)
 
 
 @dataclass(frozen=True)
@@ -160,14 +87,6 @@ class RecordDecision(Req[dict[str, Any]]):
     decision: dict[str, Any]
     audit: dict[str, Any] | None = None
 
-    def run(self, env: Env) -> dict[str, Any]:
-        return env.backend.record_decision(self.thread_id, self.key, self.decision, self.audit)
-
-    async def arun(self, env: Env) -> dict[str, Any]:
-        return await env.abackend.arecord_decision(
-            self.thread_id, self.key, self.decision, self.audit
-        )
-
 
 @dataclass(frozen=True)
 class RecordDecisions(Req[list[dict[str, Any]]]):
@@ -175,24 +94,12 @@ class RecordDecisions(Req[list[dict[str, Any]]]):
 
     items: Sequence[DecisionItem]
 
-    def run(self, env: Env) -> list[dict[str, Any]]:
-        return env.backend.record_decisions(self.items)
-
-    async def arun(self, env: Env) -> list[dict[str, Any]]:
-        return await env.abackend.arecord_decisions(self.items)
-
 
 @dataclass(frozen=True)
 class AppendAudit(Req[None]):
     """Append entries to the audit trail."""
 
     entries: Sequence[dict[str, Any]]
-
-    def run(self, env: Env) -> None:
-        env.backend.append_audit(self.entries)
-
-    async def arun(self, env: Env) -> None:
-        await env.abackend.aappend_audit(self.entries)
 
 
 # -- the wait index and its claims --------------------------------------------------------
@@ -205,20 +112,6 @@ class ListWaits(Req[list[WaitEntry]]):
     thread_id: str | None = None
     limit: int | None = None
 
-    def _filters(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "approver": self.approver,
-            "thread_id": self.thread_id,
-            "limit": self.limit,
-        }
-
-    def run(self, env: Env) -> list[WaitEntry]:
-        return env.backend.list_waits(**self._filters())
-
-    async def arun(self, env: Env) -> list[WaitEntry]:
-        return await env.abackend.alist_waits(**self._filters())
-
 
 @dataclass(frozen=True)
 class WaitCounts(Req[tuple[int, int, "datetime | None"]]):
@@ -226,12 +119,6 @@ class WaitCounts(Req[tuple[int, int, "datetime | None"]]):
 
     now: datetime
     kinds: Sequence[str] | None = None
-
-    def run(self, env: Env) -> tuple[int, int, datetime | None]:
-        return env.backend.wait_counts(now=self.now, kinds=self.kinds)
-
-    async def arun(self, env: Env) -> tuple[int, int, datetime | None]:
-        return await env.abackend.await_counts(now=self.now, kinds=self.kinds)
 
 
 @dataclass(frozen=True)
@@ -244,16 +131,6 @@ class ClaimDueWaits(Req[list[WaitEntry]]):
     limit: int
     kinds: Sequence[str] | None = None
 
-    def run(self, env: Env) -> list[WaitEntry]:
-        return env.backend.claim_due_waits(
-            now=self.now, owner=self.owner, lease=self.lease, limit=self.limit, kinds=self.kinds
-        )
-
-    async def arun(self, env: Env) -> list[WaitEntry]:
-        return await env.abackend.aclaim_due_waits(
-            now=self.now, owner=self.owner, lease=self.lease, limit=self.limit, kinds=self.kinds
-        )
-
 
 @dataclass(frozen=True)
 class ReleaseWaitClaim(Req[None]):
@@ -263,19 +140,3 @@ class ReleaseWaitClaim(Req[None]):
     interrupt_id: str
     owner: str
     done: bool = False
-
-    def run(self, env: Env) -> None:
-        env.backend.release_wait_claim(
-            thread_id=self.thread_id,
-            interrupt_id=self.interrupt_id,
-            owner=self.owner,
-            done=self.done,
-        )
-
-    async def arun(self, env: Env) -> None:
-        await env.abackend.arelease_wait_claim(
-            thread_id=self.thread_id,
-            interrupt_id=self.interrupt_id,
-            owner=self.owner,
-            done=self.done,
-        )

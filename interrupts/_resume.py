@@ -29,7 +29,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
@@ -40,7 +40,6 @@ from langgraph_durable.checkpointers import AsyncDecisionStore, extract_wait, fe
 from langgraph_durable.interrupts._approve import (
     resume_value,
 )
-from langgraph_durable.interrupts._audit import ask
 from langgraph_durable.interrupts._authz import (
     NotAuthorized,
     check_decider,
@@ -75,7 +74,6 @@ from langgraph_durable.interrupts._records import (
     won,
 )
 from langgraph_durable.interrupts._requests import AppendAudit, GetDecisions, RecordDecision
-from langgraph_durable.interrupts._telemetry import traced_ask
 
 ANONYMOUS = "anonymous"
 """The decider of a resume that names nobody, on a request open to anyone."""
@@ -98,17 +96,19 @@ class NeedsAsync(InterruptsError, RuntimeError):
 
 @dataclass(frozen=True)
 class IoReady(Req[bool]):
-    """Whether storage calls may run here: a sync flow must not block an async saver's loop."""
+    """Whether storage calls may run here: a sync flow must not block an async saver's loop.
 
-    def run(self, env: Env) -> bool:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return True
-        return feature(env.saver, AsyncDecisionStore) is None
+    Always true for an async flow; a sync flow asks :func:`sync_io_ready`.
+    """
 
-    async def arun(self, env: Env) -> bool:
+
+def sync_io_ready(env: Env) -> bool:
+    """Whether a sync flow may wait for ``env``'s storage: not on an async saver's running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
         return True
+    return feature(env.saver, AsyncDecisionStore) is None
 
 
 @dataclass(frozen=True)
@@ -118,24 +118,12 @@ class Ask(Req[Any]):
     value: Any
     audit: dict[str, Any]
 
-    def run(self, env: Env) -> Any:
-        return traced_ask(ask, self.value, self.audit)
-
-    async def arun(self, env: Env) -> Any:
-        return traced_ask(ask, self.value, self.audit)
-
 
 @dataclass(frozen=True)
-class GetTuple(Req["CheckpointTuple | None"]):
+class GetTuple(Req[CheckpointTuple | None]):
     """The saver's checkpoint tuple of ``config``."""
 
     config: dict[str, Any]
-
-    def run(self, env: Env) -> CheckpointTuple | None:
-        return env.saver.get_tuple(cast(RunnableConfig, self.config))
-
-    async def arun(self, env: Env) -> CheckpointTuple | None:
-        return await env.saver.aget_tuple(cast(RunnableConfig, self.config))
 
 
 def node_env() -> Env | None:

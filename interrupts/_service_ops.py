@@ -23,7 +23,7 @@ from langgraph_durable.interrupts._authz import AuthRequest, Decider, policy_of
 from langgraph_durable.interrupts._batch_calls import decide
 from langgraph_durable.interrupts._clock import Clock, now_of
 from langgraph_durable.interrupts._decision_calls import approve, reject
-from langgraph_durable.interrupts._driver import Env, Flow, drive
+from langgraph_durable.interrupts._driver import Env, Flow
 from langgraph_durable.interrupts._edit import edit, respond
 from langgraph_durable.interrupts._errors import InterruptsError, InvalidInput
 from langgraph_durable.interrupts._inbox import (
@@ -40,6 +40,7 @@ from langgraph_durable.interrupts._links import (
     read_token,
 )
 from langgraph_durable.interrupts._models import ApprovalItem
+from langgraph_durable.interrupts._perform import drive
 from langgraph_durable.interrupts._records import section
 from langgraph_durable.interrupts._requests import ListWaits
 from langgraph_durable.interrupts._store import Backend

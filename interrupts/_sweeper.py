@@ -19,8 +19,10 @@ from langgraph_durable.interrupts._clock import Clock, now_of
 from langgraph_durable.interrupts._decision_audit import (
     timeout_entry,
 )
-from langgraph_durable.interrupts._driver import Env, Flow, adrive, drive
+from langgraph_durable.interrupts._driver import Env, Flow
 from langgraph_durable.interrupts._pending import pending_of
+from langgraph_durable.interrupts._perform import drive
+from langgraph_durable.interrupts._perform_async import adrive
 from langgraph_durable.interrupts._records import age_at_least, timeout_record, won
 from langgraph_durable.interrupts._requests import (
     ClaimDueWaits,

@@ -17,6 +17,7 @@ from langgraph_durable.interrupts import (
     pending_approvals,
 )
 from langgraph_durable.interrupts._approve import _env, decide_approval_flow
+from langgraph_durable.interrupts._perform import perform
 from langgraph_durable.interrupts._requests import Invoke
 from tests import _approval_savers
 from tests._approval_graphs import T0, FakeClock, cfg, review_graph, two_level_escalation
@@ -95,7 +96,7 @@ def test_decision_recorded_before_a_crash_is_resumed_by_the_sweeper(approval_sav
     env = _env(graph)
     request = next(flow)
     while not isinstance(request, Invoke):
-        request = flow.send(request.run(env))
+        request = flow.send(perform(request, env))
     flow.close()
     with pytest.raises(AlreadyDecided) as caught:
         approve(graph, cfg("t1"), by="bob", clock=clock)
@@ -170,7 +171,7 @@ def _record_then_crash(graph: Any, thread_id: str, clock: FakeClock) -> None:
     env = _env(graph)
     request = next(flow)
     while not isinstance(request, Invoke):
-        request = flow.send(request.run(env))
+        request = flow.send(perform(request, env))
     flow.close()
 
 

@@ -23,8 +23,9 @@ from langgraph_durable.interrupts import (
     approve,
     audit_log,
 )
-from langgraph_durable.interrupts._driver import Env, drive
+from langgraph_durable.interrupts._driver import Env
 from langgraph_durable.interrupts._links import check_link_flow, link_secret
+from langgraph_durable.interrupts._perform import drive
 from langgraph_durable.interrupts._store import Backend
 from tests._approval_graphs import FakeClock, review_graph
 from tests._approval_savers import open_sync, saver_url

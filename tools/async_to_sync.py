@@ -176,6 +176,8 @@ NAMES: dict[str, str] = {
     "areassign": "reassign",
     "acancel": "cancel",
     "aremind": "remind",
+    # interrupts: the saver a flow's async requests go to (Env)
+    "abackend": "backend",
     # interrupts: the store backend (decisions, claims, the wait index, the audit trail)
     "_ascan": "_scan",
     "aaudit_log": "audit_log",
