@@ -78,6 +78,7 @@ class TaskContext:
         checkpoints: ``(namespace, checkpoint id)`` of the checkpoint the task
             runs from and, in a subgraph, of each enclosing graph's, outermost
             first: the task id (so ``checkpoint_ns``) is derived from them.
+            Each checkpoint once, under the namespace it is stored in.
     """
 
     thread_id: str | None
@@ -120,8 +121,23 @@ def current_task(config: RunnableConfig | None = None) -> TaskContext | None:
         configurable=conf,
         # absent unless the run or a parent graph set it: LangGraph then runs "async"
         durability=str(conf.get(CONFIG_KEY_DURABILITY) or "async"),
-        checkpoints=tuple((str(k), str(v)) for k, v in checkpoint_map.items() if v),
+        checkpoints=_stored_levels(checkpoint_map),
     )
+
+
+def _stored_levels(checkpoint_map: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """``(namespace, id)`` of each checkpoint in the map, once, outermost first.
+
+    A functional-API ``@task`` finds its caller's namespace mapped to the id of
+    the checkpoint its caller runs from: checkpoint ids are unique, and a
+    checkpoint is stored under the shallowest namespace that maps to its id.
+    """
+    levels = [(str(ns), str(cid)) for ns, cid in checkpoint_map.items() if cid]
+    where: dict[str, str] = {}
+    for ns, cid in levels:
+        if cid not in where or len(ns) < len(where[cid]):
+            where[cid] = ns
+    return tuple((ns, cid) for ns, cid in levels if where[cid] == ns)
 
 
 def read_channel(config: RunnableConfig, channel: str, *, fresh: bool) -> Any:

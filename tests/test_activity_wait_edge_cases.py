@@ -1,0 +1,94 @@
+"""Activities under LangGraph's default durability="async" where the wait must not stall.
+
+Each case runs a graph whose checkpoints are stored quickly by a real saver: an
+activity calls its side effect once, well inside its ``stored_timeout``.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.func import entrypoint, task
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
+
+from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.interrupts import activity
+
+pytestmark = pytest.mark.timeout(60)
+BOUND_S = 3.0
+
+
+class State(TypedDict, total=False):
+    x: int
+    out: Annotated[list[str], operator.add]
+
+
+def _recording() -> tuple[list[str], Any]:
+    """An activity whose side effect records its key; the keys so far and the activity."""
+    calls: list[str] = []
+
+    def charge(i: int, *, idempotency_key: str) -> str:
+        calls.append(idempotency_key)
+        return f"ch_{i}"
+
+    return calls, activity(charge, name="charge", stored_timeout=BOUND_S)
+
+
+def _thread() -> Any:
+    return {"configurable": {"thread_id": uuid.uuid4().hex}}
+
+
+@pytest.fixture(params=["langgraph-memory", "ours-postgres"])
+def saver(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A saver of LangGraph's (read to learn what is stored) or ours (tells in process)."""
+    if request.param == "langgraph-memory":
+        yield InMemorySaver()
+        return
+    url, schema = request.getfixturevalue("pg_schema")
+    with PostgresSaver.from_conn_string(url, schema=schema) as ours:
+        ours.setup()
+        yield ours
+
+
+def test_an_activity_in_a_functional_task_does_not_wait_for_its_callers_namespace(
+    saver: Any,
+) -> None:
+    """A ``@task``'s checkpoint map also names its caller's namespace, under the root's id."""
+    calls, charge = _recording()
+
+    @task
+    def pay(i: int) -> str:
+        return str(charge(i))
+
+    @entrypoint(checkpointer=saver)
+    def order(x: int) -> str:
+        return pay(x).result()
+
+    started = time.monotonic()
+    assert order.invoke(1, _thread()) == "ch_1"
+    assert len(calls) == 1
+    assert time.monotonic() - started < BOUND_S / 2
+
+
+def test_an_activity_in_a_task_called_from_a_graph_node_runs(saver: Any) -> None:
+    calls, charge = _recording()
+
+    @task
+    def pay(i: int) -> str:
+        return str(charge(i))
+
+    builder = StateGraph(State)
+    builder.add_node("node", lambda s: {"out": [pay(1).result()]})
+    builder.add_edge(START, "node")
+    builder.add_edge("node", END)
+    started = time.monotonic()
+    assert builder.compile(checkpointer=saver).invoke({"x": 0}, _thread())["out"] == ["ch_1"]
+    assert len(calls) == 1
+    assert time.monotonic() - started < BOUND_S / 2
