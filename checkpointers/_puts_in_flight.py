@@ -30,25 +30,32 @@ __all__ = ["CheckpointPuts", "PutFailed", "PutsInFlight"]
 
 Key = tuple[str, str, str]
 _REMEMBERED = 4096
+_REASON_CHARS = 500
 _POLL_S = 0.0005
 
 
 class PutFailed(CheckpointerError):
-    """The ``put`` of a checkpoint raised in this process: it is not stored (the cause says why).
+    """The ``put`` of a checkpoint raised in this process: it is not stored.
 
     Attributes:
         thread_id: The checkpoint's thread.
         checkpoint_ns: Its namespace.
         checkpoint_id: Its id.
+        reason: What the put raised: the exception's type name and message
+            (truncated; the exception itself is not kept, its traceback would
+            keep the checkpoint alive).
     """
 
-    def __init__(self, *, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> None:
+    def __init__(
+        self, *, thread_id: str, checkpoint_ns: str, checkpoint_id: str, reason: str = ""
+    ) -> None:
         self.thread_id = thread_id
         self.checkpoint_ns = checkpoint_ns
         self.checkpoint_id = checkpoint_id
+        self.reason = reason
         super().__init__(
             f"the put of checkpoint {checkpoint_id!r} of thread {thread_id!r} "
-            f"(namespace {checkpoint_ns!r}) failed"
+            f"(namespace {checkpoint_ns!r}) failed: {reason}"
         )
 
 
@@ -76,7 +83,7 @@ class CheckpointPuts(Protocol):
         Raises:
             PutFailed: The put raised, or the put of an earlier checkpoint of its
                 thread and namespace did and none was stored since (LangGraph
-                then never sends it); the exception is the cause.
+                then never sends it); its ``reason`` says what the put raised.
         """
         ...
 
@@ -98,10 +105,10 @@ class PutsInFlight:
 
     def _reset(self) -> None:
         self._pid = os.getpid()
-        # key -> None (stored) or the exception the put raised, oldest first
-        self._ended: OrderedDict[Key, BaseException | None] = OrderedDict()
+        # key -> None (stored) or what the put raised (text only), oldest first
+        self._ended: OrderedDict[Key, str | None] = OrderedDict()
         # (thread, namespace) -> the first failed put since its last stored checkpoint
-        self._broken: dict[tuple[str, str], tuple[str, BaseException]] = {}
+        self._broken: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
         self._changed = threading.Condition()
 
     def _own(self) -> None:
@@ -111,16 +118,18 @@ class PutsInFlight:
     def settle(self, key: Key, error: BaseException | None = None) -> None:
         """A ``put`` of ``key`` returned (``error`` None) or raised ``error``."""
         self._own()
+        reason = None if error is None else _reason(error)
         with self._changed:
-            if error is None or self._ended.get(key, error) is not None:
-                self._ended[key] = error  # a stored checkpoint stays stored
+            if reason is None or self._ended.get(key, reason) is not None:
+                self._ended[key] = reason  # a stored checkpoint stays stored
                 self._ended.move_to_end(key)
-            if error is None:
+            if reason is None:
                 self._broken.pop(key[:2], None)
-            else:
-                self._broken.setdefault((key[0], key[1]), (key[2], error))
-            while len(self._ended) > _REMEMBERED:
-                self._ended.popitem(last=False)
+            elif (key[0], key[1]) not in self._broken:
+                self._broken[(key[0], key[1])] = (key[2], reason)
+            for remembered in (self._ended, self._broken):
+                while len(remembered) > _REMEMBERED:
+                    remembered.popitem(last=False)
             self._changed.notify_all()
 
     def read(self, config: Mapping[str, Any], found: Any) -> None:
@@ -150,14 +159,16 @@ class PutsInFlight:
 
     def _outcome(self, key: Key) -> bool:
         if key in self._ended:
-            error = self._ended[key]
+            reason = self._ended[key]
             failed = key[2]
         elif key[:2] in self._broken and self._broken[key[:2]][0] < key[2]:
-            failed, error = self._broken[key[:2]]
+            failed, reason = self._broken[key[:2]]
         else:
             return False
-        if error is not None:
-            raise PutFailed(thread_id=key[0], checkpoint_ns=key[1], checkpoint_id=failed) from error
+        if reason is not None:
+            raise PutFailed(
+                thread_id=key[0], checkpoint_ns=key[1], checkpoint_id=failed, reason=reason
+            )
         return True
 
     def put_stored(self, thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> bool:
@@ -189,3 +200,9 @@ class PutsInFlight:
             await asyncio.sleep(min(delay, max(until - time.monotonic(), 0.0)))
             delay = min(delay * 2, 0.01)
         return self._outcome(key)
+
+
+def _reason(error: BaseException) -> str:
+    """What a failed put raised, as text: its traceback's frames hold the checkpoint."""
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= _REASON_CHARS else text[: _REASON_CHARS - 3] + "..."

@@ -200,7 +200,7 @@ async def await_stored(ctx: TaskContext, name: str, timeout: float) -> None:
 
 
 def _failure(failed: PutFailed) -> str:
-    return f"the put of checkpoint {failed.checkpoint_id!r} failed: {failed.__cause__!r}"
+    return f"the put of checkpoint {failed.checkpoint_id!r} failed: {failed.reason}"
 
 
 def _left(until: float, most: float | None = None) -> float:

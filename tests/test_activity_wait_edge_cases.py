@@ -6,8 +6,11 @@ activity calls its side effect once, well inside its ``stored_timeout``.
 
 from __future__ import annotations
 
+import gc
 import operator
+import threading
 import time
+import tracemalloc
 import uuid
 from collections.abc import Iterator
 from typing import Annotated, Any
@@ -18,7 +21,10 @@ from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
+from langgraph_durable.checkpointers import PutFailed
+from langgraph_durable.checkpointers._puts_in_flight import PutsInFlight
 from langgraph_durable.checkpointers.postgres import PostgresSaver
+from langgraph_durable.checkpointers.redis import RedisSaver
 from langgraph_durable.interrupts import activity
 
 pytestmark = pytest.mark.timeout(60)
@@ -92,3 +98,55 @@ def test_an_activity_in_a_task_called_from_a_graph_node_runs(saver: Any) -> None
     assert builder.compile(checkpointer=saver).invoke({"x": 0}, _thread())["out"] == ["ch_1"]
     assert len(calls) == 1
     assert time.monotonic() - started < BOUND_S / 2
+
+
+def test_failed_puts_do_not_keep_their_checkpoints_alive(redis_prefix: tuple[str, str]) -> None:
+    """What a failed put raised is kept as text: its traceback holds the whole checkpoint."""
+
+    class Big(TypedDict, total=False):
+        blob: str
+        bad: Any
+
+    builder = StateGraph(Big)
+    # a 200 kB state and a value the serde refuses: the put of this step raises
+    builder.add_node(
+        "a", lambda s: {"blob": "x" * 200_000 + uuid.uuid4().hex, "bad": threading.Lock()}
+    )
+    builder.add_edge(START, "a")
+    builder.add_edge("a", END)
+    url, prefix = redis_prefix
+    runs = 40
+    with RedisSaver.from_conn_string(url, prefix=prefix) as rsaver:
+        rsaver.setup()
+        graph = builder.compile(checkpointer=rsaver)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            failed = 0
+            for _ in range(runs):
+                try:
+                    graph.invoke({"blob": ""}, _thread())
+                except Exception:  # the put's UnstorableValueError
+                    failed += 1
+            gc.collect()
+            retained = tracemalloc.get_traced_memory()[0] - base
+        finally:
+            tracemalloc.stop()
+    assert failed == runs
+    assert retained < 5_000_000, f"{retained / 1e6:.1f} MB kept after {runs} failed puts"
+
+
+def test_a_failed_put_is_told_by_its_text_and_the_oldest_failures_are_forgotten() -> None:
+    puts = PutsInFlight()
+    puts.settle(("t-0", "", "0001"), ValueError("x" * 10_000))
+    with pytest.raises(PutFailed) as failed:
+        puts.wait_put("t-0", "", "0002", 0)  # LangGraph never sends a put after a failed one
+    assert failed.value.reason.startswith("ValueError: xxx")
+    assert len(failed.value.reason) <= 500
+    assert failed.value.__cause__ is None
+    for n in range(1, 5000):
+        puts.settle((f"t-{n}", "", "0001"), ValueError("refused"))
+    assert puts.wait_put("t-0", "", "0002", 0) is False
+    with pytest.raises(PutFailed, match="refused"):
+        puts.wait_put("t-4999", "", "0002", 0)
