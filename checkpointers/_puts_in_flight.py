@@ -93,6 +93,15 @@ class CheckpointPuts(Protocol):
         """:meth:`wait_put` for an event loop."""
         ...
 
+    def namespace_seen(self, thread_id: str, checkpoint_ns: str) -> bool:
+        """Whether this saver read or stored a checkpoint of this thread and namespace (recently).
+
+        A subgraph that stores checkpoints reads its namespace's latest one
+        when its loop starts, before its tasks run; one compiled with
+        ``checkpointer=False`` never does.
+        """
+        ...
+
 
 class PutsInFlight:
     """How the last ``put`` calls of (thread, namespace, checkpoint) ended, in this process.
@@ -109,6 +118,8 @@ class PutsInFlight:
         self._ended: OrderedDict[Key, str | None] = OrderedDict()
         # (thread, namespace) -> the first failed put since its last stored checkpoint
         self._broken: OrderedDict[tuple[str, str], tuple[str, str]] = OrderedDict()
+        # (thread, namespace) read or put through the saver, least recent first
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
         self._changed = threading.Condition()
 
     def _own(self) -> None:
@@ -127,10 +138,17 @@ class PutsInFlight:
                 self._broken.pop(key[:2], None)
             elif (key[0], key[1]) not in self._broken:
                 self._broken[(key[0], key[1])] = (key[2], reason)
+            self._saw(key[0], key[1])
             for remembered in (self._ended, self._broken):
                 while len(remembered) > _REMEMBERED:
                     remembered.popitem(last=False)
             self._changed.notify_all()
+
+    def _saw(self, thread_id: str, checkpoint_ns: str) -> None:
+        self._seen[(thread_id, checkpoint_ns)] = None
+        self._seen.move_to_end((thread_id, checkpoint_ns))
+        while len(self._seen) > _REMEMBERED:
+            self._seen.popitem(last=False)
 
     def read(self, config: Mapping[str, Any], found: Any) -> None:
         """A ``get_tuple`` of ``config`` returned ``found`` (a checkpoint tuple, or ``None``).
@@ -139,12 +157,13 @@ class PutsInFlight:
         how a run starts: failed puts of that thread and namespace belong to
         an earlier run, and are no reason to give up on the new run's puts.
         """
+        self._own()
         conf = config.get("configurable") or {}
-        if not conf.get("checkpoint_id"):
-            with self._changed:
-                self._broken.pop(
-                    (str(conf.get("thread_id")), str(conf.get("checkpoint_ns") or "")), None
-                )
+        level = (str(conf.get("thread_id")), str(conf.get("checkpoint_ns") or ""))
+        with self._changed:
+            self._saw(*level)
+            if not conf.get("checkpoint_id"):
+                self._broken.pop(level, None)
         if found is not None:
             got = found.config["configurable"]
             self.settle(
@@ -175,6 +194,11 @@ class PutsInFlight:
         """Whether a ``put`` of this checkpoint returned in this process (recently)."""
         self._own()
         return self._ended.get((thread_id, checkpoint_ns, checkpoint_id), 1) is None
+
+    def namespace_seen(self, thread_id: str, checkpoint_ns: str) -> bool:
+        """See :meth:`CheckpointPuts.namespace_seen`."""
+        self._own()
+        return (thread_id, checkpoint_ns) in self._seen
 
     def wait_put(
         self, thread_id: str, checkpoint_ns: str, checkpoint_id: str, timeout: float

@@ -191,6 +191,16 @@ def activity(
     once per process. Exactly-once across crashes needs ``"sync"`` or
     ``"async"``.
 
+    In a subgraph, the enclosing graphs' checkpoints are waited for too, and
+    the subgraph's own when its level stores checkpoints: our savers know it
+    from the read its loop makes when it starts; on others its latest
+    checkpoint is read, and a subgraph's first step, whose first checkpoint
+    may not be stored yet, is not waited for. A subgraph compiled with
+    ``checkpointer=False`` stores none and gets new checkpoint ids on every
+    run, so keys inside it hold within the run only; its level is not waited
+    for. A functional-API ``@task`` waits for the checkpoint its caller runs
+    from.
+
     Works as ``activity(fn)`` and as a decorator (``@activity`` or
     ``@activity(name=...)``); an ``async def`` gives an awaitable activity.
     Results must be values the saver's serde can store (no pickle).

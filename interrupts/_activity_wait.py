@@ -129,6 +129,8 @@ def _steps(ctx: TaskContext, name: str, timeout: float, puts: Any) -> Generator[
     for ns, cid in ctx.checkpoints:
         if puts is not None and puts.put_stored(tid, ns, cid):
             continue
+        if not (yield from _level_stores(tid, ns, puts, until)):
+            continue
         delay = _FIRST_DELAY
         try:
             # ours: woken when the put returns; read in between for a put of another process
@@ -142,6 +144,23 @@ def _steps(ctx: TaskContext, name: str, timeout: float, puts: Any) -> Generator[
                 delay = min(delay * 2, _MAX_DELAY)
         except PutFailed as failed:
             raise _refused(ctx, name, ns, cid, _failure(failed)) from failed
+
+
+def _level_stores(tid: str, ns: str, puts: Any, until: float) -> Generator[Step, Any, bool]:
+    """Whether the graph level of namespace ``ns`` stores its checkpoints.
+
+    The root does. A subgraph compiled with ``checkpointer=False`` stores none,
+    yet its tasks' map names a checkpoint of its level (new on every run, so
+    its keys cannot hold across a crash anyway). A level that stores them
+    reads its latest checkpoint when its loop starts: our savers tell whether
+    they saw that namespace; on other savers, its latest checkpoint is read.
+    """
+    if not ns:
+        return True
+    if puts is not None:
+        return bool(puts.namespace_seen(tid, ns))
+    latest = {"configurable": {"thread_id": tid, "checkpoint_ns": ns}}
+    return (yield "read", (latest, _left(until))) is not None
 
 
 def _start(ctx: TaskContext, name: str, timeout: float) -> tuple[Any, Any, Any]:

@@ -26,6 +26,7 @@ from langgraph_durable.checkpointers._puts_in_flight import PutsInFlight
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.checkpointers.redis import RedisSaver
 from langgraph_durable.interrupts import activity
+from langgraph_durable.interrupts._pregel import current_task
 
 pytestmark = pytest.mark.timeout(60)
 BOUND_S = 3.0
@@ -150,3 +151,62 @@ def test_a_failed_put_is_told_by_its_text_and_the_oldest_failures_are_forgotten(
     assert puts.wait_put("t-0", "", "0002", 0) is False
     with pytest.raises(PutFailed, match="refused"):
         puts.wait_put("t-4999", "", "0002", 0)
+
+
+def _subgraph_order(charge: Any, *, checkpointer: Any, how: str) -> StateGraph[State]:
+    """A graph whose node ``order`` runs a subgraph (as the node, or invoked in it) that pays."""
+    inner = StateGraph(State)
+    inner.add_node("prep", lambda s: {"x": 1})
+    inner.add_node("pay", lambda s: {"out": [charge(s["x"])]})
+    inner.add_edge(START, "prep")
+    inner.add_edge("prep", "pay")
+    inner.add_edge("pay", END)
+    sub = inner.compile(checkpointer=checkpointer)
+    builder = StateGraph(State)
+    builder.add_node("order", sub if how == "as a node" else lambda s: sub.invoke(s))
+    builder.add_edge(START, "order")
+    builder.add_edge("order", END)
+    return builder
+
+
+@pytest.mark.parametrize("how", ["as a node", "invoked in a node"])
+def test_an_activity_in_a_subgraph_without_a_checkpointer_runs(saver: Any, how: str) -> None:
+    """``compile(checkpointer=False)``: the subgraph stores no checkpoint of its own,
+    yet its tasks' checkpoint map names one."""
+    calls, charge = _recording()
+    graph = _subgraph_order(charge, checkpointer=False, how=how).compile(checkpointer=saver)
+    started = time.monotonic()
+    assert graph.invoke({"x": 0}, _thread())["out"] == ["ch_1"]
+    assert len(calls) == 1
+    assert time.monotonic() - started < BOUND_S / 2
+
+
+def test_an_activity_in_a_checkpointed_subgraph_waits_for_its_levels_checkpoint(
+    saver: Any,
+) -> None:
+    """The subgraph's own checkpoint is waited for: it is stored when the side effect runs."""
+    seen: list[Any] = []
+
+    def charge(i: int, *, idempotency_key: str) -> str:
+        ctx = current_task()
+        assert ctx is not None and ctx.thread_id is not None
+        assert ctx.checkpoints[0][0] == ""
+        assert len(ctx.checkpoints) == 2
+        seen.extend(
+            saver.get_tuple(
+                {
+                    "configurable": {
+                        "thread_id": ctx.thread_id,
+                        "checkpoint_ns": ns,
+                        "checkpoint_id": cid,
+                    }
+                }
+            )
+            for ns, cid in ctx.checkpoints
+        )
+        return f"ch_{i}"
+
+    pay = activity(charge, name="charge", stored_timeout=BOUND_S)
+    graph = _subgraph_order(pay, checkpointer=None, how="as a node").compile(checkpointer=saver)
+    assert graph.invoke({"x": 0}, _thread())["out"] == ["ch_1"]
+    assert len(seen) == 2 and all(found is not None for found in seen)
