@@ -201,6 +201,15 @@ def activity(
     for. A functional-API ``@task`` waits for the checkpoint its caller runs
     from.
 
+    On other savers with native async methods, a sync node of an async graph
+    (``ainvoke``/``astream``) waits in the event loop's default executor,
+    holding one of its workers; a saver that prepares its puts there
+    (LangGraph's ``AsyncPostgresSaver`` does, with ``asyncio.to_thread``)
+    gets none once as many sync nodes wait as it has workers
+    (``min(32, CPUs + 4)``), and they fail with :class:`CheckpointNotStored`
+    at ``stored_timeout``, its ``reason`` saying so: use an async node, or
+    ``durability="sync"``. Our savers need no worker.
+
     Works as ``activity(fn)`` and as a decorator (``@activity`` or
     ``@activity(name=...)``); an ``async def`` gives an awaitable activity.
     Results must be values the saver's serde can store (no pickle).

@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langgraph_durable.checkpointers import CheckpointPuts, PutFailed, feature
 from langgraph_durable.interrupts._errors import InterruptsError
@@ -122,7 +125,9 @@ def _refused(ctx: TaskContext, name: str, ns: str, cid: str, reason: str) -> Che
 Step = tuple[str, Any]
 
 
-def _steps(ctx: TaskContext, name: str, timeout: float, puts: Any) -> Generator[Step, Any, None]:
+def _steps(
+    ctx: TaskContext, name: str, timeout: float, puts: Any, hint: str
+) -> Generator[Step, Any, None]:
     """The wait, I/O-free: yields what to wait for or read, until every checkpoint is stored."""
     until = time.monotonic() + timeout
     tid = str(ctx.thread_id)
@@ -138,7 +143,7 @@ def _steps(ctx: TaskContext, name: str, timeout: float, puts: Any) -> Generator[
                 if (yield "read", (_config(tid, ns, cid), _left(until))) is not None:
                     break
                 if _left(until) <= 0:
-                    raise _refused(ctx, name, ns, cid, f"not stored after {timeout:g} s")
+                    raise _refused(ctx, name, ns, cid, f"not stored after {timeout:g} s{hint}")
                 if puts is None:
                     yield "sleep", _left(until, delay)
                 delay = min(delay * 2, _MAX_DELAY)
@@ -163,13 +168,34 @@ def _level_stores(tid: str, ns: str, puts: Any, until: float) -> Generator[Step,
     return (yield "read", (latest, _left(until))) is not None
 
 
-def _start(ctx: TaskContext, name: str, timeout: float) -> tuple[Any, Any, Any]:
+def _start(ctx: TaskContext, name: str, timeout: float, *, sync: bool) -> tuple[Any, Any, Any]:
     """(saver, its CheckpointPuts or None, the steps), or steps None when nothing is waited for."""
     saver = run_saver(ctx.configurable)
     if saver is None or not _must_wait(ctx):
         return saver, None, None
     puts = feature(saver, CheckpointPuts)
-    return saver, puts, _steps(ctx, name, timeout, puts)
+    hint = _starved_hint(saver) if sync and puts is None else ""
+    return saver, puts, _steps(ctx, name, timeout, puts, hint)
+
+
+def _starved_hint(saver: Any) -> str:
+    """What likely kept the checkpoint from being stored, for a sync node of an async graph.
+
+    An async graph runs its sync nodes in the event loop's default executor,
+    where an async saver may also prepare its puts (LangGraph's Postgres one
+    does, with ``asyncio.to_thread``). A waiting sync node holds its worker:
+    with as many of them as the executor has workers, the put gets none until
+    the waits end. Our savers tell in process and need no worker.
+    """
+    in_loop_executor = threading.current_thread().name.startswith("asyncio_")
+    if not in_loop_executor or type(saver).aput is BaseCheckpointSaver.aput:
+        return ""
+    return (
+        f"; this sync node waited in the event loop's default executor, where "
+        f"{type(saver).__name__} may need a free worker to store the checkpoint: with as many "
+        f"sync nodes waiting as it has workers (min(32, CPUs + 4)), none is left for the put; "
+        f'use an async node, or durability="sync"'
+    )
 
 
 def _advance(steps: Generator[Step, Any, None], reply: Any, failed: PutFailed | None) -> Any:
@@ -186,7 +212,7 @@ def wait_stored(ctx: TaskContext, name: str, timeout: float) -> None:
     Raises:
         CheckpointNotStored: After ``timeout`` seconds, or when a put failed.
     """
-    saver, puts, steps = _start(ctx, name, timeout)
+    saver, puts, steps = _start(ctx, name, timeout, sync=True)
     reply, failed = None, None
     while steps is not None and (step := _advance(steps, reply, failed)) is not None:
         (kind, arg), reply, failed = step, None, None
@@ -203,7 +229,7 @@ def wait_stored(ctx: TaskContext, name: str, timeout: float) -> None:
 
 async def await_stored(ctx: TaskContext, name: str, timeout: float) -> None:
     """Async twin of :func:`wait_stored`."""
-    saver, puts, steps = _start(ctx, name, timeout)
+    saver, puts, steps = _start(ctx, name, timeout, sync=False)
     reply, failed = None, None
     while steps is not None and (step := _advance(steps, reply, failed)) is not None:
         (kind, arg), reply, failed = step, None, None

@@ -6,8 +6,10 @@ activity calls its side effect once, well inside its ``stored_timeout``.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import operator
+import os
 import threading
 import time
 import tracemalloc
@@ -19,13 +21,14 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.func import entrypoint, task
 from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from langgraph_durable.checkpointers import PutFailed
 from langgraph_durable.checkpointers._puts_in_flight import PutsInFlight
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.checkpointers.redis import RedisSaver
-from langgraph_durable.interrupts import activity
+from langgraph_durable.interrupts import CheckpointNotStored, activity
 from langgraph_durable.interrupts._pregel import current_task
 
 pytestmark = pytest.mark.timeout(60)
@@ -210,3 +213,60 @@ def test_an_activity_in_a_checkpointed_subgraph_waits_for_its_levels_checkpoint(
     graph = _subgraph_order(pay, checkpointer=None, how="as a node").compile(checkpointer=saver)
     assert graph.invoke({"x": 0}, _thread())["out"] == ["ch_1"]
     assert len(seen) == 2 and all(found is not None for found in seen)
+
+
+def _fan_out(work: Any, branches: int) -> StateGraph[State]:
+    builder = StateGraph(State)
+    builder.add_node("prep", lambda s: {"x": 1})
+    builder.add_node("work", work)
+    builder.add_edge(START, "prep")
+    builder.add_conditional_edges(
+        "prep", lambda s: [Send("work", {"x": i}) for i in range(branches)]
+    )
+    builder.add_edge("work", END)
+    return builder
+
+
+async def _run_on_langgraphs_async_postgres(pg_database: str, builder: StateGraph[State]) -> Any:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    async with AsyncPostgresSaver.from_conn_string(pg_database) as official:
+        await official.setup()
+        return await builder.compile(checkpointer=official).ainvoke({"x": 0}, _thread())
+
+
+def test_sync_nodes_filling_the_loops_executor_are_refused_with_what_happened(
+    pg_database: str,
+) -> None:
+    """LangGraph's async Postgres saver prepares its puts in the loop's default executor
+    (``asyncio.to_thread``), where an async graph runs its sync nodes: one more waiting
+    branch than that executor has workers leaves the put no thread until the bound."""
+    calls, charge = _recording()
+    branches = min(32, (os.cpu_count() or 1) + 4) + 1
+    graph = _fan_out(lambda s: {"out": [charge(s["x"])]}, branches)
+    with pytest.raises(CheckpointNotStored) as refused:
+        asyncio.run(_run_on_langgraphs_async_postgres(pg_database, graph))
+    assert "sync node waited in the event loop's default executor" in refused.value.reason
+    assert "AsyncPostgresSaver" in refused.value.reason
+    assert 'use an async node, or durability="sync"' in refused.value.reason
+    assert len(calls) < branches
+
+
+def test_async_nodes_of_as_many_branches_wait_without_a_worker(pg_database: str) -> None:
+    calls: list[str] = []
+
+    async def charge(i: int, *, idempotency_key: str) -> str:
+        calls.append(idempotency_key)
+        return f"ch_{i}"
+
+    pay = activity(charge, name="charge", stored_timeout=BOUND_S)
+
+    async def work(s: State) -> State:
+        return {"out": [await pay(s["x"])]}
+
+    branches = min(32, (os.cpu_count() or 1) + 4) + 1
+    started = time.monotonic()
+    done = asyncio.run(_run_on_langgraphs_async_postgres(pg_database, _fan_out(work, branches)))
+    assert sorted(done["out"]) == sorted(f"ch_{i}" for i in range(branches))
+    assert len(set(calls)) == branches
+    assert time.monotonic() - started < BOUND_S / 2
