@@ -27,6 +27,7 @@ import asyncio
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
@@ -47,7 +48,12 @@ _FIRST_DELAY = 0.005
 _MAX_DELAY = 0.25
 _log = logging.getLogger("langgraph_durable.interrupts.activity")
 _warned_exit = False
-_readers: ThreadPoolExecutor | None = None
+_READERS_PER_SAVER = 4
+# each saver's reads on threads of its own: a read past its bound keeps its
+# thread, and a saver that hangs must not hold up the waits on other savers
+_readers: weakref.WeakKeyDictionary[Any, ThreadPoolExecutor] = weakref.WeakKeyDictionary()
+_readers_lock = threading.Lock()
+_shared_readers: ThreadPoolExecutor | None = None
 
 
 class CheckpointNotStored(InterruptsError, TimeoutError):
@@ -259,13 +265,31 @@ def _read_within(saver: Any, config: Any, timeout: float) -> Any:
     In a thread of its own: a saver may hold its reads behind the put it is
     making (LangGraph's own savers do, on one lock), and the bound must hold.
     """
-    global _readers
-    if _readers is None:
-        _readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lgd-activity-read")
     try:
-        return _readers.submit(saver.get_tuple, config).result(timeout=max(timeout, 0.001))
+        return _reader(saver).submit(saver.get_tuple, config).result(timeout=max(timeout, 0.001))
     except FuturesTimeout:
         return None
+
+
+def _reader(saver: Any) -> ThreadPoolExecutor:
+    """The threads that read ``saver`` (made on first use, gone with the saver)."""
+    global _shared_readers
+    with _readers_lock:
+        try:
+            pool = _readers.get(saver)
+            if pool is None:
+                pool = _readers[saver] = _pool()
+        except TypeError:  # neither weakly referable nor hashable: threads shared by such savers
+            if _shared_readers is None:
+                _shared_readers = _pool()
+            pool = _shared_readers
+        return pool
+
+
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(
+        max_workers=_READERS_PER_SAVER, thread_name_prefix="lgd-activity-read"
+    )
 
 
 async def _aread_within(saver: Any, config: Any, timeout: float) -> Any:

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Annotated, Any
 
+import psycopg
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.func import entrypoint, task
@@ -28,7 +29,7 @@ from langgraph_durable.checkpointers import PutFailed
 from langgraph_durable.checkpointers._puts_in_flight import PutsInFlight
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.checkpointers.redis import RedisSaver
-from langgraph_durable.interrupts import CheckpointNotStored, activity
+from langgraph_durable.interrupts import CheckpointNotStored, _activity_wait, activity
 from langgraph_durable.interrupts._pregel import current_task
 
 pytestmark = pytest.mark.timeout(60)
@@ -270,3 +271,25 @@ def test_async_nodes_of_as_many_branches_wait_without_a_worker(pg_database: str)
     assert sorted(done["out"]) == sorted(f"ch_{i}" for i in range(branches))
     assert len(set(calls)) == branches
     assert time.monotonic() - started < BOUND_S / 2
+
+
+def test_reads_that_hang_on_one_saver_do_not_hold_up_reads_of_another(pg_database: str) -> None:
+    """A read past its bound keeps its thread: each saver is read on threads of its own."""
+    from langgraph.checkpoint.postgres import PostgresSaver as LangGraphPostgresSaver
+
+    memory = InMemorySaver()
+    done = _subgraph_order(lambda i: f"ch_{i}", checkpointer=None, how="as a node")
+    thread = _thread()
+    done.compile(checkpointer=memory).invoke({"x": 0}, thread)
+    with LangGraphPostgresSaver.from_conn_string(pg_database) as hanging:
+        hanging.setup()
+        with psycopg.connect(pg_database) as lock:
+            lock.execute("LOCK TABLE checkpoints IN ACCESS EXCLUSIVE MODE")
+            for _ in range(_activity_wait._READERS_PER_SAVER + 1):
+                assert _activity_wait._read_within(hanging, thread, 0.05) is None
+            started = time.monotonic()
+            found = _activity_wait._read_within(memory, thread, BOUND_S)
+            elapsed = time.monotonic() - started
+            lock.rollback()
+    assert found is not None
+    assert elapsed < BOUND_S / 2
