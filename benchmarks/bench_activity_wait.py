@@ -1,11 +1,14 @@
 """Benchmark: what waiting for the step's checkpoint costs an activity, and what it costs a put.
 
-Postgres, our sync saver on a pool, LangGraph's default ``durability="async"``.
+LangGraph's default ``durability="async"``, sync savers: ours on Postgres (on a
+pool), langgraph-checkpoint-postgres's ``PostgresSaver`` (its own database,
+``from_conn_string``) and ``InMemorySaver``.
 
 * ``activity``: a one-node graph whose node calls one activity (a fresh thread
   per run, so every call is a first call); the time of that call, with the wait
-  (as shipped) and without it (``wait_stored`` replaced by a no-op: the
-  behaviour before the wait), in pairs (each pair in a random order) in one process.
+  (as shipped) and without it (``wait_stored`` replaced by a no-op), in pairs
+  (each pair in a random order) in one process, for each saver: ours learns in
+  process when its put returned, the others are read back with ``get_tuple``.
 * ``put``: ``saver.put`` of a small checkpoint with and without the wrapper
   that records how the put ended (``settled_put`` vs what it wraps), in pairs.
 * ``get_tuple``: the same for the read, whose result is recorded as stored.
@@ -23,13 +26,20 @@ import statistics
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import psycopg
+from psycopg import conninfo, sql
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from langgraph.checkpoint.base import empty_checkpoint  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langgraph.checkpoint.postgres import PostgresSaver as Official  # noqa: E402
 from langgraph.graph import START, StateGraph  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
 
@@ -62,7 +72,7 @@ def _median_us(samples: list[float]) -> float:
     return statistics.median(samples) * 1e6
 
 
-def bench_activity(saver: PostgresSaver, runs: int) -> dict[str, float]:
+def bench_activity(saver: Any, runs: int) -> dict[str, float]:
     took: list[float] = []
 
     def charge_api(*, idempotency_key: str) -> str:
@@ -119,6 +129,29 @@ def bench_get_tuple(saver: PostgresSaver, calls: int) -> dict[str, float]:
     return {how: _median_us(s) for how, s in samples.items()}
 
 
+@contextmanager
+def _fresh_database(url: str) -> Iterator[str]:
+    """A database of its own for the official saver (it keeps its tables in ``public``)."""
+    name = f"bench_activity_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield conninfo.make_conninfo(url, dbname=name)
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def _line(name: str, result: dict[str, float], base: str) -> str:
+    (new,) = set(result) - {base}
+    return (
+        f"{name} (median us): {base} {result[base]:.1f}, {new} {result[new]:.1f}, "
+        f"ratio {result[new] / result[base]:.3f}"
+    )
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=400)
@@ -126,18 +159,22 @@ def main() -> None:
     a = p.parse_args()
     area = Area("postgres")
     try:
-        with PostgresSaver.from_conn_string(area.url, schema=area.options["schema"]) as saver:
+        with (
+            PostgresSaver.from_conn_string(area.url, schema=area.options["schema"]) as saver,
+            _fresh_database(area.url) as db,
+            Official.from_conn_string(db) as official,
+        ):
             saver.setup()
-            for name, result, base in (
-                ("activity call", bench_activity(saver, a.runs), "no wait"),
-                ("put", bench_put(saver, a.puts), "not recorded"),
-                ("get_tuple", bench_get_tuple(saver, a.puts), "not recorded"),
-            ):
-                (new,) = set(result) - {base}
-                print(
-                    f"{name} (median us): {base} {result[base]:.1f}, {new} {result[new]:.1f}, "
-                    f"ratio {result[new] / result[base]:.3f}"
-                )
+            official.setup()
+            calls = {
+                "ours": bench_activity(saver, a.runs),
+                "official": bench_activity(official, a.runs),
+                "memory": bench_activity(InMemorySaver(), a.runs),
+            }
+            for name, result in calls.items():
+                print(_line(f"activity call, {name}", result, "no wait"))
+            print(_line("put, ours", bench_put(saver, a.puts), "not recorded"))
+            print(_line("get_tuple, ours", bench_get_tuple(saver, a.puts), "not recorded"))
     finally:
         area.drop()
 
