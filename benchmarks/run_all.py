@@ -196,7 +196,7 @@ JOBS = [
     Job(
         "activity-wait",
         "What an activity's wait for its step's checkpoint costs its first call (LangGraph's "
-        "default `durability=\"async\"`), on our saver, the official saver and InMemorySaver, "
+        'default `durability="async"`), on our saver, the official saver and InMemorySaver, '
         "and what recording each put costs ours",
         [B + "bench_activity_wait.py", "--runs", "400", "--puts", "2000"],
         [B + "bench_activity_wait.py", "--runs", "20", "--puts", "50"],
