@@ -46,6 +46,24 @@ def start(
     raise AssertionError("the service did not answer within 60 s")
 
 
+def read_until(proc: subprocess.Popen[str], text: str, timeout: float = 60) -> str:
+    """Its output up to the first line holding ``text`` (the command keeps running).
+
+    The worker prints a line per pass, so each read returns within a pass.
+    """
+    assert proc.stdout is not None
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if text in line:
+            return "".join(seen)
+    raise AssertionError(f"no line with {text!r} in: {''.join(seen)}")
+
+
 def stop(proc: subprocess.Popen[str]) -> str:
     """Stop it as Ctrl-C would; its output."""
     proc.send_signal(signal.SIGINT)

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests._approval_savers import open_sync, saver_url
-from tests._serve_process import CLI, ROOT
+from tests._serve_process import CLI, ROOT, read_until
 from tests._serve_process import start as _start
 from tests._serve_process import stop as _stop
 from tests._serve_process import tokens_file as _tokens
@@ -77,13 +77,16 @@ def test_worker_serve_sweeps_and_serves_in_one_process(
     graph(saver).invoke({"amount": 3}, {"configurable": {"thread_id": "cli-w"}})
     args = ["worker", "--url", url, "--graph", "tests._service_graphs:graph", "--interval", "0.2"]
     proc, base = _start([*args, "--serve", "--tokens", str(_tokens(tmp_path))])
+    out = ""
     try:
         health = httpx.get(
             f"{base}/api/health", headers={"Authorization": "Bearer alice-token-0001"}
         ).json()
         assert health["waiting"] == 1
+        # the service answers before the first pass ends: wait for its health line
+        out = read_until(proc, "swept=")
     finally:
-        out = _stop(proc)
+        out += _stop(proc)
     assert "approval service on http://127.0.0.1:" in out
     assert "swept=0 waiting=1" in out
 
