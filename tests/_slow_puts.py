@@ -70,7 +70,9 @@ class SlowPuts:
     """Slows the puts of one saver kind's storage from :meth:`start` for ``seconds``.
 
     Attributes:
-        until: ``time.monotonic()`` when puts go through again (set by :meth:`start`).
+        until: a ``time.monotonic()`` before which puts are held (set by :meth:`start`):
+            taken before the pause is set going, so they go through again at ``until``
+            or later, however late this process gets back to the clock.
     """
 
     def __init__(self, kind: str, url: str, area: str, seconds: float) -> None:
@@ -81,12 +83,13 @@ class SlowPuts:
     def start(self) -> None:
         if self._lock is not None:
             self._lock.take()
+            self.until = time.monotonic() + self.seconds
             threading.Timer(self.seconds, self._lock.release).start()
         else:
             client = redis.Redis.from_url(self.url)
+            self.until = time.monotonic() + self.seconds
             client.execute_command("CLIENT", "PAUSE", int(self.seconds * 1000), "WRITE")
             client.close()
-        self.until = time.monotonic() + self.seconds
 
 
 @pytest.fixture(scope="module", name="own_redis_url")

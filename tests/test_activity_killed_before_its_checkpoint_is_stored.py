@@ -26,6 +26,7 @@ from tests._slow_puts import (
     ASYNC_KINDS,
     SYNC_KINDS,
     PgCheckpointsLock,
+    open_sync,
     own_redis_url_fixture,  # noqa: F401 - fixture
     storage,
 )
@@ -54,6 +55,24 @@ def _worker(kind: str, url: str, area: str, folder: Path, mode: str) -> subproce
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def _wait_for_prep_checkpoint(kind: str, url: str, area: str) -> None:
+    """Wait until the checkpoint ``prep`` runs from (step 0) is stored: its put is not held."""
+    with open_sync(kind.replace("async", "sync"), url, area) as reader:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            stored = reader.get_tuple({"configurable": {"thread_id": "pay-1"}})
+            if stored is not None and stored.metadata.get("step", -1) >= 0:
+                return
+            time.sleep(0.02)
+    raise AssertionError("the checkpoint prep runs from was not stored within 60 s")
+
+
+def _wait_for_held_put(held: HeldPuts, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not held.held_up() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _wait_for(path: Path, seconds: float) -> bool:
@@ -104,10 +123,11 @@ def test_side_effect_waits_for_the_checkpoint_and_the_retry_keeps_the_key(
     held = HeldPuts(kind, url, area)
     try:
         assert _wait_for(tmp_path / "in-prep", 60), first.communicate(timeout=5)
-        time.sleep(0.3)  # the checkpoint prep runs from is stored
+        _wait_for_prep_checkpoint(kind, url, area)
         held.hold()
         (tmp_path / "go").touch()
         # prep returns; the step after it runs while its checkpoint's put is held up
+        _wait_for_held_put(held, 60)
         called_while_held = _wait_for(calls, HELD_S)
         assert held.held_up()
         assert first.poll() is None, first.communicate(timeout=5)
