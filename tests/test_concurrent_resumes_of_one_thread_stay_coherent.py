@@ -17,6 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import operator
 import os
+import threading
 import time
 from typing import Annotated, Any, TypedDict
 
@@ -34,9 +35,17 @@ class S(TypedDict, total=False):
     owner: str
 
 
-def chain_graph(saver: Any, tag: str = "") -> Any:
+def chain_graph(saver: Any, tag: str = "", gate: Any = None) -> Any:
+    """a -> b -> c, paused before a; ``gate``: a barrier both runs meet at inside ``a``."""
+
     def make(name: str) -> Any:
         def run(state: S) -> dict[str, Any]:
+            if name == "a" and gate is not None:
+                # both runs read the paused checkpoint before either writes past it
+                try:
+                    gate.wait(30)
+                except threading.BrokenBarrierError:
+                    pass  # the other run was turned away: this one goes on alone
             time.sleep(0.15)  # both runs are inside the same step at once
             return {"log": [f"{name}@{tag}"], "owner": tag}
 
@@ -52,12 +61,11 @@ def chain_graph(saver: Any, tag: str = "") -> Any:
     return builder.compile(checkpointer=saver, interrupt_before=["a"])
 
 
-def _resume(backend: str, url: str, area: str, tag: str, go: Any, results: Any) -> None:
+def _resume(backend: str, url: str, area: str, tag: str, gate: Any, results: Any) -> None:
     outcome = "ok"
     try:
         with d.open_saver(backend, url, area, pool_size=2) as saver:
-            graph = chain_graph(saver, tag)
-            go.wait(30)
+            graph = chain_graph(saver, tag, gate)
             graph.invoke(None, {"configurable": {"thread_id": "shared"}})
     except Exception as exc:
         outcome = f"{type(exc).__module__}.{type(exc).__name__}: {exc}"
@@ -81,15 +89,13 @@ def test_two_processes_resuming_one_thread_never_interleave(
         paused_id = paused.config["configurable"]["checkpoint_id"]
 
         ctx = multiprocessing.get_context("fork")
-        go, results = ctx.Event(), ctx.Queue()
+        gate, results = ctx.Barrier(2), ctx.Queue()
         procs = [
-            ctx.Process(target=_resume, args=(backend, url, area, tag, go, results))
+            ctx.Process(target=_resume, args=(backend, url, area, tag, gate, results))
             for tag in ("p1", "p2")
         ]
         for p in procs:
             p.start()
-        time.sleep(0.3)  # both opened their savers and wait at the gate
-        go.set()
         for p in procs:
             p.join(60)
         assert [p.exitcode for p in procs] == [0, 0]
