@@ -62,7 +62,7 @@ def test_expired_threads_leave_the_registry(where: str, request: pytest.FixtureR
     run = uuid.uuid4().hex[:8]
     gone, open_ended, waiting = f"gone-{run}", f"open-{run}", f"waiting-{run}"
     try:
-        with RedisSaver.from_conn_string(url, prefix=prefix, ttl=1.0, wait_grace=60) as saver:
+        with RedisSaver.from_conn_string(url, prefix=prefix, ttl=2.0, wait_grace=60) as saver:
             saver.setup()
             _graph(saver, _plain).invoke({"decision": ""}, {"configurable": {"thread_id": gone}})
             # a wait without a deadline does not hold the thread: it expires too
@@ -80,7 +80,9 @@ def test_expired_threads_leave_the_registry(where: str, request: pytest.FixtureR
             }
             assert {w.thread_id for w in saver.waits.list_waits()} == {open_ended, waiting}
 
-            time.sleep(1.7)  # past the TTL and the registry's hint (1.5 TTL)
+            # (a TTL long enough that the three writes and the listings above fit in it
+            # on a loaded machine, or the first thread could be gone before it is listed)
+            time.sleep(3.2)  # past the TTL and the registry's hint (1.5 TTL)
             assert saver.get_tuple({"configurable": {"thread_id": gone}}) is None
             assert {t.config["configurable"]["thread_id"] for t in saver.list(None)} == {waiting}
             registered = set().union(*(raw.smembers(k) for k in keys.registries()))

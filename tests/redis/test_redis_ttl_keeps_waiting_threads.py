@@ -46,12 +46,19 @@ def test_idle_thread_expires_and_writes_refresh(
         config: Any = {"configurable": {"thread_id": f"t-{uuid.uuid4()}"}}
         tid = config["configurable"]["thread_id"]
         graph.invoke({"decision": ""}, config)
+        written = time.monotonic()
         ttls = _pttls(raw, prefix, tid)
         assert ttls and all(0 < t <= 1500 for t in ttls)
-        time.sleep(1.0)
+        time.sleep(0.5)
+        resumed = time.monotonic()
         graph.invoke(Command(resume="yes"), config)  # a write refreshes every key
-        assert all(t > 1200 for t in _pttls(raw, prefix, tid))
         assert saver.get_tuple(config) is not None
+        # every key now expires 1.5 s after the resume's write or later; unrefreshed,
+        # it would expire by 1.5 s after the first write, 0.5 s before that
+        left = _pttls(raw, prefix, tid)
+        read = time.monotonic()  # after the reads: read + left is never short of the expiry
+        expiries = [read + t / 1000 for t in left]
+        assert expiries and all(e >= resumed + 1.45 for e in expiries), (written, resumed, expiries)
         time.sleep(1.8)
         assert saver.get_tuple(config) is None  # idle past the TTL: gone
         assert _pttls(raw, prefix, tid) == []
