@@ -228,12 +228,19 @@ def _fan_out(work: Any, branches: int) -> StateGraph[State]:
     return builder
 
 
-async def _run_on_langgraphs_async_postgres(pg_database: str, builder: StateGraph[State]) -> Any:
+async def _run_on_langgraphs_async_postgres(
+    pg_database: str, builder: StateGraph[State], took: list[float] | None = None
+) -> Any:
+    """The graph's run on LangGraph's async Postgres saver; ``took`` gets the run's seconds."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     async with AsyncPostgresSaver.from_conn_string(pg_database) as official:
         await official.setup()
-        return await builder.compile(checkpointer=official).ainvoke({"x": 0}, _thread())
+        started = time.monotonic()
+        out = await builder.compile(checkpointer=official).ainvoke({"x": 0}, _thread())
+        if took is not None:
+            took.append(time.monotonic() - started)
+        return out
 
 
 def test_sync_nodes_filling_the_loops_executor_are_refused_with_what_happened(
@@ -266,11 +273,13 @@ def test_async_nodes_of_as_many_branches_wait_without_a_worker(pg_database: str)
         return {"out": [await pay(s["x"])]}
 
     branches = min(32, (os.cpu_count() or 1) + 4) + 1
-    started = time.monotonic()
-    done = asyncio.run(_run_on_langgraphs_async_postgres(pg_database, _fan_out(work, branches)))
+    took: list[float] = []  # the run's own time (the saver's setup is not the activity's wait)
+    done = asyncio.run(
+        _run_on_langgraphs_async_postgres(pg_database, _fan_out(work, branches), took)
+    )
     assert sorted(done["out"]) == sorted(f"ch_{i}" for i in range(branches))
     assert len(set(calls)) == branches
-    assert time.monotonic() - started < BOUND_S / 2
+    assert took[0] < BOUND_S / 2
 
 
 def test_reads_that_hang_on_one_saver_do_not_hold_up_reads_of_another(pg_database: str) -> None:

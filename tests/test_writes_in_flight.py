@@ -35,8 +35,8 @@ def test_a_put_waits_until_the_writes_end_or_the_timeout() -> None:
     key = ("t", "", "c1")
     registry.begin(key)
     ended = threading.Timer(0.2, registry.end, (key,))
+    start = time.monotonic()  # before the timer starts: the end is 0.2 s after this or later
     ended.start()
-    start = time.monotonic()
     registry.wait(key)
     assert 0.15 < time.monotonic() - start < 4.0
     assert not registry.running(key)
