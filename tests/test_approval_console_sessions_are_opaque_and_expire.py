@@ -81,31 +81,51 @@ def test_sign_out_ends_the_session_on_the_server(request: pytest.FixtureRequest)
         assert client.get("/api/approvals").status_code == 401
 
 
+PERIOD = 0.4  # seconds from one use's start to the next's (a slow use leaves less pause)
+
+
+def _pause_until(when: float) -> None:
+    time.sleep(max(0.0, when - time.monotonic()))
+
+
 def test_an_idle_session_ends(request: pytest.FixtureRequest) -> None:
+    idle = 1.2
     with (
-        served(request, "postgres", session_idle=0.8, session_lifetime=60) as svc,
+        served(request, "postgres", session_idle=idle, session_lifetime=60) as svc,
         TestClient(svc.app) as client,
     ):
         _sign_in(client)
-        for _ in range(3):  # in use, it lasts past its idle time
-            time.sleep(0.4)
+        next_use = time.monotonic()
+        for _ in range(4):  # in use, it lasts past its idle time (4 x 0.4 s > 1.2 s)
+            next_use += PERIOD
+            _pause_until(next_use)
             assert _in(client)
-        time.sleep(1.0)
+        time.sleep(idle + 0.2)
         assert not _in(client)
 
 
 def test_a_session_ends_at_its_lifetime_however_used(request: pytest.FixtureRequest) -> None:
+    idle, lifetime = 1.0, 2.0
     with (
-        served(request, "postgres", session_idle=1, session_lifetime=1.5) as svc,
+        served(request, "postgres", session_idle=idle, session_lifetime=lifetime) as svc,
         TestClient(svc.app) as client,
     ):
+        before = time.monotonic()
         _sign_in(client)
-        used = []
-        for _ in range(5):
-            time.sleep(0.45)
-            used.append(_in(client))
-        assert used[:3] == [True, True, True]
-        assert used[-1] is False
+        opened = time.monotonic()  # the session started between before and opened
+        uses: list[tuple[float, float, bool]] = []  # (start, end, still signed in)
+        next_use = opened
+        while not uses or uses[-1][0] <= opened + lifetime:
+            next_use += PERIOD
+            _pause_until(next_use)
+            start = time.monotonic()
+            signed_in = _in(client)
+            uses.append((start, time.monotonic(), signed_in))
+        # every use that ended within its lifetime found it open, one of them past its
+        # idle time (the uses kept it); the first use begun past its lifetime did not
+        assert all(ok for _, end, ok in uses if end < before + lifetime), uses
+        assert any(ok for start, _, ok in uses if start > opened + idle), uses
+        assert uses[-1][2] is False, uses
 
 
 def test_a_token_removed_from_the_file_ends_its_sessions(
