@@ -174,7 +174,15 @@ def test_a_put_waits_for_its_steps_writes_still_being_stored(pg_schema) -> None:
                 target=lambda: saver.put_writes(c1, [("messages", [added])], "task-1")
             )
             writes.start()
-            time.sleep(0.2)  # put_writes is running, its INSERT waits for the lock
+            # put_writes is running: its INSERT waits for the blocker's transaction
+            deadline = time.monotonic() + 30
+            with psycopg.connect(url, autocommit=True) as watch:
+                while not watch.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                    (blocker.info.backend_pid,),
+                ).fetchone()[0]:  # type: ignore[index]
+                    assert time.monotonic() < deadline, "put_writes never reached the lock"
+                    time.sleep(0.02)
             put = threading.Thread(
                 target=lambda: done.setdefault(
                     "c2", saver.put(c1, cp2, {"step": 2}, cp2["channel_versions"])

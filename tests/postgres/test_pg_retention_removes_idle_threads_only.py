@@ -381,7 +381,15 @@ def test_a_batch_that_loses_a_deadlock_to_a_write_runs_again(saver: Any, pg_sche
         )
         worker = threading.Thread(target=retention)
         worker.start()
-        time.sleep(0.5)  # the batch now holds both marks and waits on b's blobs
+        # the batch now holds both marks and waits on b's blobs (on this connection)
+        deadline = time.monotonic() + 30
+        with psycopg.connect(url, autocommit=True) as watch:
+            while not watch.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
+                (other.info.backend_pid,),
+            ).fetchone()[0]:  # type: ignore[index]
+                assert time.monotonic() < deadline, "the batch never waited on b's blobs"
+                time.sleep(0.02)
         other.execute(
             sql.SQL(
                 "UPDATE {}.durable_thread_activity SET active_at = now() WHERE thread_id = 'b'"
