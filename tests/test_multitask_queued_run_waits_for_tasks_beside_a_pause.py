@@ -31,13 +31,16 @@ class Fork(TypedDict, total=False):
     log: Annotated[list[str], operator.add]
 
 
-def fork_graph(saver: Any, events: list[tuple[str, float]]) -> Any:
+def fork_graph(saver: Any, events: list[tuple[str, float]], seen: threading.Event) -> Any:
+    """a pauses; b, beside it, runs until B_SECONDS after the test has ``seen`` the pause."""
+
     def a(state: Fork) -> dict[str, Any]:
         events.append(("a", time.monotonic()))
         return {"log": [f"a:{interrupt('approve?')}"]}
 
     def b(state: Fork) -> dict[str, Any]:
         events.append(("b started", time.monotonic()))
+        seen.wait(30)
         time.sleep(B_SECONDS)
         events.append(("b ended", time.monotonic()))
         return {"log": ["b"]}
@@ -75,14 +78,15 @@ def test_sync_queued_run_waits_for_the_running_sibling(
         sync_saver(backend, url, area, multitask="enqueue") as first,
         sync_saver(backend, url, area, multitask="enqueue") as second,
     ):
-        run = threading.Thread(target=fork_graph(first, events).invoke, args=({}, CFG))
+        seen = threading.Event()
+        run = threading.Thread(target=fork_graph(first, events, seen).invoke, args=({}, CFG))
         run.start()
         deadline = time.monotonic() + 30
         while not _paused(second.get_tuple(CFG)):
             assert time.monotonic() < deadline, "the first run never paused"
             time.sleep(0.005)
-        assert "b ended" not in [e[0] for e in events], "b ended before the pause was seen"
-        graph = fork_graph(second, events)
+        seen.set()  # b goes on for B_SECONDS more
+        graph = fork_graph(second, events, seen)
         graph.invoke(Command(resume="yes"), CFG)
         run.join(30)
         _check(events, graph.get_state(CFG).values)
@@ -99,13 +103,14 @@ async def test_async_queued_run_waits_for_the_running_sibling(
         async_saver(backend, url, area, multitask="enqueue") as second,
     ):
         await first.setup()
-        run = asyncio.create_task(fork_graph(first, events).ainvoke({}, CFG))
+        seen = threading.Event()
+        run = asyncio.create_task(fork_graph(first, events, seen).ainvoke({}, CFG))
         deadline = time.monotonic() + 30
         while not _paused(await second.aget_tuple(CFG)):
             assert time.monotonic() < deadline, "the first run never paused"
             await asyncio.sleep(0.005)
-        assert "b ended" not in [e[0] for e in events], "b ended before the pause was seen"
-        graph = fork_graph(second, events)
+        seen.set()  # b goes on for B_SECONDS more
+        graph = fork_graph(second, events, seen)
         await graph.ainvoke(Command(resume="yes"), CFG)
         await run
         _check(events, (await graph.aget_state(CFG)).values)
