@@ -17,6 +17,9 @@ from tests._servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "langgraph_durable.interrupts.cli"]
+HTTP_TIMEOUT = 60.0
+"""Seconds a test's request to the service may take (httpx's own default, 5 s, is short
+for a decision that resumes a run on a loaded machine)."""
 
 
 def start(

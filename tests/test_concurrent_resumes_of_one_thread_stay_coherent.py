@@ -14,6 +14,7 @@ the decision stores (``approve``/``decide`` compare-and-set), not the saver.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import operator
 import os
@@ -42,10 +43,9 @@ def chain_graph(saver: Any, tag: str = "", gate: Any = None) -> Any:
         def run(state: S) -> dict[str, Any]:
             if name == "a" and gate is not None:
                 # both runs read the paused checkpoint before either writes past it
-                try:
+                # (a run turned away breaks the barrier: the other goes on alone)
+                with contextlib.suppress(threading.BrokenBarrierError):
                     gate.wait(30)
-                except threading.BrokenBarrierError:
-                    pass  # the other run was turned away: this one goes on alone
             time.sleep(0.15)  # both runs are inside the same step at once
             return {"log": [f"{name}@{tag}"], "owner": tag}
 

@@ -18,7 +18,7 @@ import pytest
 
 from langgraph_durable.interrupts import Decider, audit_log, decision_link, pending_approvals
 from tests._approval_savers import open_sync, saver_url
-from tests._serve_process import start, stop, tokens_file
+from tests._serve_process import HTTP_TIMEOUT, start, stop, tokens_file
 from tests._servers import url_with
 from tests._service_graphs import graph_without_deadline
 
@@ -77,9 +77,10 @@ def _reads_only_for_those_asked(base: str) -> None:
         return {"Authorization": f"Bearer {token}"}
 
     for path in ("/api/threads/l-once", "/api/threads/l-once/audit"):
-        assert httpx.get(base + path, headers=bearer("alice-token-0001")).status_code == 200
-        assert httpx.get(base + path, headers=bearer("admin-token-0004")).status_code == 200
-        hidden = httpx.get(base + path, headers=bearer("mallory-token-03"))
+        for token in ("alice-token-0001", "admin-token-0004"):
+            got = httpx.get(base + path, headers=bearer(token), timeout=HTTP_TIMEOUT)
+            assert got.status_code == 200, (path, token)
+        hidden = httpx.get(base + path, headers=bearer("mallory-token-03"), timeout=HTTP_TIMEOUT)
         assert hidden.status_code == 404, path
         assert "not one you may see" in hidden.json()["message"]
 
@@ -87,7 +88,7 @@ def _reads_only_for_those_asked(base: str) -> None:
 def _used_link_replayed(saver: Any, graph: Any, base: str) -> None:
     graph.invoke({"amount": 1}, {"configurable": {"thread_id": "l-once"}})
     link, token = _link(saver, "l-once", base)
-    with httpx.Client() as client:
+    with httpx.Client(timeout=HTTP_TIMEOUT) as client:
         first = _post(client, base, "l-once", token)
         assert first.status_code == 200, first.text
         assert "Recorded: approve by alice" in first.text
@@ -108,7 +109,7 @@ def _altered_foreign_and_expired(saver: Any, graph: Any, base: str) -> None:
     _, short = _link(saver, "l-late", base, ttl=timedelta(seconds=1))
     altered = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
     time.sleep(1.1)
-    with httpx.Client() as client:
+    with httpx.Client(timeout=HTTP_TIMEOUT) as client:
         cases = [
             ("l-a", altered, "signature"),
             ("l-b", token, "another thread"),
@@ -127,7 +128,7 @@ def _altered_foreign_and_expired(saver: Any, graph: Any, base: str) -> None:
 def _forged_on_threads_not_stored(saver: Any, graph: Any, base: str) -> None:
     graph.invoke({"amount": 3}, {"configurable": {"thread_id": "l-real"}})
     _, token = _link(saver, "l-real", base)
-    with httpx.Client() as client:
+    with httpx.Client(timeout=HTTP_TIMEOUT) as client:
         for n in range(20):
             ghost = f"l-ghost-{n}"
             got = client.get(f"{base}/link/{ghost}", params={"token": token})
@@ -140,7 +141,7 @@ def _forged_on_threads_not_stored(saver: Any, graph: Any, base: str) -> None:
 
 
 def _sign_in_stays_on_the_service(base: str) -> None:
-    with httpx.Client() as client:
+    with httpx.Client(timeout=HTTP_TIMEOUT) as client:
         for target in (
             "//evil.example/x",
             "/\\evil.example",

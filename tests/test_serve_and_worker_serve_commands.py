@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests._approval_savers import open_sync, saver_url
-from tests._serve_process import CLI, ROOT, read_until
+from tests._serve_process import CLI, HTTP_TIMEOUT, ROOT, read_until
 from tests._serve_process import start as _start
 from tests._serve_process import stop as _stop
 from tests._serve_process import tokens_file as _tokens
@@ -40,11 +40,16 @@ def test_serve_decides_as_the_token_holder(storage: tuple[str, Any], tmp_path: P
     )
     try:
         alice = {"Authorization": "Bearer alice-token-0001"}
-        assert httpx.get(f"{base}/api/approvals").status_code == 401
-        listed = httpx.get(f"{base}/api/approvals", headers=alice).json()["approvals"]
+        assert httpx.get(f"{base}/api/approvals", timeout=HTTP_TIMEOUT).status_code == 401
+        listed = httpx.get(f"{base}/api/approvals", headers=alice, timeout=HTTP_TIMEOUT).json()[
+            "approvals"
+        ]
         assert [a["thread_id"] for a in listed] == ["cli-1"]
         done = httpx.post(
-            f"{base}/api/threads/cli-1/decision", json={"decision": "approve"}, headers=alice
+            f"{base}/api/threads/cli-1/decision",
+            json={"decision": "approve"},
+            headers=alice,
+            timeout=HTTP_TIMEOUT,
         )
         assert done.status_code == 200, done.text
         assert done.json()["decision"]["by"] == "alice"
@@ -80,7 +85,9 @@ def test_worker_serve_sweeps_and_serves_in_one_process(
     out = ""
     try:
         health = httpx.get(
-            f"{base}/api/health", headers={"Authorization": "Bearer alice-token-0001"}
+            f"{base}/api/health",
+            headers={"Authorization": "Bearer alice-token-0001"},
+            timeout=HTTP_TIMEOUT,
         ).json()
         assert health["waiting"] == 1
         # the service answers before the first pass ends: wait for its health line
@@ -108,10 +115,13 @@ def test_the_guides_walkthrough_approves_the_demos_refund(
             f"{base}/api/threads/refund-1/decision",
             json={"decision": "approve", "comment": "customer verified"},
             headers={"Authorization": "Bearer alice-token-0001"},
+            timeout=HTTP_TIMEOUT,
         )
         assert done.status_code == 200, done.text
         detail = httpx.get(
-            f"{base}/api/threads/refund-1", headers={"Authorization": "Bearer alice-token-0001"}
+            f"{base}/api/threads/refund-1",
+            headers={"Authorization": "Bearer alice-token-0001"},
+            timeout=HTTP_TIMEOUT,
         ).json()
     finally:
         _stop(proc)
