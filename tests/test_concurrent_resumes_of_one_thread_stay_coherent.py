@@ -69,6 +69,7 @@ def _resume(backend: str, url: str, area: str, tag: str, gate: Any, results: Any
             graph.invoke(None, {"configurable": {"thread_id": "shared"}})
     except Exception as exc:
         outcome = f"{type(exc).__module__}.{type(exc).__name__}: {exc}"
+        gate.abort()  # turned away before the barrier: the other run goes on at once
     results.put((tag, outcome))
     results.close()
     results.join_thread()  # flushed before the hard exit
