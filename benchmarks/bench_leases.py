@@ -43,14 +43,13 @@ import redis
 from langgraph.graph import END, START, StateGraph
 from psycopg import sql
 
-from tests._parts import part_of
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph_durable.checkpointers import LeaseSettings
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.checkpointers.redis import RedisSaver
 from langgraph_durable.checkpointers.redis._lease_commands import RedisLeaseKeys, to_ms
+from tests._parts import part_of
 
 STEPS = 20
 BLOCK = b"x" * 256 * 1024

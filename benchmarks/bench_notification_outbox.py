@@ -24,15 +24,20 @@ import argparse
 import contextlib
 import os
 import statistics
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 from langgraph.types import Interrupt
 
 from langgraph_durable.checkpointers import WAIT_KEY, wait_marker
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from tests._parts import part_of
 
 PG_URL = os.environ.get("POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")

@@ -275,8 +275,8 @@ def main() -> None:
         # The hook alone, without I/O: what _finish_read adds to each read.
         with PostgresSaver.from_conn_string(base, schema="reads_v0") as raw_reader:
             raw = [raw_reader.get_tuple({"configurable": {"thread_id": tid}}) for tid in sample]
-        hook_current = best_of(lambda: [cur._finish_read(t, 1) for t in raw], args.rounds)
-        hook_upgrade = best_of(lambda: [upg._finish_read(t, 0) for t in raw], args.rounds)
+        hook_current = best_of(lambda: [cur.core._finish_read(t, 1) for t in raw], args.rounds)
+        hook_upgrade = best_of(lambda: [upg.core._finish_read(t, 0) for t in raw], args.rounds)
         us = len(sample) / 1e6
         (pw, pc), (cw, cc), (uw, uc) = med["plain"], med["current"], med["upgrade"]
         results.append(

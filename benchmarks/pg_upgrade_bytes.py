@@ -6,16 +6,20 @@ deltas are re-pointed) or upgrades the message values (the deltas naming the
 replaced writes are rewritten whole, beside the upgraded values stored whole).
 Prints the ratio of ``checkpoint_blobs`` + ``checkpoint_writes`` bytes after/before.
 
-    PYTHONPATH=. /work/venv/bin/python benchmarks/pg_upgrade_bytes.py [postgres url]
+    python benchmarks/pg_upgrade_bytes.py [postgres url]
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import uuid
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from langgraph_durable.migrations import upgrade_all
@@ -25,7 +29,7 @@ from tests.postgres.test_pg_upgrade_keeps_what_deltas_refer_to import (
     _migrations,
 )
 
-URL = sys.argv[1] if len(sys.argv) > 1 else "postgresql://postgres@127.0.0.1:5432/postgres"
+URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 
 def stored_bytes(schema: str) -> int:
@@ -41,6 +45,10 @@ def stored_bytes(schema: str) -> int:
 
 
 def main() -> None:
+    global URL
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("url", nargs="?", default=URL, help="a PostgreSQL URL (default: %(default)s)")
+    URL = ap.parse_args().url
     for kind in ("rename", "value"):
         schema = f"bench_upgrade_{uuid.uuid4().hex[:8]}"
         with psycopg.connect(URL, autocommit=True) as conn:

@@ -294,6 +294,15 @@ JOBS = [
         tail=25,
     ),
     Job(
+        "otel",
+        "What the OpenTelemetry instrumentation costs: with no SDK configured (the default), "
+        "interleaved with it turned off; then with an SDK recording every span and histogram "
+        "(run afterwards: an SDK cannot be unset)",
+        [B + "otel_overhead.py", "--rounds", "41", "--runs", "10", "--with-sdk"],
+        [B + "otel_overhead.py", "--rounds", "3", "--runs", "3", "--with-sdk"],
+        tail=20,
+    ),
+    Job(
         "features",
         "Features checked against the official savers (needs Redis modules for "
         "langgraph-checkpoint-redis: it fails without them)",
@@ -518,6 +527,7 @@ def main() -> None:
     if any(r["code"] != 0 for r in results):
         failed = ", ".join(r["job"].key for r in results if r["code"] != 0)
         print(f"[run_all] failed: {failed}")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

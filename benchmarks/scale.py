@@ -57,8 +57,6 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
-from tests._parts import part_of
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_savers import build_graph
@@ -67,6 +65,7 @@ from langgraph_durable.checkpointers.postgres import (
     RetentionPolicy,
     aapply_retention,
 )
+from tests._parts import part_of
 
 DEFAULT_URL = os.environ.get("POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 TEMPLATE = "template"

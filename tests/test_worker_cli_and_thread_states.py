@@ -65,7 +65,7 @@ def test_states_and_worker_command_recover_an_orphan(pg_database: str) -> None:
         # running in another process, then orphaned by SIGKILL
         child = spawn(
             "run",
-            {"backend": POSTGRES, "where": where, "lease": 1, "beat": 0.25, "threads": ["orphan"]},
+            {"backend": POSTGRES, "where": where, "lease": 2, "beat": 0.25, "threads": ["orphan"]},
             LEASE_TEST_HANG_AT="3",
         )
         _wait_for(
