@@ -230,11 +230,28 @@ class LayoutVersionError(CheckpointerError):
     Attributes:
         found: The layout version found in storage (``None`` if not set up).
         expected: The newest layout version this code knows.
+        where: The storage read, when known (``schema "app" of database
+            "prod"``, ``prefix "lgd"``).
     """
 
-    def __init__(self, *, found: int | None, expected: int, hint: str) -> None:
+    def __init__(
+        self, *, found: int | None, expected: int, hint: str, where: str | None = None
+    ) -> None:
         self.found = found
         self.expected = expected
-        super().__init__(
-            f"storage layout version is {found}, this code knows up to {expected}: {hint}"
-        )
+        self.where = where
+        if found is None:
+            at = f" for {where}" if where else ""
+            message = f"storage is not set up{at}: {hint}"
+        else:
+            message = f"storage layout version is {found}, this code knows up to {expected}: {hint}"
+        super().__init__(message)
+
+
+def setup_hint(url: str) -> str:
+    """What to do about storage never set up, ``url`` the form of ``--url`` that names it.
+
+    ``url`` is a shape (``"postgresql://...?schema=app"``), never the user's URL:
+    an error message must not carry a password.
+    """
+    return f'call saver.setup() once, or run `langgraph-durable setup --url "{url}"`'

@@ -1,4 +1,7 @@
-"""Storage addresses, parsed without I/O (shared by the CLI and the Agent Server factories).
+"""Storage addresses, parsed without I/O.
+
+The one parser of the command line, the savers' ``from_conn_string`` and the
+Agent Server factories.
 
 An address is any form the drivers take: libpq's URLs (``postgresql://``,
 ``postgres://``, with ``?host=`` and other query parameters, percent-encoded
@@ -368,6 +371,40 @@ def parse_bool(field: str, value: str) -> bool:
     if found is None:
         raise InvalidConfigError(field=field, reason=f"{value!r}: expected true or false")
     return found
+
+
+def conn_string_options(url: str, backend: Backend, **given: Any) -> tuple[str, dict[str, Any]]:
+    """What a saver's ``from_conn_string`` opens: the driver's address and the saver's options.
+
+    ``url`` may carry the saver's own parameters, as on the command line
+    (``?schema=`` and ``?prepared_statements=`` on Postgres, ``?prefix=`` on
+    Redis); they are taken off (the rest goes to the driver as given) and
+    become options, as if passed as keywords. ``given`` holds the keywords the
+    caller passed (``None``: not passed). A parameter both in the URL and in
+    ``given`` must have the same value in both. An empty Postgres address goes
+    to libpq as it is (its ``PG*`` environment variables then name the server).
+
+    Returns:
+        The address for the driver, and the options found in the URL and in
+        ``given`` (those given neither way are left out).
+
+    Raises:
+        InvalidConfigError: see :func:`parse_address` (``field`` ``"url"``); an
+            address of the other backend; or a parameter whose URL value and
+            keyword differ (``field`` is the parameter, both values named).
+    """
+    passed = {k: v for k, v in given.items() if v is not None}
+    if backend == "postgres" and not url.strip():
+        return url, passed
+    driver_url, found = split_saver_options(url, backend)
+    for param, value in found.items():
+        if param in passed and passed[param] != value:
+            raise InvalidConfigError(
+                field=param,
+                reason=f"the URL gives ?{param}={value!r} but the keyword gives "
+                f"{param}={passed[param]!r}: give it once, or the same value in both",
+            )
+    return driver_url, {**found, **passed}
 
 
 def split_saver_options(url: str, backend: str) -> tuple[str, dict[str, Any]]:

@@ -2,7 +2,8 @@
 
 One URL (``postgresql://``, ``redis://``, ``rediss://``, ``unix://`` or a libpq
 keyword DSN) names the storage and the saver's own options (``?schema=``,
-``?prefix=``). The command line and the demo read addresses through this module.
+``?prefix=``). The command line and the demo read addresses through this module;
+the savers' ``from_conn_string`` reads its URL with the same parser.
 """
 
 from langgraph_durable.checkpointers._url_options import (

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
-from langgraph_durable.checkpointers import InvalidConfigError
+from langgraph_durable.checkpointers import CheckpointerError, InvalidConfigError
 from langgraph_durable.checkpointers.addresses import StorageAddress, parse_address, redact_url
 from langgraph_durable.interrupts._cli_errors import CliError, describe, remember_secrets
 
@@ -95,9 +95,13 @@ def url_option(fn: F) -> F:
     )(fn)
 
 
-def _saver_context(address: StorageAddress, options: dict[str, Any], *, aio: bool) -> Any:
-    """The saver class's ``from_conn_string`` context manager for ``address``."""
-    options = {**address.options, **options}
+def _saver_context(url: str, address: StorageAddress, options: dict[str, Any], *, aio: bool) -> Any:
+    """The saver class's ``from_conn_string`` context manager for ``url`` (parsed: ``address``).
+
+    The URL goes as the user gave it: ``from_conn_string`` reads its
+    ``?schema=`` / ``?prefix=`` as a Python caller's URL, so both take the same URLs.
+    """
+    options = dict(options)
     if address.backend == "postgres":
         from langgraph_durable.checkpointers import postgres
 
@@ -107,7 +111,7 @@ def _saver_context(address: StorageAddress, options: dict[str, Any], *, aio: boo
 
         cls = redis.AsyncRedisSaver if aio else redis.RedisSaver
         options.pop("pool_size", None)  # the Redis client pools on its own
-    return cls.from_conn_string(address.driver_url, **options)
+    return cls.from_conn_string(url, **options)
 
 
 class _Opening:
@@ -142,7 +146,7 @@ def open_saver(url: str, **options: Any) -> Iterator[Any]:
     address = address_of(url)
     with (
         _failures_translated(address) as opening,
-        _saver_context(address, options, aio=False) as saver,
+        _saver_context(url, address, options, aio=False) as saver,
     ):
         opening.opened = True
         yield saver
@@ -157,7 +161,7 @@ async def open_async_saver(url: str, **options: Any) -> AsyncIterator[Any]:
     """
     address = address_of(url)
     with _failures_translated(address) as opening:
-        async with _saver_context(address, options, aio=True) as saver:
+        async with _saver_context(url, address, options, aio=True) as saver:
             opening.opened = True
             yield saver
 
@@ -165,9 +169,14 @@ async def open_async_saver(url: str, **options: Any) -> AsyncIterator[Any]:
 def _translate(address: StorageAddress, exc: Exception, *, opened: bool) -> None:
     raise_connection_failure(address, exc)
     # before the saver opened, a ValueError (redis-py) or ProgrammingError (libpq) is
-    # the driver refusing the address itself
-    if not opened and (
-        isinstance(exc, ValueError) or type(exc).__name__ in ("ProgrammingError", "InterfaceError")
+    # the driver refusing the address itself; ours (an invalid ?schema=) say what it is
+    if (
+        not opened
+        and not isinstance(exc, CheckpointerError)
+        and (
+            isinstance(exc, ValueError)
+            or type(exc).__name__ in ("ProgrammingError", "InterfaceError")
+        )
     ):
         driver = "libpq" if address.backend == "postgres" else "redis-py"
         raise CliError(f"--url is not an address {driver} takes: {describe(exc)}") from None

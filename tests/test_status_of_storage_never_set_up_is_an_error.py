@@ -39,7 +39,8 @@ def test_migration_status_raises_on_both_backends(
         with pytest.raises(LayoutVersionError) as caught:
             part_of(saver, "migration_store").migration_status()
         assert caught.value.found is None
-        assert "call setup()" in str(caught.value)
+        assert "storage is not set up" in str(caught.value)
+        assert "call saver.setup() once" in str(caught.value)
 
     async def _async() -> None:
         async_cls = AsyncPostgresSaver if backend == "postgres" else AsyncRedisSaver

@@ -12,6 +12,7 @@ codes below count as unavailable.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -24,6 +25,7 @@ from langgraph_durable.checkpointers._errors import (
     PoolTimeoutError,
     StorageRefusedError,
     StorageUnavailableError,
+    setup_hint,
 )
 from langgraph_durable.migrations.postgres import latest_version
 
@@ -69,13 +71,46 @@ def is_unavailable(exc: psycopg.Error) -> bool:
     return code[:2] in UNAVAILABLE_CLASSES or code in UNAVAILABLE_CODES
 
 
-def translate(exc: psycopg.Error, operation: str, schema: str | None = None) -> CheckpointerError:
+def database_of(conn: Any) -> str | None:
+    """The name of the database ``conn`` (a psycopg connection, or ``None``) is on, if known."""
+    if conn is None:
+        return None
+    try:
+        return str(conn.info.dbname)
+    except psycopg.Error:  # a connection closed since: the name is only for the message
+        return None
+
+
+def not_set_up(exc: psycopg.Error, schema: str | None, database: str | None) -> LayoutVersionError:
+    """The error of a read or write on a schema where ``setup()`` never ran."""
+    where = " of ".join(
+        part
+        for part in (
+            f'schema "{schema}"' if schema else None,
+            f'database "{database}"' if database else None,
+        )
+        if part
+    )
+    query = f"?schema={schema}" if schema and schema != "public" else ""
+    hint = setup_hint(f"postgresql://...{query}")
+    return LayoutVersionError(
+        found=None,
+        expected=latest_version(),
+        hint=f"{hint}, before using the saver ({exc.diag.message_primary})",
+        where=where or None,
+    )
+
+
+def translate(
+    exc: psycopg.Error, operation: str, schema: str | None = None, database: str | None = None
+) -> CheckpointerError:
     """The error a caller sees for a driver error raised during ``operation``.
 
     Connection loss and a server that cannot serve become
     :class:`StorageUnavailableError` (retry is safe: every write is one atomic
     statement or transaction); a missing table or schema becomes
-    :class:`LayoutVersionError` (``setup()`` was not run); every other error the
+    :class:`LayoutVersionError` (``setup()`` was not run: the message names
+    ``schema`` and ``database``, and what to run); every other error the
     server (or the driver, before sending) answered with becomes
     :class:`StorageRefusedError` carrying its SQLSTATE, a missing ``EXECUTE``
     on one of our functions (in ``schema``) :class:`MissingGrantError` naming
@@ -91,11 +126,7 @@ def translate(exc: psycopg.Error, operation: str, schema: str | None = None) -> 
     if is_unavailable(exc):
         return StorageUnavailableError(backend="postgres", operation=operation, reason=str(exc))
     if isinstance(exc, (pg_errors.UndefinedTable, pg_errors.InvalidSchemaName)):
-        return LayoutVersionError(
-            found=None,
-            expected=latest_version(),
-            hint=f"{exc.diag.message_primary}; call setup() before using the saver",
-        )
+        return not_set_up(exc, schema, database)
     grant = missing_grant(exc, schema)
     if grant is not None:
         return MissingGrantError(

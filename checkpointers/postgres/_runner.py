@@ -27,7 +27,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
-from langgraph_durable.checkpointers.postgres._errors import translate
+from langgraph_durable.checkpointers.postgres._errors import database_of, translate
 from langgraph_durable.checkpointers.postgres._stmt import (
     CALLERS_TRANSACTION,
     Op,
@@ -173,16 +173,20 @@ class PostgresRunner:
 
     def run(self, operation: str, op: Op[T]) -> T:
         """Run ``op``; a driver error becomes the library's, naming ``operation``."""
+        used: Connection[Any] | None = None
         try:
             with self.connection() as conn:
+                used = conn
                 return drive(conn, op)
         except psycopg.Error as exc:
-            raise translate(exc, operation, self.schema) from exc
+            raise translate(exc, operation, self.schema, database_of(used)) from exc
 
     def run_together(self, operation: str, ops: list[Op[Any]]) -> list[Any]:
         """Run ``ops`` side by side in one pipeline and one transaction; their results."""
+        used: Connection[Any] | None = None
         try:
             with self.connection() as conn:
+                used = conn
                 return drive_together(conn, ops)
         except psycopg.Error as exc:
-            raise translate(exc, operation, self.schema) from exc
+            raise translate(exc, operation, self.schema, database_of(used)) from exc

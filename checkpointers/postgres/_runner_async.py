@@ -27,7 +27,7 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
-from langgraph_durable.checkpointers.postgres._errors import translate
+from langgraph_durable.checkpointers.postgres._errors import database_of, translate
 from langgraph_durable.checkpointers.postgres._stmt import (
     CALLERS_TRANSACTION,
     Op,
@@ -180,20 +180,24 @@ class AsyncPostgresRunner:
     async def run(self, operation: str, op: Op[T]) -> T:
         """Run ``op``; a driver error becomes the library's, naming ``operation``."""
         self._loop = asyncio.get_running_loop()  # async-only
+        used: AsyncConnection[Any] | None = None
         try:
             async with self.connection() as conn:
+                used = conn
                 return await adrive(conn, op)
         except psycopg.Error as exc:
-            raise translate(exc, operation, self.schema) from exc
+            raise translate(exc, operation, self.schema, database_of(used)) from exc
 
     async def run_together(self, operation: str, ops: list[Op[Any]]) -> list[Any]:
         """Run ``ops`` side by side in one pipeline and one transaction; their results."""
         self._loop = asyncio.get_running_loop()  # async-only
+        used: AsyncConnection[Any] | None = None
         try:
             async with self.connection() as conn:
+                used = conn
                 return await adrive_together(conn, ops)
         except psycopg.Error as exc:
-            raise translate(exc, operation, self.schema) from exc
+            raise translate(exc, operation, self.schema, database_of(used)) from exc
 
     def blocking(self, coro: Coroutine[Any, Any, T]) -> T:  # async-only
         """Run ``coro`` on the loop of the runner's calls, from another thread; its result."""

@@ -41,6 +41,7 @@ from langgraph_durable.checkpointers._run_lease_core import lease_settings
 from langgraph_durable.checkpointers._run_leases_async import AsyncRunLeases
 from langgraph_durable.checkpointers._serde import default_serde
 from langgraph_durable.checkpointers._sync_bridges import SAVER_METHODS, sync_bridges
+from langgraph_durable.checkpointers._url_options import conn_string_options
 from langgraph_durable.checkpointers.postgres._activity_store_async import AsyncPostgresActivities
 from langgraph_durable.checkpointers.postgres._audit_store_async import AsyncPostgresAudit
 from langgraph_durable.checkpointers.postgres._core import PostgresCore, _Queries
@@ -184,17 +185,23 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         pool_size: int | None = DEFAULT_POOL_SIZE,
         serde: SerializerProtocol | None = None,
         migrations: Any = None,
-        schema: str = "public",
+        schema: str | None = None,
         leases: LeaseSettings | bool = True,
         deltas: bool | DeltaPolicy = True,
-        prepared_statements: bool = True,
+        prepared_statements: bool | None = None,
         multitask: str | None = None,
         multitask_timeout: float | timedelta = DEFAULT_TIMEOUT,
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open a saver on ``conn_string``; closes its connection(s) on exit.
 
+        The URL the command line takes works here too: ``?schema=NAME`` and
+        ``?prepared_statements=false`` in it (``schema=NAME`` in a keyword
+        DSN) are the keywords of the same names, taken off before libpq sees
+        the rest.
+
         Args:
-            conn_string: libpq URL or DSN.
+            conn_string: libpq URL or keyword DSN, optionally with ``schema``
+                and ``prepared_statements`` parameters.
             pool_size: The most connections of the saver's ``AsyncConnectionPool``
                 (default :data:`~langgraph_durable.checkpointers.postgres.DEFAULT_POOL_SIZE`,
                 4: concurrent graph runs commit side by side instead of
@@ -206,26 +213,37 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
                 not reopened.
             serde: See the class.
             migrations: See the class.
-            schema: See the class.
+            schema: See the class; default the URL's ``?schema=``, else
+                ``public``.
             leases: See the class.
             deltas: See the class.
             prepared_statements: ``False`` turns server-side prepared
                 statements off, as a pooler in transaction mode needs
                 (PgBouncer ``pool_mode = transaction``, RDS Proxy, Supavisor):
                 each transaction may run on another server connection.
+                Default the URL's ``?prepared_statements=``, else ``True``.
             multitask: See the class.
             multitask_timeout: See the class.
+
+        Raises:
+            InvalidConfigError: before anything connects, for an address
+                that is malformed or a Redis one, a parameter whose URL value
+                and keyword differ, or an invalid schema name.
         """
+        conn_string, found = conn_string_options(
+            conn_string, "postgres", schema=schema, prepared_statements=prepared_statements
+        )
+        prepared: bool = found.get("prepared_statements", True)
         options: dict[str, Any] = {
             "serde": serde,
             "migrations": migrations,
-            "schema": schema,
+            "schema": check_schema(found.get("schema", "public")),
             "leases": leases,
             "deltas": deltas,
             "multitask": multitask,
             "multitask_timeout": multitask_timeout,
         }
-        kwargs = connect_kwargs(prepared_statements)
+        kwargs = connect_kwargs(prepared)
         if pool_size:
             # the pool connects in the background and would keep a caller waiting
             # on a server that is down or a refused login: one connection first
@@ -233,7 +251,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
             probe = await AsyncConnection.connect(conn_string, **kwargs)
             await probe.close()
             async with (
-                async_pool(conn_string, pool_size, prepared_statements=prepared_statements) as pool,
+                async_pool(conn_string, pool_size, prepared_statements=prepared) as pool,
                 _closing(cls(pool, **options)) as saver,
             ):
                 yield saver

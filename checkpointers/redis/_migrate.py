@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from langgraph.checkpoint.base import WRITES_IDX_MAP, CheckpointTuple
 from langgraph.checkpoint.serde.types import INTERRUPT
 
-from langgraph_durable.checkpointers._errors import LayoutVersionError
+from langgraph_durable.checkpointers._errors import LayoutVersionError, setup_hint
 from langgraph_durable.checkpointers.redis import _scripts as S
 from langgraph_durable.checkpointers.redis._codec import SEP, Codec, chain_map, now_utc
 from langgraph_durable.checkpointers.redis._core import RedisCore
@@ -373,11 +373,13 @@ def status(core: RedisCore) -> Gen[list[VersionStatus]]:
     """
     (layout,) = yield Call([("GET", core.keys.layout())])
     if layout is None:
+        prefix = core.keys.prefix
+        query = f"?prefix={prefix}" if prefix != "lgd" else ""
         raise LayoutVersionError(
             found=None,
             expected=len(steps()),
-            hint=f"nothing is set up under prefix {core.keys.prefix!r}; "
-            "call setup() before using the saver",
+            hint=f"{setup_hint(f'redis://...{query}')}, before using the saver",
+            where=f'prefix "{prefix}"',
         )
     agg: dict[int, list[int]] = {}
     for shard in core.keys.registries():

@@ -36,6 +36,7 @@ from langgraph_durable.checkpointers._otel_saver import sync_traced_saver
 from langgraph_durable.checkpointers._run_lease_core import lease_settings
 from langgraph_durable.checkpointers._run_leases import RunLeases
 from langgraph_durable.checkpointers._serde import default_serde
+from langgraph_durable.checkpointers._url_options import conn_string_options
 from langgraph_durable.checkpointers.redis import _layout
 from langgraph_durable.checkpointers.redis import _thread_ops as threads
 from langgraph_durable.checkpointers.redis._activity_store import RedisActivities
@@ -44,6 +45,7 @@ from langgraph_durable.checkpointers.redis._base import check_client, describe
 from langgraph_durable.checkpointers.redis._connect import connect
 from langgraph_durable.checkpointers.redis._core import RedisCore
 from langgraph_durable.checkpointers.redis._decisions import RedisDecisions
+from langgraph_durable.checkpointers.redis._keys import check_prefix
 from langgraph_durable.checkpointers.redis._lease_store import RedisLeases
 from langgraph_durable.checkpointers.redis._migration_store import RedisMigrationStore
 from langgraph_durable.checkpointers.redis._outbox_store import RedisOutbox
@@ -211,11 +213,25 @@ class RedisSaver(BaseCheckpointSaver[str]):
     ) -> Iterator[RedisSaver]:
         """A saver on a new client for ``url``, closed on exit.
 
+        The URL the command line takes works here too: ``?prefix=NAME`` in it
+        is the ``prefix`` option, taken off before redis-py sees the rest.
+
         Args:
-            url: ``redis://``, ``rediss://`` or ``unix://`` URL.
+            url: ``redis://``, ``rediss://`` or ``unix://`` URL, optionally
+                with ``?prefix=NAME``.
             cluster: Use a cluster client; ``None`` asks the server (INFO cluster).
-            **options: The constructor's keyword options.
+            **options: The constructor's keyword options (``prefix``: default
+                the URL's, else ``lgd``).
+
+        Raises:
+            InvalidConfigError: before anything connects, for an address that
+                is malformed or a Postgres one, a ``prefix`` whose URL value
+                and keyword differ, or an invalid prefix.
         """
+        url, found = conn_string_options(url, "redis", prefix=options.get("prefix"))
+        options = {**options, **found}
+        if "prefix" in options:
+            check_prefix(options["prefix"])
         client = connect(url, cluster)
         try:
             saver = cls(client, **options)
