@@ -19,7 +19,13 @@ from typing import Any, TypeVar
 import click
 
 from langgraph_durable.checkpointers import CheckpointerError, InvalidConfigError
-from langgraph_durable.checkpointers.addresses import StorageAddress, parse_address, redact_url
+from langgraph_durable.checkpointers.addresses import (
+    NAMESPACE,
+    StorageAddress,
+    parse_address,
+    redact_url,
+    with_saver_option,
+)
 from langgraph_durable.interrupts._cli_errors import CliError, describe, remember_secrets
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -35,9 +41,11 @@ __all__ = [
     "console",
     "declared_commands",
     "load_object",
+    "not_set_up",
     "open_async_saver",
     "open_saver",
     "redact_url",
+    "shown_with_namespace",
     "url_option",
 ]
 
@@ -135,35 +143,74 @@ def _failures_translated(address: StorageAddress) -> Iterator[_Opening]:
 
 
 @contextmanager
-def open_saver(url: str, **options: Any) -> Iterator[Any]:
+def open_saver(url: str, *, check_setup: bool = True, **options: Any) -> Iterator[Any]:
     """Open the sync saver for ``url``, translating connection failures.
 
     ``url`` may carry ``?schema=NAME`` (Postgres) or ``?prefix=NAME`` (Redis).
 
+    Args:
+        url: The command's ``--url``.
+        check_setup: Refuse storage that was never set up (:func:`not_set_up`);
+            only ``setup`` itself opens without this check.
+        **options: Saver options (``from_conn_string``'s keywords).
+
     Yields:
         A ``PostgresSaver`` or ``RedisSaver``.
     """
+    from langgraph_durable.interrupts._cli_layout import is_set_up
+
     address = address_of(url)
     with (
         _failures_translated(address) as opening,
         _saver_context(url, address, options, aio=False) as saver,
     ):
         opening.opened = True
+        if check_setup and not is_set_up(saver, address.backend):
+            raise not_set_up(address)
         yield saver
 
 
 @asynccontextmanager
-async def open_async_saver(url: str, **options: Any) -> AsyncIterator[Any]:
+async def open_async_saver(
+    url: str, *, check_setup: bool = True, **options: Any
+) -> AsyncIterator[Any]:
     """Async twin of :func:`open_saver`.
 
     Yields:
         An ``AsyncPostgresSaver`` or ``AsyncRedisSaver``.
     """
+    from langgraph_durable.interrupts._cli_layout_async import is_set_up
+
     address = address_of(url)
     with _failures_translated(address) as opening:
         async with _saver_context(url, address, options, aio=True) as saver:
             opening.opened = True
+            if check_setup and not await is_set_up(saver, address.backend):
+                raise not_set_up(address)
             yield saver
+
+
+def not_set_up(address: StorageAddress) -> CliError:
+    """The one line for storage never set up, naming the schema or prefix (default included)."""
+    param = NAMESPACE[address.backend]
+    default = "public" if address.backend == "postgres" else "lgd"
+    where = f"{param} {address.options.get(param, default)!r}"
+    return CliError(
+        f"nothing is set up at {address.shown} ({where}): run `langgraph-durable setup` "
+        "with this --url first"
+    )
+
+
+def shown_with_namespace(url: str) -> str:
+    """``url`` as it may be printed: passwords masked, with the ``schema`` or ``prefix`` it gave."""
+    address = address_of(url)
+    name = address.options.get(NAMESPACE[address.backend])
+    if name is None:
+        return address.shown
+    try:
+        return with_saver_option(address.shown, name)
+    except InvalidConfigError:  # the masked form did not parse again: shown as it was
+        return address.shown
 
 
 def _translate(address: StorageAddress, exc: Exception, *, opened: bool) -> None:

@@ -53,9 +53,18 @@ def demo(url: str | None, timeout_demo: bool) -> None:
         if url is None:
             from langgraph_durable.interrupts._embedded import (
                 cache_folder,
+                pgserver_module,
                 start_embedded_postgres,
             )
+            from langgraph_durable.interrupts._errors import MissingExtra
 
+            try:
+                pgserver_module()  # before saying it starts
+            except MissingExtra as exc:
+                raise CliError(
+                    f"the embedded database needs the `{exc.extra}` extra: "
+                    f'pip install "langgraph-durable[{exc.extra}]" (or pass --url)'
+                ) from None
             click.echo(f"starting an embedded PostgreSQL (data in {cache_folder()}) ...")
             url, handle = start_embedded_postgres()
         area = create_area(url)

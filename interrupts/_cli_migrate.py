@@ -10,14 +10,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from langgraph_durable.checkpointers.addresses import NAMESPACE
 from langgraph_durable.interrupts._cli_common import (
     CliError,
-    address_of,
     command,
     load_object,
     open_saver,
-    redact_url,
+    shown_with_namespace,
     url_option,
 )
 from langgraph_durable.interrupts._cli_options import count_option
@@ -49,7 +47,8 @@ def _require_protocol(saver: Any, url: str) -> None:
         getattr(saver, "migration_store", None), MigrationStore
     ):
         raise CliError(
-            f"the saver for {redact_url(url)} ({type(saver).__name__}) does not support migrations"
+            f"the saver for {shown_with_namespace(url)} ({type(saver).__name__}) "
+            "does not support migrations"
         )
 
 
@@ -146,26 +145,6 @@ def _print_result(result: Any, version: int, scope: str) -> None:
         )
 
 
-def _migration_status(saver: Any, url: str) -> Any:
-    """The saver's per-version rows; storage never set up is a mistake on both backends."""
-    from langgraph_durable.checkpointers import LayoutVersionError
-
-    try:
-        # a saver that holds its migration store, or one that is its own
-        return getattr(saver, "migration_store", saver).migration_status()
-    except LayoutVersionError as exc:
-        if exc.found is not None:
-            raise
-        address = address_of(url)
-        param = NAMESPACE[address.backend]
-        default = "public" if address.backend == "postgres" else "lgd"
-        where = f"{param} {address.options.get(param, default)!r}"
-        raise CliError(
-            f"nothing is set up at {address.shown} ({where}): run `langgraph-durable setup` "
-            "with this --url first"
-        ) from None
-
-
 STATUS_THREADS = 20
 """How many running/orphaned and how many parked threads ``status`` lists."""
 
@@ -176,7 +155,8 @@ def status(url: str) -> None:
     """Per schema version: threads, checkpoints, paused threads; approval and run health."""
     with open_saver(url) as saver:
         _require_protocol(saver, url)
-        rows = _migration_status(saver, url)
+        # a saver that holds its migration store, or one that is its own
+        rows = getattr(saver, "migration_store", saver).migration_status()
         from langgraph_durable.interrupts._cli_sweep import health_line
 
         approvals = health_line(saver)
@@ -195,7 +175,9 @@ def status(url: str) -> None:
         listed = running_threads(saver, limit=STATUS_THREADS) + parked_threads(
             saver, limit=STATUS_THREADS
         )
-    table = Table(title=f"schema versions at {redact_url(url)}")
+    # the address on a line of its own: a table's title wraps at the table's width
+    click.echo(f"storage at {shown_with_namespace(url)}")
+    table = Table(title="schema versions")
     for col in ("schema version", "threads", "checkpoints", "paused at an interrupt"):
         table.add_column(col, justify="right")
     for r in rows:

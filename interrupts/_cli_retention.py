@@ -10,7 +10,13 @@ from typing import Any
 
 import click
 
-from langgraph_durable.interrupts._cli_common import CliError, command, open_saver, url_option
+from langgraph_durable.interrupts._cli_common import (
+    CliError,
+    address_of,
+    command,
+    open_saver,
+    url_option,
+)
 
 
 def retention_policy(age: str, keep_latest: bool, batch_size: int, *, option: str) -> Any:
@@ -27,25 +33,30 @@ def retention_policy(age: str, keep_latest: bool, batch_size: int, *, option: st
     return RetentionPolicy(older_than=span, keep_latest=keep_latest, batch_size=batch_size)
 
 
-def require_postgres(saver: Any) -> None:
-    """Refuse a Redis saver: its threads expire by themselves with ``ttl=``."""
-    from langgraph_durable.checkpointers.postgres import PostgresSaver
-
-    if not isinstance(saver, PostgresSaver):
+def require_postgres(url: str) -> None:
+    """Refuse a Redis address before opening it: its threads expire by themselves with ``ttl=``."""
+    if address_of(url).backend != "postgres":
         raise CliError(
             "retention runs on PostgreSQL; a Redis saver expires idle threads with ttl= "
             "(RedisSaver(..., ttl=...))"
         )
 
 
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
 def describe_report(report: Any, *, keep_latest: bool) -> str:
-    """One line: what was (or would be) deleted or pruned, and what was kept."""
-    would = "would " if report.dry_run else ""
-    verb, ids = ("prune", report.pruned) if keep_latest else ("delete", report.deleted)
+    """One line: what was deleted or pruned and what was kept, or (dry run) what would be."""
+    ids = report.pruned if keep_latest else report.deleted
+    if report.dry_run:
+        done, kept = ("would prune" if keep_latest else "would delete"), "would keep"
+    else:
+        done, kept = ("pruned" if keep_latest else "deleted"), "kept"
     return (
-        f"{would}{verb} {len(ids)} threads ({report.checkpoints} checkpoints); kept "
-        f"{report.kept_waiting} waiting, {report.kept_held} held by a run; "
-        f"{report.batches} batches"
+        f"{done} {_count(len(ids), 'thread')} ({_count(report.checkpoints, 'checkpoint')}); "
+        f"{kept} {report.kept_waiting} waiting, {report.kept_held} held by a run; "
+        f"{_count(report.batches, 'batch', 'batches')}"
     )
 
 
@@ -84,8 +95,8 @@ def retention(
     from langgraph_durable.checkpointers.postgres import apply_retention
 
     policy = retention_policy(age, keep_latest, batch_size, option="--older-than")
+    require_postgres(url)
     with open_saver(url) as saver:
-        require_postgres(saver)
         report = apply_retention(saver, policy, dry_run=dry_run)
     if show:
         for thread_id in report.deleted or report.pruned:

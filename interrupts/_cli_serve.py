@@ -165,15 +165,18 @@ def authenticator(serving: Serving) -> Any:
     """The ``authenticate`` hook the options chose (one is required).
 
     Raises:
-        CliError: neither ``--tokens`` nor ``--trust-proxy-header`` (or both), or
-            the service extra is not installed.
+        CliError: neither ``--tokens`` nor ``--trust-proxy-header`` (or both).
+        MissingExtra: the service extra is not installed.
     """
     try:
+        import uvicorn  # noqa: F401 (serves the app: checked before any work)
+
         from langgraph_durable.interrupts.service import BearerTokens, TrustedProxy
     except ImportError as exc:
-        raise CliError(
-            f"the approval service needs the service extra: "
-            f'pip install "langgraph-durable[service]" ({exc})'
+        from langgraph_durable.interrupts._errors import MissingExtra
+
+        raise MissingExtra(
+            feature="the approval service", extra="service", missing=exc.name or str(exc)
         ) from None
     tokens, proxy_header = serving.tokens, serving.proxy_header
     if tokens and proxy_header:
@@ -252,10 +255,10 @@ def serve(url: str, spec: str, serving: Serving, metrics: bool, guard: dict[str,
     user. Signed decision links are honoured when $LANGGRAPH_DURABLE_LINK_SECRET
     is set. The worker (sweeps, recovery) can serve too: worker --serve.
     """
+    configure_logging()
+    authenticate = authenticator(serving)  # first: it checks the service extra is installed
     import uvicorn
 
-    configure_logging()
-    authenticate = authenticator(serving)
     obj = load_object(spec, what="--graph")
     host, port = serving.host, serving.port
     with open_saver(url, pool_size=serving.pool_size) as saver:

@@ -76,7 +76,7 @@ def sweep(
     configure_logging()
     obj = load_object(spec, what="--graph")
     # Postgres: a connection per resume in flight (the saver's default is one, shared)
-    pool = {"pool_size": concurrency + 1} if concurrency > 1 else {}
+    pool: dict[str, Any] = {"pool_size": concurrency + 1} if concurrency > 1 else {}
 
     def sweeper_of(saver: Any) -> ApprovalSweeper:
         return ApprovalSweeper(

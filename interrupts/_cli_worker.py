@@ -130,13 +130,13 @@ def worker(
         if retention_age is None
         else retention_policy(retention_age, retention_keep_latest, 500, option="--retention")
     )
+    if policy is not None:
+        require_postgres(url)
     authenticate = authenticator(serving) if serve_too else None
     obj = load_object(spec, what="--graph")
     settings = LeaseSettings(lease=timedelta(seconds=lease), heartbeat=timedelta(seconds=beat))
-    pooled = {"pool_size": serving.pool_size} if serve_too else {}
+    pooled: dict[str, Any] = {"pool_size": serving.pool_size} if serve_too else {}
     with open_saver(url, leases=settings, **pooled) as saver:
-        if policy is not None:
-            require_postgres(saver)
         retention = _RetentionPasses(saver, policy)
         graph = bind_graph(obj, saver, spec)
         sweeper = ApprovalSweeper(graph)

@@ -119,7 +119,7 @@ def open_saver(url: str) -> Iterator[Any]:
     """The sync saver for ``url``, set up."""
     from langgraph_durable.interrupts._cli_common import open_saver as _open
 
-    with _open(url) as saver:
+    with _open(url, check_setup=False) as saver:
         saver.setup()
         yield saver
 

@@ -6,13 +6,32 @@ import os
 from pathlib import Path
 from typing import Any
 
-from langgraph_durable.interrupts._cli_common import CliError
+from langgraph_durable.interrupts._cli_common import URL_ENV
+from langgraph_durable.interrupts._errors import MissingExtra
 
 
 def cache_folder() -> Path:
     """The user's cache folder for langgraph-durable (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "langgraph-durable"
+
+
+def pgserver_module() -> Any:
+    """The ``pgserver`` module that runs the embedded PostgreSQL.
+
+    Raises:
+        MissingExtra: it is not installed (the ``embedded`` extra).
+    """
+    try:
+        import pgserver
+    except ImportError as exc:
+        raise MissingExtra(
+            feature="the embedded PostgreSQL",
+            extra="embedded",
+            missing=exc.name or "pgserver",
+            instead=f"set {URL_ENV} to the URL of a PostgreSQL or Redis server",
+        ) from None
+    return pgserver
 
 
 def start_embedded_postgres(folder: Path | None = None) -> tuple[str, Any]:
@@ -23,17 +42,12 @@ def start_embedded_postgres(folder: Path | None = None) -> tuple[str, Any]:
         ``handle.cleanup()`` when done; the data stays on disk for the next run.
 
     Raises:
-        CliError: pgserver is not installed (the ``embedded`` extra).
+        MissingExtra: pgserver is not installed (the ``embedded`` extra); its
+            message also names ``LANGGRAPH_DURABLE_URL``, the examples' other way.
     """
-    try:
-        import pgserver
-    except ImportError:
-        raise CliError(
-            "the embedded database needs the `embedded` extra: "
-            'pip install "langgraph-durable[embedded]" (or pass --url)'
-        ) from None
+    pgserver = pgserver_module()
     folder = folder or cache_folder() / "pgdata"
     folder.mkdir(parents=True, exist_ok=True)
     # pgserver exports get_server without declaring it (no __all__, no stubs)
-    server = pgserver.get_server(folder, cleanup_mode="stop")  # type: ignore[attr-defined]
+    server = pgserver.get_server(folder, cleanup_mode="stop")
     return str(server.get_uri()), server

@@ -30,6 +30,29 @@ class InvalidInput(InterruptsError, ValueError):
         super().__init__(f"invalid {parameter}{where}: {reason}")
 
 
+class MissingExtra(InterruptsError, ImportError):
+    """A feature needs an optional extra of ``langgraph-durable`` that is not installed.
+
+    Attributes:
+        feature: What needs it (``the embedded PostgreSQL``, ``the approval service``).
+        extra: The extra to install (``embedded``, ``service``).
+        missing: The module that could not be imported.
+        instead: Another way out, if there is one (appended to the message).
+    """
+
+    def __init__(self, *, feature: str, extra: str, missing: str, instead: str = "") -> None:
+        self.feature = feature
+        self.extra = extra
+        self.missing = missing
+        self.instead = instead
+        other = f", or {instead}" if instead else ""
+        super().__init__(
+            f"{feature} needs the {extra} extra ({missing} is missing): "
+            f"pip install 'langgraph-durable[{extra}]'{other}",
+            name=missing,
+        )
+
+
 class NoPendingApproval(InterruptsError, LookupError):
     """The thread has no pending approval (with that id).
 

@@ -31,7 +31,7 @@ def storage_url(request: pytest.FixtureRequest) -> str:
 
 def test_audit_lists_refusals_and_decisions_and_inspect_shows_them(storage_url: str) -> None:
     config = {"configurable": {"thread_id": "cli-a", "requested_by": "rita"}}
-    with open_saver(storage_url) as saver:
+    with open_saver(storage_url, check_setup=False) as saver:
         saver.setup()
         graph = build_graph(saver)
         graph.invoke({"order_id": "A-1", "facts": []}, config)
@@ -68,7 +68,7 @@ def test_audit_lists_refusals_and_decisions_and_inspect_shows_them(storage_url: 
 
 
 def test_audit_of_an_unknown_thread_is_one_line(storage_url: str) -> None:
-    with open_saver(storage_url) as saver:
+    with open_saver(storage_url, check_setup=False) as saver:
         saver.setup()
     out = _cli("audit", "nobody", "--url", storage_url)
     assert out.exit_code == 1

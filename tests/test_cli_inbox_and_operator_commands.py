@@ -41,7 +41,7 @@ def storage_url(request: pytest.FixtureRequest) -> str:
 
 
 def _start(url: str, **threads: int) -> None:
-    with open_saver(url) as saver:
+    with open_saver(url, check_setup=False) as saver:
         saver.setup()
         graph = build(saver)
         for thread, amount in threads.items():

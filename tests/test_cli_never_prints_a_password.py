@@ -160,6 +160,20 @@ def test_working_commands_show_the_address_masked(
             assert outcome.code == 0, outcome
             assert "***" in outcome.out, (form, outcome.out)
             assert not _problems(outcome, must_fail=False), (form, outcome)
+        # the schema or prefix asked for is part of the address shown
+        param = "schema" if form.startswith("pg-") else "prefix"
+        there = _in_namespace(form, url, "shown_ns")
+        for command in ("setup", "status"):
+            outcome = run_cli(capsys, command, "--url", there)
+            assert outcome.code == 0, outcome
+            header = outcome.out.splitlines()[0]
+            assert header.startswith("storage at "), (form, outcome.out)
+            assert "***" in header and (
+                f"?{param}=shown_ns" in header
+                or f"&{param}=shown_ns" in header
+                or f" {param}='shown_ns'" in header
+            ), (form, header)
+            assert not _problems(outcome, must_fail=False), (form, outcome)
 
 
 def test_the_installed_script_masks_passwords_too(protected_redis: ProtectedRedis) -> None:

@@ -80,7 +80,7 @@ def test_unknown_thread_is_one_line(pg_database: str) -> None:
     not_set_up = _cli("inspect", "no-such-thread", "--url", pg_database)
     assert not_set_up.returncode == 1
     assert len(not_set_up.stderr.strip().splitlines()) == 1
-    assert "call saver.setup() once, or run `langgraph-durable setup --url" in not_set_up.stderr
+    assert "run `langgraph-durable setup` with this --url first" in not_set_up.stderr
     assert _cli("setup", "--url", pg_database).returncode == 0
     out = _cli("inspect", "no-such-thread", "--url", pg_database)
     assert out.returncode == 1

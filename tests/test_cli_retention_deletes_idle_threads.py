@@ -48,11 +48,11 @@ def test_dry_run_then_retention(pg_database: str) -> None:
     dry = _cli("retention", "--url", pg_database, "--older-than", "30d", "--dry-run", "--list")
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.splitlines()[:2] == ["old-1", "old-2"]
-    assert "would delete 2 threads" in dry.stdout and "kept 1 waiting" in dry.stdout
+    assert "would delete 2 threads" in dry.stdout and "would keep 1 waiting" in dry.stdout
     assert _threads(pg_database) == ["new", "old-1", "old-2", "old-asking"]
     done = _cli("retention", "--url", pg_database, "--older-than", "30d")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("delete 2 threads")
+    assert done.stdout.startswith("deleted 2 threads")
     assert _threads(pg_database) == ["new", "old-asking"]
 
 
@@ -60,10 +60,34 @@ def test_keep_latest_from_the_command_line(pg_database: str) -> None:
     _seed(pg_database)
     done = _cli("retention", "--url", pg_database, "--older-than", "30d", "--keep-latest")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("prune 2 threads")
+    assert done.stdout.startswith("pruned 2 threads")
     with psycopg.connect(pg_database) as conn:
         (n,) = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 'old-1'").fetchone()
     assert n == 1
+
+
+def test_one_thread_is_counted_as_one(pg_database: str) -> None:
+    with PostgresSaver.from_conn_string(pg_database) as saver:
+        saver.setup()
+        for t in ("old-1", "new"):
+            _run(saver, t)
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE durable_thread_activity SET active_at = now() - %s::interval"
+            " WHERE thread_id = 'old-1'",
+            (timedelta(days=40),),
+        )
+    args = ("retention", "--url", pg_database, "--older-than", "30d")
+    dry = _cli(*args, "--dry-run", "--keep-latest")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith("would prune 1 thread ("), dry.stdout
+    assert "; would keep 0 waiting, 0 held by a run; " in dry.stdout
+    done = _cli(*args)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip()
+    assert line.startswith("deleted 1 thread (") and " checkpoints); kept 0 waiting" in line, line
+    assert line.endswith("; 1 batch"), line
+    assert _threads(pg_database) == ["new"]
 
 
 def test_worker_applies_retention_each_pass(pg_database: str) -> None:
