@@ -21,6 +21,7 @@ from psycopg import sql
 
 from langgraph_durable.checkpointers.postgres import PostgresSaver
 from tests._growing import growing_graph
+from tests._pg_locks import wait_until_blocked_by
 
 
 def _graph(saver: Any) -> Any:
@@ -175,14 +176,7 @@ def test_a_put_waits_for_its_steps_writes_still_being_stored(pg_schema) -> None:
             )
             writes.start()
             # put_writes is running: its INSERT waits for the blocker's transaction
-            deadline = time.monotonic() + 30
-            with psycopg.connect(url, autocommit=True) as watch:
-                while not watch.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
-                    (blocker.info.backend_pid,),
-                ).fetchone()[0]:  # type: ignore[index]
-                    assert time.monotonic() < deadline, "put_writes never reached the lock"
-                    time.sleep(0.02)
+            wait_until_blocked_by(url, blocker.info.backend_pid, "put_writes")
             put = threading.Thread(
                 target=lambda: done.setdefault(
                     "c2", saver.put(c1, cp2, {"step": 2}, cp2["channel_versions"])

@@ -23,6 +23,7 @@ from langgraph_durable.checkpointers.postgres import (
     aapply_retention,
     apply_retention,
 )
+from tests._pg_locks import wait_until_blocked_by
 from tests._retention_graphs import builder, run
 
 TABLES = (
@@ -360,7 +361,6 @@ def test_a_batch_that_loses_a_deadlock_to_a_write_runs_again(saver: Any, pg_sche
     the batch is rolled back and runs again, without the thread now written.
     """
     import threading
-    import time
 
     url, schema = pg_schema
     for t in ("a", "b"):
@@ -382,14 +382,7 @@ def test_a_batch_that_loses_a_deadlock_to_a_write_runs_again(saver: Any, pg_sche
         worker = threading.Thread(target=retention)
         worker.start()
         # the batch now holds both marks and waits on b's blobs (on this connection)
-        deadline = time.monotonic() + 30
-        with psycopg.connect(url, autocommit=True) as watch:
-            while not watch.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))",
-                (other.info.backend_pid,),
-            ).fetchone()[0]:  # type: ignore[index]
-                assert time.monotonic() < deadline, "the batch never waited on b's blobs"
-                time.sleep(0.02)
+        wait_until_blocked_by(url, other.info.backend_pid, "the batch waiting on b's blobs")
         other.execute(
             sql.SQL(
                 "UPDATE {}.durable_thread_activity SET active_at = now() WHERE thread_id = 'b'"
